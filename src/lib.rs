@@ -1,1 +1,13 @@
+//! kafkabench: declarative Kafka benchmark scenarios. See ARCHITECTURE.md for the pipeline.
+#![doc = include_str!("../ARCHITECTURE.md")]
 
+pub mod diagnostic;
+pub mod source;
+pub mod syntax;
+pub mod check;
+pub mod cli;
+pub mod exit;
+pub mod model;
+pub mod plan;
+pub mod report;
+pub mod run;

@@ -1,1 +1,8 @@
-fn main() {}
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = kafkabench::cli::Cli::parse();
+    kafkabench::cli::main(cli).into()
+}

@@ -1,0 +1,240 @@
+//! Assertions: metric names, units and cell references are checked here, once per assertion.
+
+use super::{units, Axis, Checker};
+use crate::diagnostic::{closest, suggest, Diagnostic, Kind};
+use crate::model::{Assertion, BinOp, Clause, Dim, Expr, LatencyKind, Metric, Stat, Test, Val};
+use crate::syntax::{self, ClauseOp, ValueKind};
+
+/// Names offered in "did you mean" (the percentile families accept any `pNN`).
+pub const METRIC_NAMES: &[&str] = &[
+    "sent", "acked", "failed", "queue_full", "consumed", "lost", "duplicated", "reordered", "elapsed",
+    "throughput", "throughput.bytes", "rate.target", "rate.achieved", "disk.bytes", "disk.ratio",
+    "batch.bytes", "batch.records", "request.records", "wire.ratio",
+    "ack.p50", "ack.p90", "ack.p99", "ack.p999", "ack.max", "ack.mean",
+    "e2e.p50", "e2e.p90", "e2e.p99", "e2e.p999", "e2e.max", "e2e.mean",
+    "service.p50", "service.p99", "send_delay.p50", "send_delay.p99", "send_delay.max",
+];
+
+pub fn parse_metric(name: &str) -> Option<Metric> {
+    Some(match name {
+        "sent" => Metric::Sent,
+        "acked" => Metric::Acked,
+        "failed" => Metric::Failed,
+        "queue_full" => Metric::QueueFull,
+        "consumed" => Metric::Consumed,
+        "lost" => Metric::Lost,
+        "duplicated" => Metric::Duplicated,
+        "reordered" => Metric::Reordered,
+        "elapsed" => Metric::Elapsed,
+        "throughput" => Metric::Throughput,
+        "throughput.bytes" => Metric::ThroughputBytes,
+        "rate.target" => Metric::RateTarget,
+        "rate.achieved" => Metric::RateAchieved,
+        "disk.bytes" => Metric::DiskBytes,
+        "disk.ratio" => Metric::DiskRatio,
+        "batch.bytes" => Metric::BatchBytes,
+        "batch.records" => Metric::BatchRecords,
+        "request.records" => Metric::RequestRecords,
+        "wire.ratio" => Metric::WireRatio,
+        _ => {
+            let (family, stat) = name.split_once('.')?;
+            let kind = match family {
+                "ack" => LatencyKind::Ack,
+                "e2e" => LatencyKind::E2e,
+                "service" => LatencyKind::Service,
+                "send_delay" => LatencyKind::SendDelay,
+                _ => return None,
+            };
+            Metric::Latency(kind, parse_stat(stat)?)
+        }
+    })
+}
+
+/// `p50` → 50, `p999` → 99.9, `p9999` → 99.99, plus min/max/mean.
+fn parse_stat(s: &str) -> Option<Stat> {
+    match s {
+        "min" => return Some(Stat::Min),
+        "max" => return Some(Stat::Max),
+        "mean" | "avg" => return Some(Stat::Mean),
+        _ => {}
+    }
+    let digits = s.strip_prefix('p')?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) || digits.len() > 6 {
+        return None;
+    }
+    let pct = if digits.len() <= 2 {
+        digits.parse::<f64>().ok()?
+    } else {
+        format!("{}.{}", &digits[..2], &digits[2..]).parse::<f64>().ok()?
+    };
+    (pct > 0.0 && pct <= 100.0).then_some(Stat::Percentile(pct))
+}
+
+pub(super) fn assertion(c: &mut Checker, a: &syntax::Assertion, axes: &[Axis], consumer: bool) -> Option<Assertion> {
+    let before = c.diags.len();
+    let lhs = expr(c, &a.lhs, axes, consumer);
+    let test = match &a.test {
+        syntax::Test::Compare(op, rhs) => expr(c, rhs, axes, consumer).map(|r| Test::Compare(*op, r.0)),
+        syntax::Test::Within(lo, hi) => {
+            let lo = expr(c, lo, axes, consumer);
+            let hi = expr(c, hi, axes, consumer);
+            lo.zip(hi).map(|(l, h)| Test::Within(l.0, h.0))
+        }
+    };
+    let when: Vec<Clause> = a.when.iter().filter_map(|cl| clause(c, cl, axes)).collect();
+    let (lhs, test) = (lhs?, test?);
+    if c.diags.len() > before || when.len() != a.when.len() {
+        return None;
+    }
+    // Both sides must measure the same thing.
+    let ld = lhs.1;
+    let rhs_dims: Vec<(Dim, crate::source::Span)> = match &test {
+        Test::Compare(_, r) => vec![(dim_of(r), syntax_rhs_span(a))],
+        Test::Within(l, h) => vec![(dim_of(l), syntax_rhs_span(a)), (dim_of(h), syntax_rhs_span(a))],
+    };
+    for (rd, span) in rhs_dims {
+        if rd != ld {
+            c.err(
+                Diagnostic::new(Kind::Type, span, format!("`{}` is {}, but this is {}", c.sources.text(a.lhs.span()), ld.name(), rd.name()))
+                    .label(format!("{} here", rd.name()))
+                    .help(unit_hint(ld)),
+            );
+            return None;
+        }
+    }
+    Some(Assertion { text: c.sources.text(a.span).split_whitespace().collect::<Vec<_>>().join(" "), span: a.span, lhs: lhs.0, test, when })
+}
+
+fn syntax_rhs_span(a: &syntax::Assertion) -> crate::source::Span {
+    match &a.test {
+        syntax::Test::Compare(_, r) => r.span(),
+        syntax::Test::Within(l, h) => l.span().to(h.span()),
+    }
+}
+
+fn unit_hint(d: Dim) -> String {
+    match d {
+        Dim::Duration => "write a duration such as `5ms`".into(),
+        Dim::Size => "write a size such as `10MB`".into(),
+        Dim::Rate => "write a rate such as `5000/s`".into(),
+        Dim::ByteRate => "write a byte rate such as `50MB/s`".into(),
+        Dim::Number => "write a plain number, a ratio such as `10x`, or a percentage".into(),
+    }
+}
+
+pub fn dim_of(e: &Expr) -> Dim {
+    match e {
+        Expr::Metric { metric, .. } => metric.dim(),
+        Expr::Const(_, d) => *d,
+        Expr::Binary(l, op, r) => {
+            let (l, r) = (dim_of(l), dim_of(r));
+            match op {
+                BinOp::Add | BinOp::Sub => l,
+                BinOp::Mul => if l == Dim::Number { r } else { l },
+                BinOp::Div => if l == r { Dim::Number } else { l },
+            }
+        }
+    }
+}
+
+fn expr(c: &mut Checker, e: &syntax::Expr, axes: &[Axis], consumer: bool) -> Option<(Expr, Dim)> {
+    match e {
+        syntax::Expr::Literal(v) => {
+            let val = match &v.kind {
+                ValueKind::Quantity(q) => units::quantity(q).map_err(|d| c.err(d)).ok()?,
+                ValueKind::Rate(r) => units::rate(r).map_err(|d| c.err(d)).ok()?,
+                _ => return None,
+            };
+            let (x, d) = match val {
+                Val::Number(n) | Val::Ratio(n) => (n, Dim::Number),
+                Val::Duration(d) => (d.as_secs_f64(), Dim::Duration),
+                Val::Size(b) => (b as f64, Dim::Size),
+                Val::Rate(r) => (r, Dim::Rate),
+                Val::ByteRate(r) => (r, Dim::ByteRate),
+                Val::Word(_) | Val::Str(_) => return None,
+            };
+            Some((Expr::Const(x, d), d))
+        }
+        syntax::Expr::Metric(m) => {
+            let Some(metric) = parse_metric(&m.name.node) else {
+                let help = match closest(&m.name.node, METRIC_NAMES.iter().copied()) {
+                    Some(s) => format!("did you mean `{s}`?"),
+                    None => format!("metrics are: {}", METRIC_NAMES[..19].join(", ") + ", and ack/e2e/service/send_delay with .p50 .p99 .p999 .max .mean"),
+                };
+                c.err(Diagnostic::new(Kind::Metric, m.name.span, format!("unknown metric `{}`", m.name.node)).label("not a metric").help(help));
+                return None;
+            };
+            if metric.needs_consumer() && !consumer {
+                c.err(
+                    Diagnostic::new(Kind::Metric, m.name.span, format!("`{}` is measured by a consumer, and this scenario has none", m.name.node))
+                        .label("needs a consumer")
+                        .help("add `consumer { }` to read the records back and measure end-to-end latency and delivery"),
+                );
+                return None;
+            }
+            let mut select = Vec::new();
+            for (var, val) in &m.select {
+                let v = pick(c, &var.node, var.span, val, axes)?;
+                select.push((var.node.clone(), v));
+            }
+            Some((Expr::Metric { metric, select, span: m.span }, metric.dim()))
+        }
+        syntax::Expr::Binary(l, op, r, span) => {
+            let (le, ld) = expr(c, l, axes, consumer)?;
+            let (re, rd) = expr(c, r, axes, consumer)?;
+            let ok = match op {
+                BinOp::Add | BinOp::Sub => ld == rd,
+                BinOp::Mul => ld == Dim::Number || rd == Dim::Number,
+                BinOp::Div => rd == Dim::Number || ld == rd,
+            };
+            if !ok {
+                c.err(
+                    Diagnostic::new(Kind::Type, *span, format!("cannot combine {} with {} this way", ld.name(), rd.name()))
+                        .label("mismatched units")
+                        .help("add or subtract like with like; multiply or divide by plain numbers"),
+                );
+                return None;
+            }
+            let e = Expr::Binary(Box::new(le), *op, Box::new(re));
+            let d = dim_of(&e);
+            Some((e, d))
+        }
+    }
+}
+
+/// A variable and a value that must name an existing cell coordinate.
+fn pick(c: &mut Checker, var: &str, var_span: crate::source::Span, value: &syntax::Value, axes: &[Axis]) -> Option<Val> {
+    let Some(axis) = axes.iter().find(|a| a.name == var) else {
+        let names: Vec<&str> = axes.iter().map(|a| a.name.as_str()).collect();
+        c.err(
+            Diagnostic::new(Kind::Variable, var_span, format!("unknown variable `{var}`"))
+                .label("not a matrix variable or `step`")
+                .help(suggest(var, &names, "variables are")),
+        );
+        return None;
+    };
+    let val = c.scalar_plain(value)?;
+    if axis.values.iter().any(|v| v.val == val) {
+        return Some(val);
+    }
+    let texts: Vec<&str> = axis.values.iter().map(|v| v.text.as_str()).collect();
+    let written = c.sources.text(value.span).to_string();
+    let help = match closest(&written, texts.iter().copied()) {
+        Some(s) => format!("did you mean `{s}`? `{var}` is one of: {}", texts.join(", ")),
+        None => format!("`{var}` is one of: {}", texts.join(", ")),
+    };
+    c.err(
+        Diagnostic::new(Kind::Cell, value.span, format!("no run has {var} = {written}"))
+            .label("no such cell")
+            .help(help),
+    );
+    None
+}
+
+fn clause(c: &mut Checker, cl: &syntax::Clause, axes: &[Axis]) -> Option<Clause> {
+    let mut values = Vec::new();
+    for v in &cl.values {
+        values.push(pick(c, &cl.var.node, cl.var.span, v, axes)?);
+    }
+    Some(Clause { dim: cl.var.node.clone(), negate: cl.op == ClauseOp::Ne, values })
+}

@@ -1,0 +1,140 @@
+//! Client properties are validated by librdkafka itself, not by a hand-kept list: each is set
+//! on a real librdkafka configuration and a refusal is reported at the property's span.
+
+use std::collections::HashMap;
+use std::ffi::CStr;
+use std::sync::OnceLock;
+
+use rdkafka::config::ClientConfig;
+use rdkafka::error::KafkaError;
+
+/// Java-client names people paste from articles, with the librdkafka way to say it.
+pub fn java_only(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "buffer.memory" => "the Java client's buffer.memory is librdkafka's `queue.buffering.max.kbytes` (in KiB), together with `queue.buffering.max.messages`",
+        "max.poll.records" => "librdkafka has no equivalent: its consumer hands out one message per poll, and kafkabench polls in a loop",
+        "fetch.max.wait.ms" => "librdkafka calls this `fetch.wait.max.ms`",
+        "max.block.ms" => "librdkafka has no equivalent: produce() never blocks; kafkabench polls and retries when the queue is full and counts it as `queue_full`",
+        "key.serializer" | "value.serializer" | "key.deserializer" | "value.deserializer" => {
+            "librdkafka has no serializers: kafkabench sends and receives raw bytes"
+        }
+        "max.request.size" => "librdkafka's closest is `message.max.bytes` (the largest request it sends)",
+        "send.buffer.bytes" => "librdkafka calls this `socket.send.buffer.bytes`",
+        "receive.buffer.bytes" => "librdkafka calls this `socket.receive.buffer.bytes`",
+        "partitioner.class" => "librdkafka picks a built-in partitioner with `partitioner` (e.g. `murmur2_random`, `consistent_random`)",
+        "interceptor.classes" | "metric.reporters" => "librdkafka has no Java plugins; drop this property",
+        _ => return None,
+    })
+}
+
+/// Every property name librdkafka knows, for "did you mean".
+pub fn known_names() -> &'static [String] {
+    static NAMES: OnceLock<Vec<String>> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        let mut names = Vec::new();
+        // SAFETY: conf_new/dump/dump_free/destroy are used as librdkafka documents: the dump
+        // array holds cnt alternating key/value C strings and is freed by dump_free.
+        unsafe {
+            let conf = rdkafka::bindings::rd_kafka_conf_new();
+            let mut cnt: usize = 0;
+            let arr = rdkafka::bindings::rd_kafka_conf_dump(conf, &mut cnt);
+            for i in (0..cnt).step_by(2) {
+                let k = *arr.add(i);
+                if !k.is_null() {
+                    names.push(CStr::from_ptr(k).to_string_lossy().into_owned());
+                }
+            }
+            rdkafka::bindings::rd_kafka_conf_dump_free(arr, cnt);
+            rdkafka::bindings::rd_kafka_conf_destroy(conf);
+        }
+        // Aliases librdkafka accepts but does not dump.
+        for alias in [
+            "linger.ms",
+            "batch.size",
+            "compression.type",
+            "acks",
+            "max.in.flight",
+            "retries",
+            "retry.backoff.ms",
+            "delivery.timeout.ms",
+            "bootstrap.servers",
+            "max.partition.fetch.bytes",
+        ] {
+            if !names.iter().any(|n| n == alias) {
+                names.push(alias.to_string());
+            }
+        }
+        names.sort();
+        names
+    })
+}
+
+/// Asks librdkafka whether `key = value` is acceptable. Err carries librdkafka's own words.
+pub fn validate(cache: &mut HashMap<(String, String), Result<(), String>>, key: &str, value: &str) -> Result<(), String> {
+    cache
+        .entry((key.to_string(), value.to_string()))
+        .or_insert_with(|| {
+            let mut c = ClientConfig::new();
+            c.set(key, value);
+            match c.create_native_config() {
+                Ok(_) => Ok(()),
+                Err(KafkaError::ClientConfig(_, desc, _, _)) => Err(desc),
+                Err(e) => Err(e.to_string()),
+            }
+        })
+        .clone()
+}
+
+/// Topic-level configs of Kafka 4.x brokers. Used for suggestions and to catch typos before a
+/// broker is contacted; the broker still has the last word when the topic is created.
+pub const TOPIC_CONFIGS: &[&str] = &[
+    "cleanup.policy",
+    "compression.type",
+    "compression.gzip.level",
+    "compression.lz4.level",
+    "compression.zstd.level",
+    "delete.retention.ms",
+    "file.delete.delay.ms",
+    "flush.messages",
+    "flush.ms",
+    "follower.replication.throttled.replicas",
+    "index.interval.bytes",
+    "leader.replication.throttled.replicas",
+    "local.retention.bytes",
+    "local.retention.ms",
+    "max.compaction.lag.ms",
+    "max.message.bytes",
+    "message.timestamp.after.max.ms",
+    "message.timestamp.before.max.ms",
+    "message.timestamp.type",
+    "min.cleanable.dirty.ratio",
+    "min.compaction.lag.ms",
+    "min.insync.replicas",
+    "preallocate",
+    "remote.log.copy.disable",
+    "remote.log.delete.on.disable",
+    "remote.storage.enable",
+    "retention.bytes",
+    "retention.ms",
+    "segment.bytes",
+    "segment.index.bytes",
+    "segment.jitter.ms",
+    "segment.ms",
+    "unclean.leader.election.enable",
+];
+
+/// Whether a property takes bytes (so a size like `1MiB` may be given).
+pub fn takes_bytes(key: &str) -> bool {
+    key.ends_with(".bytes") || key.ends_with(".size") || key.contains("kbytes") || key == "batch.size"
+}
+
+/// Whether a property takes milliseconds (so a duration like `5ms` may be given).
+pub fn takes_millis(key: &str) -> bool {
+    key.ends_with(".ms") || key == "linger.ms"
+}
+
+/// Keys whose values must not be printed.
+pub fn is_secret(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    k.contains("password") || k.contains("secret") || k.ends_with(".key.pem") || k == "sasl.oauthbearer.config"
+}

@@ -1,0 +1,109 @@
+//! Literals with units → typed values.
+
+use std::time::Duration;
+
+use crate::diagnostic::{suggest, Diagnostic, Kind};
+use crate::model::Val;
+use crate::source::Span;
+use crate::syntax::{Quantity, RateLit};
+
+const DURATION_UNITS: &[(&str, f64)] = &[
+    ("ns", 1e-9),
+    ("us", 1e-6),
+    ("µs", 1e-6),
+    ("ms", 1e-3),
+    ("s", 1.0),
+    ("m", 60.0),
+    ("min", 60.0),
+    ("h", 3600.0),
+];
+const SIZE_UNITS: &[(&str, f64)] = &[
+    ("B", 1.0),
+    ("KB", 1e3),
+    ("kB", 1e3),
+    ("KiB", 1024.0),
+    ("MB", 1e6),
+    ("MiB", 1_048_576.0),
+    ("GB", 1e9),
+    ("GiB", 1_073_741_824.0),
+];
+const PERIODS: &[(&str, f64)] = &[("s", 1.0), ("sec", 1.0), ("m", 60.0), ("min", 60.0), ("h", 3600.0)];
+
+fn all_units() -> Vec<&'static str> {
+    let mut v: Vec<&str> = DURATION_UNITS.iter().chain(SIZE_UNITS).map(|(u, _)| *u).collect();
+    v.extend(["x", "%"]);
+    v
+}
+
+fn unit_error(unit: &str, span: Span, candidates: &[&str], what: &str) -> Diagnostic {
+    // Case slips (`kib`, `MS`) deserve the exact spelling rather than a list.
+    let exact = candidates.iter().find(|c| c.eq_ignore_ascii_case(unit));
+    // `sec`, `msec`, `mins`: the longest unit the word starts with is what was meant.
+    let prefix = candidates.iter().filter(|c| unit.starts_with(**c)).max_by_key(|c| c.len());
+    let help = match (exact, prefix) {
+        (Some(c), _) => format!("did you mean `{c}`? units are case-sensitive"),
+        (None, Some(c)) => format!("did you mean `{c}`?"),
+        (None, None) => suggest(unit, candidates, what),
+    };
+    Diagnostic::new(Kind::Unit, span, format!("unknown unit `{unit}`"))
+        .label("not a unit kafkabench knows")
+        .help(help)
+}
+
+pub fn quantity(q: &Quantity) -> Result<Val, Diagnostic> {
+    let n = q.number.value;
+    let Some(unit) = &q.unit else { return Ok(Val::Number(n)) };
+    let u = unit.node.as_str();
+    if let Some((_, f)) = DURATION_UNITS.iter().find(|(x, _)| *x == u) {
+        return Ok(Val::Duration(Duration::from_secs_f64((n * f).min(1e12))));
+    }
+    if let Some((_, f)) = SIZE_UNITS.iter().find(|(x, _)| *x == u) {
+        return Ok(Val::Size((n * f).round().min(u64::MAX as f64) as u64));
+    }
+    match u {
+        "x" => Ok(Val::Ratio(n)),
+        "%" => Ok(Val::Ratio(n / 100.0)),
+        _ => Err(unit_error(u, unit.span, &all_units(), "units")),
+    }
+}
+
+pub fn rate(r: &RateLit) -> Result<Val, Diagnostic> {
+    let per = r.per.node.as_str();
+    let Some((_, period)) = PERIODS.iter().find(|(p, _)| *p == per) else {
+        let names: Vec<&str> = PERIODS.iter().map(|(p, _)| *p).collect();
+        return Err(unit_error(per, r.per.span, &names, "a rate is per `s`, `min` or `h`"));
+    };
+    match quantity(&r.amount)? {
+        Val::Number(n) => Ok(Val::Rate(n / period)),
+        Val::Size(b) => Ok(Val::ByteRate(b as f64 / period)),
+        other => {
+            let span = r.amount.unit.as_ref().map_or(r.per.span, |u| u.span);
+            Err(Diagnostic::new(
+                Kind::Type,
+                span,
+                format!("a rate counts messages or bytes, not {}", other.kind_name()),
+            )
+            .label("this unit")
+            .help("write a message rate like `5000/s` or `8000/min`, or a byte rate like `50MB/s`"))
+        }
+    }
+}
+
+/// Duration → the decimal milliseconds librdkafka's `*.ms` properties take.
+pub fn millis(d: Duration) -> String {
+    let ms = d.as_secs_f64() * 1000.0;
+    if ms.fract() == 0.0 {
+        format!("{}", ms as u64)
+    } else {
+        format!("{ms:.3}").trim_end_matches('0').to_string()
+    }
+}
+
+/// Number → the text a client property takes.
+pub fn number_text(n: f64) -> String {
+    if n.fract() == 0.0 && n.abs() < 1e15 {
+        format!("{}", n as i64)
+    } else {
+        format!("{n}")
+    }
+}

@@ -1,0 +1,201 @@
+//! The command line: parses arguments, runs the pipeline, renders at the edge. Library code
+//! returns outcomes; only this module writes to the terminal.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::diagnostic::{render_json, render_text, Diagnostics};
+use crate::exit::{Outcome, HELP};
+use crate::model::Scenario;
+use crate::plan::{plan, PlanOptions};
+use crate::source::Sources;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "kafkabench",
+    version,
+    about = "Declarative Kafka benchmarks: one .kbs file is a tuning experiment on a laptop and a pass/fail gate in CI",
+    long_about = "Declarative Kafka benchmarks.\n\n\
+        A scenario file (.kbs) names the cluster, the topic, producer and consumer settings, the workload, \
+        the runs to compare (a matrix or named steps) and what must hold (`expect`). \
+        `kafkabench check` validates it, `kafkabench plan` shows the runs it expands to, \
+        `kafkabench run` executes them against a real cluster and prints one comparison table.\n\n\
+        Start a local broker with scripts/kafka-local up; see grammar/REFERENCE.md for the language.",
+    after_help = HELP
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Validate scenario files without contacting a broker; exit 2 when any is invalid.
+    Check(CheckArgs),
+    /// Show the runs a scenario expands to, with their effective settings, without contacting a broker.
+    Plan(PlanArgs),
+    /// Run a scenario against a cluster, print the comparison table, evaluate `expect`.
+    Run(RunArgs),
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DiagFormat {
+    Text,
+    Json,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum PlanFormat {
+    Text,
+    Json,
+    Yaml,
+}
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// Scenario files (.kbs).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// `json` prints diagnostics as data on stdout.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: DiagFormat,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct Scaling {
+    /// Multiply message counts and durations (not rates or timers), e.g. 0.1 for a quick CI pass.
+    #[arg(long, default_value_t = 1.0, value_parser = parse_scale)]
+    pub scale: f64,
+    /// Bootstrap servers to use instead of the scenario's (also: KAFKA_BOOTSTRAP in `env(...)`).
+    #[arg(long)]
+    pub bootstrap: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct PlanArgs {
+    pub file: PathBuf,
+    #[command(flatten)]
+    pub scaling: Scaling,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: PlanFormat,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    pub file: PathBuf,
+    #[command(flatten)]
+    pub scaling: Scaling,
+    /// Write every figure, percentile and effective setting as JSON (schema_version 1).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write one JUnit test case per assertion, for CI systems.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Keep the topics kafkabench created (normally deleted after each run).
+    #[arg(long)]
+    pub keep_topics: bool,
+    /// No live progress on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+fn parse_scale(s: &str) -> Result<f64, String> {
+    let f: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
+    if f > 0.0 && f <= 100.0 {
+        Ok(f)
+    } else {
+        Err("scale must be above 0 and at most 100".into())
+    }
+}
+
+pub fn main(cli: Cli) -> Outcome {
+    match cli.command {
+        Command::Check(a) => check_cmd(&a),
+        Command::Plan(a) => plan_cmd(&a),
+        Command::Run(a) => crate::run::command(&a),
+    }
+}
+
+/// Loads, parses and checks one file.
+pub fn load(path: &Path) -> (Sources, Result<Scenario, Diagnostics>) {
+    let mut sources = Sources::default();
+    let result = crate::syntax::load(path, &mut sources).and_then(|ast| crate::check::check(&ast, &sources));
+    (sources, result)
+}
+
+pub fn print_diagnostics(diags: &Diagnostics, sources: &Sources) {
+    let stderr = std::io::stderr();
+    let color = stderr.is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let width = if color { terminal_width() } else { 100 };
+    let _ = stderr.lock().write_all(render_text(diags, sources, color, width).as_bytes());
+}
+
+fn terminal_width() -> usize {
+    std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()).unwrap_or(100)
+}
+
+fn check_cmd(a: &CheckArgs) -> Outcome {
+    let mut outcome = Outcome::Ok;
+    let mut json_out = Vec::new();
+    for f in &a.files {
+        let (sources, result) = load(f);
+        match (result, a.format) {
+            (Ok(s), DiagFormat::Text) => {
+                let runs = s.cells.len();
+                println!("{}: ok ({} run{}, {} assertion{})", f.display(), runs, plural(runs), s.assertions.len(), plural(s.assertions.len()));
+            }
+            (Ok(_), DiagFormat::Json) => {
+                json_out.push(serde_json::json!({"file": f.display().to_string(), "ok": true, "diagnostics": []}))
+            }
+            (Err(d), DiagFormat::Text) => {
+                outcome = Outcome::Invalid;
+                print_diagnostics(&d, &sources);
+            }
+            (Err(d), DiagFormat::Json) => {
+                outcome = Outcome::Invalid;
+                let mut v = render_json(&d, &sources);
+                v["file"] = serde_json::json!(f.display().to_string());
+                v["ok"] = serde_json::json!(false);
+                json_out.push(v);
+            }
+        }
+    }
+    if a.format == DiagFormat::Json {
+        let doc = serde_json::json!({"schema_version": 1, "files": json_out});
+        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+    }
+    outcome
+}
+
+fn plan_cmd(a: &PlanArgs) -> Outcome {
+    let (sources, result) = load(&a.file);
+    let scenario = match result {
+        Ok(s) => s,
+        Err(d) => {
+            print_diagnostics(&d, &sources);
+            return Outcome::Invalid;
+        }
+    };
+    let opts = PlanOptions { bootstrap: a.scaling.bootstrap.clone(), scale: a.scaling.scale, ..PlanOptions::default() };
+    let p = plan(&scenario, &opts);
+    let mut out = std::io::stdout().lock();
+    let res = match a.format {
+        PlanFormat::Text => crate::report::plan_text(&p, &mut out),
+        PlanFormat::Json => serde_json::to_writer_pretty(&mut out, &p).map_err(std::io::Error::other).and_then(|_| writeln!(out)),
+        PlanFormat::Yaml => serde_yaml::to_writer(&mut out, &p).map_err(std::io::Error::other),
+    };
+    match res {
+        Ok(()) => Outcome::Ok,
+        Err(_) => Outcome::RunFailed,
+    }
+}
+
+pub fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}

@@ -1,0 +1,50 @@
+//! Exit codes, decided in one place. Documented in the README and in `--help`.
+
+use std::process::ExitCode;
+
+/// Every assertion held (or there were none).
+pub const OK: u8 = 0;
+/// The runs completed, and at least one assertion failed.
+pub const ASSERTION_FAILED: u8 = 1;
+/// The scenario (or the command line) is invalid; nothing was run.
+pub const INVALID: u8 = 2;
+/// The cluster could not be reached, or a run failed (broker lost, topic refused).
+pub const RUN_FAILED: u8 = 3;
+/// Interrupted by Ctrl-C; what was measured has been reported.
+pub const INTERRUPTED: u8 = 130;
+
+pub const HELP: &str = "\
+Exit codes:
+  0    every assertion held
+  1    an assertion failed (the report says which bound, and by how much)
+  2    the scenario is invalid (diagnostics on stderr); nothing was run
+  3    the cluster could not be reached, or a run failed (partial report written)
+  130  interrupted (Ctrl-C); partial report written";
+
+/// The outcome of a command, mapped to its exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Ok,
+    AssertionFailed,
+    Invalid,
+    RunFailed,
+    Interrupted,
+}
+
+impl Outcome {
+    pub fn code(self) -> u8 {
+        match self {
+            Outcome::Ok => OK,
+            Outcome::AssertionFailed => ASSERTION_FAILED,
+            Outcome::Invalid => INVALID,
+            Outcome::RunFailed => RUN_FAILED,
+            Outcome::Interrupted => INTERRUPTED,
+        }
+    }
+}
+
+impl From<Outcome> for ExitCode {
+    fn from(o: Outcome) -> ExitCode {
+        ExitCode::from(o.code())
+    }
+}

@@ -1,0 +1,413 @@
+//! The typed scenario: what the check stage produces and everything after it consumes.
+//! Durations, sizes and rates are types; every matrix cell or step is already lowered to a
+//! concrete [`RunSpec`], so nothing past the check stage parses strings or units.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::source::Span;
+pub use crate::syntax::{BinOp, CmpOp};
+
+/// A typed value, as written in the scenario (`5ms`, `1KiB`, `zstd`, `8000/min`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Val {
+    Number(f64),
+    Duration(Duration),
+    Size(u64),
+    /// Messages per second.
+    Rate(f64),
+    /// Bytes per second.
+    ByteRate(f64),
+    /// `10x` → 10.0, `50%` → 0.5.
+    Ratio(f64),
+    Word(String),
+    Str(String),
+}
+
+impl Val {
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Val::Number(_) => "a number",
+            Val::Duration(_) => "a duration",
+            Val::Size(_) => "a size",
+            Val::Rate(_) => "a rate",
+            Val::ByteRate(_) => "a byte rate",
+            Val::Ratio(_) => "a ratio",
+            Val::Word(_) => "a word",
+            Val::Str(_) => "a string",
+        }
+    }
+}
+
+/// One axis of comparison: a matrix variable, or `step` for steps and ladders.
+#[derive(Clone, Debug, Serialize)]
+pub struct Dimension {
+    pub name: String,
+    /// Values as written, in order.
+    pub values: Vec<String>,
+}
+
+/// A coordinate of a cell: `codec = zstd`.
+#[derive(Clone, Debug)]
+pub struct Coord {
+    pub dim: String,
+    pub value: Val,
+    /// As written in the file; used in labels and topic names.
+    pub text: String,
+}
+
+/// A checked scenario.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    pub name: String,
+    pub description: Option<String>,
+    pub dims: Vec<Dimension>,
+    pub cells: Vec<Cell>,
+    pub assertions: Vec<Assertion>,
+}
+
+/// One concrete run: a matrix cell, a step, or the single run of a scenario with neither.
+#[derive(Clone, Debug)]
+pub struct Cell {
+    pub coords: Vec<Coord>,
+    pub spec: RunSpec,
+}
+
+impl Cell {
+    /// `linger=5ms codec=zstd`, or the step name alone, or `run` when there is nothing to vary.
+    pub fn label(&self) -> String {
+        if self.coords.is_empty() {
+            return "run".to_string();
+        }
+        self.coords
+            .iter()
+            .map(|c| if c.dim == "step" { c.text.clone() } else { format!("{}={}", c.dim, c.text) })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    pub fn coord(&self, dim: &str) -> Option<&Coord> {
+        self.coords.iter().find(|c| c.dim == dim)
+    }
+}
+
+/// A client property as librdkafka takes it, already validated by librdkafka.
+#[derive(Clone, Debug, Serialize)]
+pub struct Prop {
+    pub key: String,
+    pub value: String,
+    #[serde(skip)]
+    pub span: Option<Span>,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Props(pub Vec<Prop>);
+
+impl Props {
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.0.iter().rev().find(|p| p.key == key).map(|p| p.value.as_str())
+    }
+
+    /// Sets unless already present (for kafkabench's defaults).
+    pub fn set_default(&mut self, key: &str, value: impl Into<String>) {
+        if self.get(key).is_none() {
+            self.0.push(Prop { key: key.into(), value: value.into(), span: None });
+        }
+    }
+
+    pub fn set(&mut self, key: &str, value: impl Into<String>) {
+        self.0.retain(|p| p.key != key);
+        self.0.push(Prop { key: key.into(), value: value.into(), span: None });
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Prop> {
+        self.0.iter()
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct TopicSpec {
+    /// The name as templated for this cell, before the run suffix.
+    pub name: String,
+    pub partitions: i32,
+    pub replication: i32,
+    pub configs: Props,
+    /// Use a topic that already exists: never created, written only because the file says so,
+    /// never deleted.
+    pub existing: bool,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct RunSpec {
+    pub bootstrap: String,
+    /// Client-wide properties from `cluster { }` (security and the like).
+    pub client: Props,
+    pub topic: TopicSpec,
+    pub producer: Props,
+    /// Present when the scenario declares a consumer; turns on end-to-end latency.
+    pub consumer: Option<Props>,
+    pub workload: Workload,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Workload {
+    /// Stop after this many messages (all producers together).
+    pub messages: Option<u64>,
+    /// Stop after this long.
+    #[serde(with = "duration_opt")]
+    pub duration: Option<Duration>,
+    pub warmup: Option<Warmup>,
+    pub rate: RateSpec,
+    /// At most this many records awaiting their ack per producer (closed loop); `1` is seed 004's
+    /// one-at-a-time sending.
+    pub in_flight: Option<u32>,
+    /// Producer clients running in parallel, each on its own thread.
+    pub producers: u32,
+    pub payload: PayloadSpec,
+    pub key: KeySpec,
+    pub headers: Vec<(String, String)>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub enum Warmup {
+    Messages(u64),
+    #[serde(with = "duration_secs")]
+    Duration(Duration),
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub enum RateSpec {
+    Unlimited,
+    /// Messages per second, open loop.
+    Fixed(f64),
+    /// Segments run one after another; the workload ends with the last one.
+    Shape(Vec<RateSegment>),
+}
+
+impl RateSpec {
+    /// The target rate at `elapsed` into the measured phase, `None` when unlimited.
+    pub fn total_duration(&self) -> Option<Duration> {
+        match self {
+            RateSpec::Shape(segs) => Some(segs.iter().map(|s| s.duration).sum()),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct RateSegment {
+    pub per_sec: f64,
+    #[serde(with = "duration_secs")]
+    pub duration: Duration,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub enum PayloadSpec {
+    /// Fresh random bytes per record; `compressibility` of each record is a repeated filler.
+    Random { size: usize, compressibility: f64 },
+    /// A unique JSON object per record (seq, id, ts, event, random hex filler) padded to `size`.
+    Json { size: usize, event: String },
+    /// Lines of a file, cycled.
+    File {
+        path: PathBuf,
+        #[serde(skip)]
+        lines: Arc<Vec<Vec<u8>>>,
+    },
+    /// The same bytes for every record (what kafka-producer-perf-test sends).
+    Constant {
+        #[serde(skip)]
+        bytes: Arc<Vec<u8>>,
+        size: usize,
+    },
+}
+
+impl PayloadSpec {
+    /// Nominal bytes per record, for display.
+    pub fn nominal_size(&self) -> usize {
+        match self {
+            PayloadSpec::Random { size, .. } | PayloadSpec::Json { size, .. } => *size,
+            PayloadSpec::File { lines, .. } => {
+                lines.iter().map(|l| l.len()).sum::<usize>() / lines.len().max(1)
+            }
+            PayloadSpec::Constant { size, .. } => *size,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub enum KeySpec {
+    None,
+    /// The record's sequence number, in decimal.
+    Sequence,
+    /// Uniform over `0..n`.
+    Uniform(u64),
+    /// Zipf over `0..n` with exponent `s`: a few hot keys.
+    Zipf { n: u64, s: f64 },
+    Fixed(String),
+}
+
+// ---- expectations ----------------------------------------------------------------------------
+
+/// What a metric measures, for type checking assertions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Dim {
+    /// Counts, ratios and percentages.
+    Number,
+    Duration,
+    Size,
+    Rate,
+    ByteRate,
+}
+
+impl Dim {
+    pub fn name(self) -> &'static str {
+        match self {
+            Dim::Number => "a number",
+            Dim::Duration => "a duration",
+            Dim::Size => "a size",
+            Dim::Rate => "a rate (messages per second)",
+            Dim::ByteRate => "a byte rate",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub enum LatencyKind {
+    /// Intended send time → delivery report (the headline; no coordinated omission).
+    Ack,
+    /// Intended send time → consumer receives.
+    E2e,
+    /// produce() call → delivery report.
+    Service,
+    /// Intended send time → produce() call: how far the sender fell behind.
+    SendDelay,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub enum Stat {
+    Percentile(f64),
+    Min,
+    Max,
+    Mean,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub enum Metric {
+    Sent,
+    Acked,
+    Failed,
+    QueueFull,
+    Consumed,
+    Lost,
+    Duplicated,
+    Reordered,
+    Elapsed,
+    Throughput,
+    ThroughputBytes,
+    RateTarget,
+    RateAchieved,
+    Latency(LatencyKind, Stat),
+    DiskBytes,
+    DiskRatio,
+    BatchBytes,
+    BatchRecords,
+    RequestRecords,
+    WireRatio,
+}
+
+impl Metric {
+    pub fn dim(self) -> Dim {
+        match self {
+            Metric::Elapsed | Metric::Latency(..) => Dim::Duration,
+            Metric::Throughput | Metric::RateTarget | Metric::RateAchieved => Dim::Rate,
+            Metric::ThroughputBytes => Dim::ByteRate,
+            Metric::DiskBytes | Metric::BatchBytes => Dim::Size,
+            _ => Dim::Number,
+        }
+    }
+
+    /// Whether the metric exists only when the scenario has a consumer.
+    pub fn needs_consumer(self) -> bool {
+        matches!(
+            self,
+            Metric::Consumed
+                | Metric::Lost
+                | Metric::Duplicated
+                | Metric::Reordered
+                | Metric::Latency(LatencyKind::E2e, _)
+        )
+    }
+}
+
+#[derive(Clone, Debug)]
+pub enum Expr {
+    Metric { metric: Metric, select: Vec<(String, Val)>, span: Span },
+    /// A constant in base units (seconds, bytes, per second) with its dimension.
+    Const(f64, Dim),
+    Binary(Box<Expr>, BinOp, Box<Expr>),
+}
+
+#[derive(Clone, Debug)]
+pub enum Test {
+    Compare(CmpOp, Expr),
+    Within(Expr, Expr),
+}
+
+#[derive(Clone, Debug)]
+pub struct Clause {
+    pub dim: String,
+    pub negate: bool,
+    pub values: Vec<Val>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Assertion {
+    /// The assertion as written, for reports.
+    pub text: String,
+    pub span: Span,
+    pub lhs: Expr,
+    pub test: Test,
+    pub when: Vec<Clause>,
+}
+
+impl Clause {
+    pub fn holds(&self, cell: &Cell) -> bool {
+        let hit = cell.coord(&self.dim).is_some_and(|c| self.values.contains(&c.value));
+        hit != self.negate
+    }
+}
+
+impl fmt::Display for Val {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Val::Number(n) => write!(f, "{n}"),
+            Val::Duration(d) => write!(f, "{d:?}"),
+            Val::Size(b) => write!(f, "{b}B"),
+            Val::Rate(r) => write!(f, "{r}/s"),
+            Val::ByteRate(r) => write!(f, "{r}B/s"),
+            Val::Ratio(r) => write!(f, "{r}x"),
+            Val::Word(w) | Val::Str(w) => f.write_str(w),
+        }
+    }
+}
+
+mod duration_secs {
+    use std::time::Duration;
+    pub fn serialize<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64())
+    }
+}
+
+mod duration_opt {
+    use std::time::Duration;
+    pub fn serialize<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => s.serialize_some(&d.as_secs_f64()),
+            None => s.serialize_none(),
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! Stage 7, report. Every reporter writes to any `Write`, so tests can read what a user sees.
+
+use std::io::{self, Write};
+
+use crate::check::props::is_secret;
+use crate::model::{KeySpec, PayloadSpec, Props, RateSpec, Warmup, Workload};
+use crate::plan::Plan;
+
+/// Human-readable plan: one block per run with its effective settings.
+pub fn plan_text(p: &Plan, out: &mut dyn Write) -> io::Result<()> {
+    let axes = if p.dims.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", p.dims.iter().map(|d| format!("{} × {}", d.name, d.values.len())).collect::<Vec<_>>().join(", "))
+    };
+    writeln!(out, "scenario {}: {} run{}{}", p.scenario, p.runs.len(), crate::cli::plural(p.runs.len()), axes)?;
+    if let Some(d) = &p.description {
+        writeln!(out, "  {d}")?;
+    }
+    if p.scale != 1.0 {
+        writeln!(out, "  scaled by {} (message counts and durations)", p.scale)?;
+    }
+    for r in &p.runs {
+        writeln!(out)?;
+        writeln!(out, "run {}/{}  {}", r.index + 1, p.runs.len(), r.label)?;
+        writeln!(out, "  cluster   {}", r.bootstrap)?;
+        let t = &r.topic;
+        writeln!(
+            out,
+            "  topic     {}  partitions={} replication={}{}{}",
+            t.name,
+            t.partitions,
+            t.replication,
+            if t.existing { " (existing: not created, not deleted)" } else { "" },
+            props_inline(&t.configs, " ")
+        )?;
+        writeln!(out, "  producer  {}", props_inline(&r.producer, ""))?;
+        if let Some(c) = &r.consumer {
+            writeln!(out, "  consumer  {}", props_inline(c, ""))?;
+        }
+        writeln!(out, "  workload  {}", workload_text(&r.workload))?;
+    }
+    if !p.assertions.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "expect")?;
+        for a in &p.assertions {
+            writeln!(out, "  {}", a.text)?;
+        }
+    }
+    Ok(())
+}
+
+fn props_inline(p: &Props, lead: &str) -> String {
+    let items: Vec<String> = p
+        .iter()
+        .filter(|x| x.key != "bootstrap.servers")
+        .map(|x| format!("{}={}", x.key, if is_secret(&x.key) { "****" } else { &x.value }))
+        .collect();
+    if items.is_empty() {
+        String::new()
+    } else {
+        format!("{lead}{}", items.join(" "))
+    }
+}
+
+pub fn workload_text(w: &Workload) -> String {
+    let mut parts = Vec::new();
+    if let Some(m) = w.messages {
+        parts.push(format!("{m} messages"));
+    }
+    if let Some(d) = w.duration {
+        parts.push(format!("for {}", human_duration(d.as_secs_f64())));
+    }
+    parts.push(match &w.rate {
+        RateSpec::Unlimited => "unlimited rate".to_string(),
+        RateSpec::Fixed(r) => format!("at {}", human_rate(*r)),
+        RateSpec::Shape(segs) => segs
+            .iter()
+            .map(|s| format!("{} for {}", human_rate(s.per_sec), human_duration(s.duration.as_secs_f64())))
+            .collect::<Vec<_>>()
+            .join(", then "),
+    });
+    if let Some(n) = w.in_flight {
+        parts.push(format!("at most {n} in flight"));
+    }
+    if w.producers > 1 {
+        parts.push(format!("{} producers", w.producers));
+    }
+    parts.push(match &w.payload {
+        PayloadSpec::Random { size, compressibility } if *compressibility > 0.0 => {
+            format!("random {} ({}% compressible)", human_bytes(*size as f64), compressibility * 100.0)
+        }
+        PayloadSpec::Random { size, .. } => format!("random {}", human_bytes(*size as f64)),
+        PayloadSpec::Json { size, .. } => format!("unique JSON {}", human_bytes(*size as f64)),
+        PayloadSpec::File { path, lines } => format!("{} lines of {}", lines.len(), path.display()),
+        PayloadSpec::Constant { size, .. } => format!("constant {}", human_bytes(*size as f64)),
+    });
+    parts.push(match &w.key {
+        KeySpec::None => "no key".into(),
+        KeySpec::Sequence => "sequential keys".into(),
+        KeySpec::Uniform(n) => format!("uniform keys over {n}"),
+        KeySpec::Zipf { n, s } => format!("zipf({s}) keys over {n}"),
+        KeySpec::Fixed(k) => format!("key \"{k}\""),
+    });
+    if let Some(wu) = &w.warmup {
+        parts.push(match wu {
+            Warmup::Messages(n) => format!("warm-up {n} messages"),
+            Warmup::Duration(d) => format!("warm-up {}", human_duration(d.as_secs_f64())),
+        });
+    }
+    parts.join(", ")
+}
+
+pub fn human_duration(secs: f64) -> String {
+    if secs == 0.0 {
+        "0".into()
+    } else if secs < 1e-3 {
+        format!("{:.0}µs", secs * 1e6)
+    } else if secs < 1.0 {
+        trim(format!("{:.2}", secs * 1e3)) + "ms"
+    } else if secs < 120.0 {
+        trim(format!("{secs:.2}")) + "s"
+    } else {
+        trim(format!("{:.1}", secs / 60.0)) + "m"
+    }
+}
+
+pub fn human_rate(r: f64) -> String {
+    if r >= 1000.0 {
+        format!("{:.0}/s", r)
+    } else {
+        trim(format!("{r:.2}")) + "/s"
+    }
+}
+
+pub fn human_bytes(b: f64) -> String {
+    const K: f64 = 1024.0;
+    if b < K {
+        format!("{b:.0}B")
+    } else if b < K * K {
+        trim(format!("{:.1}", b / K)) + "KiB"
+    } else if b < K * K * K {
+        trim(format!("{:.1}", b / K / K)) + "MiB"
+    } else {
+        trim(format!("{:.2}", b / K / K / K)) + "GiB"
+    }
+}
+
+fn trim(s: String) -> String {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}

@@ -1,0 +1,185 @@
+//! The syntax tree of a `.kbs` file. No pest types here: the rest of the crate sees only this.
+//! Every node carries a [`Span`]; spans are ignored by equality (see [`Span`]).
+
+use crate::source::{Span, Spanned};
+
+/// A parsed scenario file: its name and its top-level entries.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ast {
+    pub name: Spanned<String>,
+    pub entries: Vec<Entry>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Entry {
+    /// `include "common.kbs"`: the named file's entries stand here.
+    Include(Spanned<String>),
+    /// `name "label" { ... }`, e.g. `producer { ... }`, `topic "orders" { ... }`, or a step.
+    Section(Section),
+    /// `key = value`.
+    Setting(Setting),
+    /// `expect { ... }`.
+    Expect(Vec<Assertion>, Span),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Section {
+    pub name: Spanned<String>,
+    pub label: Option<Spanned<String>>,
+    pub entries: Vec<Entry>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Setting {
+    pub key: Spanned<String>,
+    pub value: Value,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Value {
+    pub kind: ValueKind,
+    pub span: Span,
+}
+
+/// A number as written: its value, and whether it was written without a fraction.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Number {
+    pub value: f64,
+    pub integer: Option<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Quantity {
+    pub number: Number,
+    pub unit: Option<Spanned<String>>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct RateLit {
+    /// The amount per period, e.g. `8000` or `50MB`.
+    pub amount: Quantity,
+    /// The period unit after the slash, e.g. `min`.
+    pub per: Spanned<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Segment {
+    pub rate: RateLit,
+    pub rate_span: Span,
+    pub duration: Quantity,
+    pub duration_span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Arg {
+    pub name: Option<Spanned<String>>,
+    pub value: Value,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ValueKind {
+    Quantity(Quantity),
+    Rate(RateLit),
+    /// Two or more segments, or one segment with `for`.
+    Shape(Vec<Segment>),
+    List(Vec<Value>),
+    Call { name: Spanned<String>, args: Vec<Arg> },
+    /// A string, escapes resolved. `{var}` references stay in the text; the check stage fills them.
+    Str(String),
+    /// `{name}`: a matrix or step variable.
+    Var(Spanned<String>),
+    /// A bare word: `none`, `zstd`, `unlimited`, `all`.
+    Word(String),
+}
+
+// ---- expectations ----------------------------------------------------------------------------
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Assertion {
+    pub lhs: Expr,
+    pub test: Test,
+    pub when: Vec<Clause>,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmpOp {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+impl CmpOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            CmpOp::Lt => "<",
+            CmpOp::Le => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::Ge => ">=",
+            CmpOp::Eq => "==",
+            CmpOp::Ne => "!=",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Test {
+    Compare(CmpOp, Expr),
+    /// `in low..high`, both ends inclusive.
+    Within(Expr, Expr),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    Metric(MetricRef),
+    Literal(Value),
+    Binary(Box<Expr>, BinOp, Box<Expr>, Span),
+}
+
+impl Expr {
+    pub fn span(&self) -> Span {
+        match self {
+            Expr::Metric(m) => m.span,
+            Expr::Literal(v) => v.span,
+            Expr::Binary(_, _, _, s) => *s,
+        }
+    }
+}
+
+/// `ack.p99` or `throughput[codec=zstd, linger=5ms]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MetricRef {
+    pub name: Spanned<String>,
+    pub select: Vec<(Spanned<String>, Value)>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ClauseOp {
+    Eq,
+    Ne,
+    In,
+}
+
+/// `codec == zstd`, `step != baseline`, `codec in [lz4, zstd]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Clause {
+    pub var: Spanned<String>,
+    pub op: ClauseOp,
+    pub values: Vec<Value>,
+    pub span: Span,
+}
