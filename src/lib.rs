@@ -4,9 +4,11 @@
 pub mod diagnostic;
 pub mod source;
 pub mod syntax;
+pub mod assert;
 pub mod check;
 pub mod cli;
 pub mod exit;
+pub mod measure;
 pub mod model;
 pub mod plan;
 pub mod report;

@@ -6,6 +6,7 @@
 //! it reaches.
 
 mod expect;
+pub use expect::dim_of;
 pub mod props;
 pub mod units;
 

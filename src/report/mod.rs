@@ -1,6 +1,12 @@
 //! Stage 7, report. Every reporter writes to any `Write`, so tests can read what a user sees.
 
+pub mod json;
+pub mod junit;
+pub mod table;
+
 use std::io::{self, Write};
+
+use crate::assert::Verdict;
 
 use crate::check::props::is_secret;
 use crate::model::{KeySpec, PayloadSpec, Props, RateSpec, Warmup, Workload};
@@ -152,4 +158,22 @@ fn trim(s: String) -> String {
     } else {
         s
     }
+}
+
+/// PASS/FAIL per evaluated assertion, with the measured value next to the bound.
+pub fn verdicts_text(v: &[Verdict], out: &mut dyn Write) -> io::Result<()> {
+    if v.is_empty() {
+        return Ok(());
+    }
+    writeln!(out)?;
+    let passed = v.iter().filter(|x| x.pass).count();
+    writeln!(out, "expect: {passed} of {} held", v.len())?;
+    for x in v {
+        let status = if x.pass { "PASS" } else { "FAIL" };
+        writeln!(out, "  {status}  {}  [{}]  measured {} (bound {})", x.assertion, x.runs.join(" vs "), x.measured, x.bound)?;
+        if let (false, Some(d)) = (x.pass, &x.detail) {
+            writeln!(out, "        {d}")?;
+        }
+    }
+    Ok(())
 }

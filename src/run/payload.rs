@@ -41,3 +41,230 @@ pub fn fill_with(rng: &mut Rng, buf: &mut [u8]) {
         rem.copy_from_slice(&x[..rem.len()]);
     }
 }
+
+use crate::model::{KeySpec, PayloadSpec};
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Appends `n` random lowercase hex characters (4 bits of entropy per byte, like the filler in
+/// seed 000's orders).
+#[inline]
+fn push_hex(rng: &mut Rng, out: &mut Vec<u8>, n: usize) {
+    let mut left = n;
+    while left > 0 {
+        let mut x = rng.next_u64();
+        let take = left.min(16);
+        for _ in 0..take {
+            out.push(HEX[(x & 0xf) as usize]);
+            x >>= 4;
+        }
+        left -= take;
+    }
+}
+
+/// Appends the decimal digits of `v` without allocating.
+#[inline]
+pub fn push_u64(out: &mut Vec<u8>, mut v: u64) {
+    let mut tmp = [0u8; 20];
+    let mut i = tmp.len();
+    loop {
+        i -= 1;
+        tmp[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&tmp[i..]);
+}
+
+/// Writes one record's value per call into a buffer it owns and reuses.
+pub struct PayloadGen {
+    spec: PayloadSpec,
+    rng: Rng,
+    buf: Vec<u8>,
+    offset: usize,
+}
+
+impl PayloadGen {
+    pub fn new(spec: &PayloadSpec, seed: u64) -> PayloadGen {
+        let cap = spec.nominal_size().max(64) + 128;
+        PayloadGen { spec: spec.clone(), rng: Rng::new(seed), buf: Vec::with_capacity(cap), offset: seed as usize }
+    }
+
+    /// The value for record `seq`; `unix_ms` is stamped into JSON records.
+    #[inline]
+    pub fn next(&mut self, seq: u64, unix_ms: u64) -> &[u8] {
+        match &self.spec {
+            PayloadSpec::Constant { bytes, .. } => bytes,
+            PayloadSpec::File { lines, .. } => {
+                let i = (seq as usize).wrapping_add(self.offset) % lines.len();
+                &lines[i]
+            }
+            PayloadSpec::Random { size, compressibility } => {
+                let size = *size;
+                let random = ((size as f64) * (1.0 - compressibility)).round() as usize;
+                self.buf.resize(size, 0);
+                fill_with(&mut self.rng, &mut self.buf[..random]);
+                // The compressible part stays zero from the first resize.
+                &self.buf
+            }
+            PayloadSpec::Json { size, event } => {
+                let b = &mut self.buf;
+                b.clear();
+                b.extend_from_slice(b"{\"seq\":");
+                push_u64(b, seq);
+                b.extend_from_slice(b",\"id\":\"");
+                push_hex(&mut self.rng, b, 16);
+                b.extend_from_slice(b"\",\"ts\":");
+                push_u64(b, unix_ms);
+                b.extend_from_slice(b",\"event\":\"");
+                b.extend_from_slice(event.as_bytes());
+                b.extend_from_slice(b"\",\"payload\":\"");
+                let filler = size.saturating_sub(b.len() + 2);
+                push_hex(&mut self.rng, b, filler);
+                b.extend_from_slice(b"\"}");
+                b
+            }
+        }
+    }
+}
+
+/// Writes one record's key per call.
+pub struct KeyGen {
+    spec: KeySpec,
+    rng: Rng,
+    buf: Vec<u8>,
+    zipf: Option<Zipf>,
+}
+
+impl KeyGen {
+    pub fn new(spec: &KeySpec, seed: u64) -> KeyGen {
+        let zipf = match spec {
+            KeySpec::Zipf { n, s } => Some(Zipf::new(*n, *s)),
+            _ => None,
+        };
+        KeyGen { spec: spec.clone(), rng: Rng::new(seed ^ 0x6b65_7973), buf: Vec::with_capacity(24), zipf }
+    }
+
+    #[inline]
+    pub fn next(&mut self, seq: u64) -> Option<&[u8]> {
+        let k = match &self.spec {
+            KeySpec::None => return None,
+            KeySpec::Fixed(s) => return Some(s.as_bytes()),
+            KeySpec::Sequence => seq,
+            KeySpec::Uniform(n) => self.rng.next_u64() % n,
+            KeySpec::Zipf { .. } => self.zipf.as_ref().map_or(0, |z| z.sample(&mut self.rng) - 1),
+        };
+        self.buf.clear();
+        self.buf.extend_from_slice(b"key-");
+        push_u64(&mut self.buf, k);
+        Some(&self.buf)
+    }
+}
+
+/// Zipf over 1..=n by rejection-inversion (Hörmann and Derflinger): O(1) per sample, no table,
+/// so ten million keys cost nothing.
+pub struct Zipf {
+    n: f64,
+    s: f64,
+    h_x1: f64,
+    h_n: f64,
+    c: f64,
+}
+
+impl Zipf {
+    pub fn new(n: u64, s: f64) -> Zipf {
+        let mut z = Zipf { n: n as f64, s, h_x1: 0.0, h_n: 0.0, c: 0.0 };
+        z.h_x1 = z.big_h(1.5) - 1.0;
+        z.h_n = z.big_h(n as f64 + 0.5);
+        z.c = 2.0 - z.big_h_inv(z.big_h(2.5) - z.h(2.0));
+        z
+    }
+
+    fn h(&self, x: f64) -> f64 {
+        (-self.s * x.ln()).exp()
+    }
+
+    fn big_h(&self, x: f64) -> f64 {
+        let lx = x.ln();
+        helper2((1.0 - self.s) * lx) * lx
+    }
+
+    fn big_h_inv(&self, x: f64) -> f64 {
+        let t = (x * (1.0 - self.s)).max(-1.0);
+        (helper1(t) * x).exp()
+    }
+
+    pub fn sample(&self, rng: &mut Rng) -> u64 {
+        loop {
+            let u = self.h_n + rng.next_f64() * (self.h_x1 - self.h_n);
+            let x = self.big_h_inv(u);
+            let k = x.round().clamp(1.0, self.n);
+            if k - x <= self.c || u >= self.big_h(k + 0.5) - self.h(k) {
+                return k as u64;
+            }
+        }
+    }
+}
+
+/// log1p(x)/x, stable near 0.
+fn helper1(x: f64) -> f64 {
+    if x.abs() > 1e-8 {
+        x.ln_1p() / x
+    } else {
+        1.0 - x * (0.5 - x * (1.0 / 3.0 - 0.25 * x))
+    }
+}
+
+/// expm1(x)/x, stable near 0.
+fn helper2(x: f64) -> f64 {
+    if x.abs() > 1e-8 {
+        x.exp_m1() / x
+    } else {
+        1.0 + x * 0.5 * (1.0 + x * (1.0 / 3.0) * (1.0 + 0.25 * x))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_records_are_unique_and_sized() {
+        let spec = PayloadSpec::Json { size: 1024, event: "order.created".into() };
+        let mut g = PayloadGen::new(&spec, 1);
+        let a = g.next(1, 1000).to_vec();
+        let b = g.next(2, 1000).to_vec();
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 1024);
+        let v: serde_json::Value = serde_json::from_slice(&a).expect("valid JSON");
+        assert_eq!(v["seq"], 1);
+        assert_eq!(v["event"], "order.created");
+    }
+
+    #[test]
+    fn zipf_is_skewed_and_in_range() {
+        let z = Zipf::new(1000, 1.1);
+        let mut rng = Rng::new(7);
+        let mut counts = vec![0u32; 1001];
+        for _ in 0..100_000 {
+            let k = z.sample(&mut rng) as usize;
+            assert!((1..=1000).contains(&k));
+            counts[k] += 1;
+        }
+        // The hottest key takes far more than a uniform share (100), the tail far less.
+        assert!(counts[1] > 10_000, "key 1 drew {}", counts[1]);
+        assert!(counts[1] > 20 * counts[500].max(1));
+    }
+
+    #[test]
+    fn random_payload_respects_compressibility() {
+        let spec = PayloadSpec::Random { size: 1000, compressibility: 0.5 };
+        let mut g = PayloadGen::new(&spec, 3);
+        let p = g.next(0, 0);
+        assert_eq!(p.len(), 1000);
+        assert!(p[500..].iter().all(|b| *b == 0));
+        assert!(p[..500].iter().filter(|b| **b == 0).count() < 20);
+    }
+}

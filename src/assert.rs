@@ -1,0 +1,193 @@
+//! Stage 6, assert: evaluates every `expect` line against the measured runs.
+//!
+//! An assertion is evaluated once per run its `when` admits. A metric without a selector means
+//! that run; `metric[var=value]` means the run that differs from it only in those coordinates.
+//! Instances that resolve to the same runs are evaluated once.
+
+use serde::Serialize;
+
+use crate::exit::Outcome;
+use crate::measure::RunResult;
+use crate::model::{Assertion, BinOp, CmpOp, Dim, Expr, Test};
+use crate::plan::Plan;
+use crate::run::Execution;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Verdict {
+    pub assertion: String,
+    /// The runs it was evaluated on (labels), e.g. `linger=5ms codec=zstd`.
+    pub runs: Vec<String>,
+    pub pass: bool,
+    /// Measured left-hand side, formatted with its unit.
+    pub measured: String,
+    /// The bound it was compared with, formatted.
+    pub bound: String,
+    /// Why it failed: by how much, or what was not measured.
+    pub detail: Option<String>,
+    #[serde(skip)]
+    pub line: usize,
+}
+
+pub fn evaluate(p: &Plan, results: &[RunResult]) -> Vec<Verdict> {
+    let mut out = Vec::new();
+    for a in &p.assertions {
+        let mut seen: Vec<Vec<usize>> = Vec::new();
+        for (ci, rp) in p.runs.iter().enumerate() {
+            if !a.when.iter().all(|c| c.holds(&rp.cell)) {
+                continue;
+            }
+            let mut refs = Vec::new();
+            if !collect_refs(p, ci, a, &mut refs) {
+                continue; // a selected run does not exist in this cell's neighbourhood
+            }
+            if seen.contains(&refs) {
+                continue;
+            }
+            // Only runs that were executed can be judged.
+            if refs.iter().any(|i| !results.iter().any(|r| r.index == *i)) {
+                continue;
+            }
+            seen.push(refs.clone());
+            out.push(judge(p, ci, a, results, &refs));
+        }
+    }
+    out
+}
+
+/// The run a metric reference points at from run `ci`.
+fn target(p: &Plan, ci: usize, select: &[(String, crate::model::Val)]) -> Option<usize> {
+    let base = &p.runs[ci].cell;
+    p.runs.iter().position(|r| {
+        r.cell.coords.iter().all(|c| match select.iter().find(|(d, _)| *d == c.dim) {
+            Some((_, v)) => c.value == *v,
+            None => base.coord(&c.dim).is_some_and(|b| b.value == c.value),
+        })
+    })
+}
+
+fn exprs(a: &Assertion) -> Vec<&Expr> {
+    let mut v = vec![&a.lhs];
+    match &a.test {
+        Test::Compare(_, r) => v.push(r),
+        Test::Within(l, h) => {
+            v.push(l);
+            v.push(h)
+        }
+    }
+    v
+}
+
+fn collect_refs(p: &Plan, ci: usize, a: &Assertion, out: &mut Vec<usize>) -> bool {
+    fn walk(p: &Plan, ci: usize, e: &Expr, out: &mut Vec<usize>) -> bool {
+        match e {
+            Expr::Metric { select, .. } => match target(p, ci, select) {
+                Some(i) => {
+                    out.push(i);
+                    true
+                }
+                None => false,
+            },
+            Expr::Const(..) => true,
+            Expr::Binary(l, _, r) => walk(p, ci, l, out) && walk(p, ci, r, out),
+        }
+    }
+    exprs(a).into_iter().all(|e| walk(p, ci, e, out))
+}
+
+fn value(p: &Plan, ci: usize, e: &Expr, results: &[RunResult]) -> Result<f64, String> {
+    match e {
+        Expr::Const(x, _) => Ok(*x),
+        Expr::Metric { metric, select, .. } => {
+            let i = target(p, ci, select).ok_or("no such run")?;
+            let r = results.iter().find(|r| r.index == i).ok_or("the run did not execute")?;
+            r.metric(*metric).ok_or_else(|| format!("not measured in run `{}`", r.label))
+        }
+        Expr::Binary(l, op, r) => {
+            let (l, r) = (value(p, ci, l, results)?, value(p, ci, r, results)?);
+            Ok(match op {
+                BinOp::Add => l + r,
+                BinOp::Sub => l - r,
+                BinOp::Mul => l * r,
+                BinOp::Div => l / r,
+            })
+        }
+    }
+}
+
+fn judge(p: &Plan, ci: usize, a: &Assertion, results: &[RunResult], refs: &[usize]) -> Verdict {
+    let dim = crate::check::dim_of(&a.lhs);
+    let mut runs: Vec<String> = Vec::new();
+    for i in refs {
+        let l = p.runs[*i].label.clone();
+        if !runs.contains(&l) {
+            runs.push(l);
+        }
+    }
+    let mut v = Verdict { assertion: a.text.clone(), runs, pass: false, measured: "-".into(), bound: "-".into(), detail: None, line: 0 };
+    let lhs = match value(p, ci, &a.lhs, results) {
+        Ok(x) => x,
+        Err(e) => {
+            v.detail = Some(e);
+            return v;
+        }
+    };
+    v.measured = fmt(lhs, dim);
+    let res = match &a.test {
+        Test::Compare(op, rhs) => value(p, ci, rhs, results).map(|r| {
+            v.bound = format!("{} {}", op.symbol(), fmt(r, dim));
+            let pass = match op {
+                CmpOp::Lt => lhs < r,
+                CmpOp::Le => lhs <= r,
+                CmpOp::Gt => lhs > r,
+                CmpOp::Ge => lhs >= r,
+                CmpOp::Eq => (lhs - r).abs() <= 1e-9 * r.abs().max(1.0),
+                CmpOp::Ne => (lhs - r).abs() > 1e-9 * r.abs().max(1.0),
+            };
+            (pass, r)
+        }),
+        Test::Within(lo, hi) => value(p, ci, lo, results).and_then(|l| {
+            value(p, ci, hi, results).map(|h| {
+                v.bound = format!("in {}..{}", fmt(l, dim), fmt(h, dim));
+                let pass = lhs >= l && lhs <= h;
+                (pass, if lhs < l { l } else { h })
+            })
+        }),
+    };
+    match res {
+        Ok((pass, bound)) => {
+            v.pass = pass;
+            if !pass {
+                let by = if bound != 0.0 { format!(" ({:+.1}%)", (lhs - bound) / bound.abs() * 100.0) } else { String::new() };
+                v.detail = Some(format!("measured {} against {}{}", fmt(lhs, dim), v.bound, by));
+            }
+        }
+        Err(e) => v.detail = Some(e),
+    }
+    v
+}
+
+/// A value in base units, formatted for its dimension.
+pub fn fmt(x: f64, d: Dim) -> String {
+    use crate::report::{human_bytes, human_duration};
+    match d {
+        Dim::Duration => human_duration(x),
+        Dim::Size => human_bytes(x),
+        Dim::Rate => format!("{x:.0}/s"),
+        Dim::ByteRate => format!("{}/s", human_bytes(x)),
+        Dim::Number if x.fract() == 0.0 && x.abs() < 1e15 => format!("{}", x as i64),
+        Dim::Number => format!("{x:.3}").trim_end_matches('0').to_string(),
+    }
+}
+
+/// The exit outcome: a failed run beats a failed assertion, Ctrl-C beats both.
+pub fn outcome(exec: &Execution, verdicts: &[Verdict]) -> Outcome {
+    if exec.interrupted {
+        Outcome::Interrupted
+    } else if exec.failure.is_some() {
+        Outcome::RunFailed
+    } else if verdicts.iter().any(|v| !v.pass) {
+        Outcome::AssertionFailed
+    } else {
+        Outcome::Ok
+    }
+}

@@ -1,0 +1,75 @@
+//! The comparison table: one row per run, in the spirit of seed 000's table.
+
+use std::io::{self, Write};
+
+use tabled::builder::Builder;
+use tabled::settings::object::Columns;
+use tabled::settings::{Alignment, Style};
+
+use super::{human_bytes, human_duration};
+use crate::plan::Plan;
+use crate::run::Execution;
+
+fn ms(x: f64) -> String {
+    if x == 0.0 {
+        "-".into()
+    } else {
+        human_duration(x / 1e3)
+    }
+}
+
+pub fn write(p: &Plan, exec: &Execution, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "scenario {} ({} of {} runs)", p.scenario, exec.results.len(), p.runs.len())?;
+    let e2e = exec.results.iter().any(|r| r.e2e.is_some());
+    let paced = exec.results.iter().any(|r| r.target_rate.is_some());
+    let mut b = Builder::default();
+    let mut head = vec!["run", "sent", "failed", "elapsed", "msg/s", "MB/s"];
+    if paced {
+        head.push("target/s");
+    }
+    head.extend(["ack p50", "ack p99", "ack p99.9"]);
+    if e2e {
+        head.extend(["e2e p50", "e2e p99", "lost"]);
+    }
+    head.extend(["disk", "ratio", "batch", "rec/req"]);
+    b.push_record(head);
+    for r in &exec.results {
+        let mut row = vec![
+            if r.complete { r.label.clone() } else { format!("{} (incomplete)", r.label) },
+            r.sent.to_string(),
+            r.failed.to_string(),
+            human_duration(r.elapsed_secs),
+            format!("{:.0}", r.throughput_msgs),
+            format!("{:.1}", r.throughput_bytes / 1e6),
+        ];
+        if paced {
+            row.push(r.target_rate.map_or("-".into(), |t| format!("{t:.0}")));
+        }
+        row.extend([ms(r.ack.p50_ms), ms(r.ack.p99_ms), ms(r.ack.p999_ms)]);
+        if e2e {
+            match (&r.e2e, &r.delivery) {
+                (Some(l), Some(d)) => row.extend([ms(l.p50_ms), ms(l.p99_ms), d.lost.to_string()]),
+                _ => row.extend(["-".into(), "-".into(), "-".into()]),
+            }
+        }
+        row.extend([
+            r.disk_bytes.map_or("-".into(), |d| human_bytes(d as f64)),
+            r.disk_ratio.map_or("-".into(), |x| format!("{x:.2}x")),
+            r.internals.batch_bytes_avg.map_or("-".into(), human_bytes),
+            r.internals.records_per_request.map_or("-".into(), |x| format!("{x:.0}")),
+        ]);
+        b.push_record(row);
+    }
+    let mut t = b.build();
+    t.with(Style::psql());
+    t.modify(Columns::new(1..), Alignment::right());
+    writeln!(out, "{t}")?;
+    for r in exec.results.iter().filter(|r| r.failed > 0) {
+        let kinds: Vec<String> = r.failed_by_kind.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+        writeln!(out, "  {}: {} failed ({})", r.label, r.failed, kinds.join(", "))?;
+    }
+    for n in &exec.notes {
+        writeln!(out, "  note: {n}")?;
+    }
+    Ok(())
+}

@@ -1,0 +1,94 @@
+//! On-disk bytes per partition via DescribeLogDirs (librdkafka has no such call). Each broker
+//! reports its own replicas; we keep the largest replica of each partition, so a topic with
+//! replication 3 counts once, not three times.
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::time::Duration;
+
+use bytes::{Buf, BytesMut};
+use kafka_protocol::messages::describe_log_dirs_request::DescribableLogDirTopic;
+use kafka_protocol::messages::{
+    ApiKey, DescribeLogDirsRequest, DescribeLogDirsResponse, RequestHeader, ResponseHeader, TopicName,
+};
+use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, StrBytes};
+
+/// v1 is served by every broker from 2.x to 4.x (v0 was removed in 4.0).
+const VERSION: i16 = 1;
+const IO_TIMEOUT: Duration = Duration::from_secs(10);
+const MAX_RESPONSE: usize = 64 * 1024 * 1024;
+
+/// Size in bytes of each partition of `topic` (largest replica), asking every broker.
+pub fn partition_sizes(brokers: &[String], topic: &str, partitions: i32) -> Result<HashMap<i32, u64>, String> {
+    let mut sizes: HashMap<i32, u64> = HashMap::new();
+    for b in brokers {
+        let resp = ask(b, topic, partitions).map_err(|e| format!("DescribeLogDirs to {b}: {e}"))?;
+        if resp.error_code != 0 {
+            return Err(format!("DescribeLogDirs to {b}: error code {}", resp.error_code));
+        }
+        for dir in resp.results {
+            if dir.error_code != 0 {
+                continue;
+            }
+            for t in dir.topics.into_iter().filter(|t| t.name.0.as_str() == topic) {
+                for p in t.partitions.into_iter().filter(|p| !p.is_future_key) {
+                    let e = sizes.entry(p.partition_index).or_default();
+                    *e = (*e).max(p.partition_size.max(0) as u64);
+                }
+            }
+        }
+    }
+    Ok(sizes)
+}
+
+/// Total on-disk bytes of `topic` (one replica per partition).
+pub fn topic_bytes(brokers: &[String], topic: &str, partitions: i32) -> Result<u64, String> {
+    Ok(partition_sizes(brokers, topic, partitions)?.values().sum())
+}
+
+fn ask(broker: &str, topic: &str, partitions: i32) -> Result<DescribeLogDirsResponse, String> {
+    let addr = broker
+        .to_socket_addrs()
+        .map_err(|e| e.to_string())?
+        .next()
+        .ok_or_else(|| "address did not resolve".to_string())?;
+    let mut s = TcpStream::connect_timeout(&addr, IO_TIMEOUT).map_err(|e| e.to_string())?;
+    s.set_read_timeout(Some(IO_TIMEOUT)).map_err(|e| e.to_string())?;
+    s.set_write_timeout(Some(IO_TIMEOUT)).map_err(|e| e.to_string())?;
+
+    let header = RequestHeader::default()
+        .with_request_api_key(ApiKey::DescribeLogDirs as i16)
+        .with_request_api_version(VERSION)
+        .with_correlation_id(1)
+        .with_client_id(Some(StrBytes::from_static_str("kafkabench")));
+    let req = DescribeLogDirsRequest::default().with_topics(Some(vec![DescribableLogDirTopic::default()
+        .with_topic(TopicName(StrBytes::from_string(topic.to_string())))
+        .with_partitions((0..partitions).collect())]));
+    let mut body = BytesMut::new();
+    header
+        .encode(&mut body, DescribeLogDirsRequest::header_version(VERSION))
+        .map_err(|e| e.to_string())?;
+    req.encode(&mut body, VERSION).map_err(|e| e.to_string())?;
+    let mut frame = Vec::with_capacity(body.len() + 4);
+    frame.extend_from_slice(&(body.len() as u32).to_be_bytes());
+    frame.extend_from_slice(&body);
+    s.write_all(&frame).map_err(|e| e.to_string())?;
+
+    let mut len = [0u8; 4];
+    s.read_exact(&mut len).map_err(|e| e.to_string())?;
+    let len = u32::from_be_bytes(len) as usize;
+    if len > MAX_RESPONSE {
+        return Err(format!("response of {len} bytes is implausible"));
+    }
+    let mut buf = vec![0u8; len];
+    s.read_exact(&mut buf).map_err(|e| e.to_string())?;
+    let mut buf = bytes::Bytes::from(buf);
+    let rh = ResponseHeader::decode(&mut buf, DescribeLogDirsResponse::header_version(VERSION)).map_err(|e| e.to_string())?;
+    if rh.correlation_id != 1 {
+        return Err("mismatched correlation id".into());
+    }
+    let resp = DescribeLogDirsResponse::decode(&mut buf, VERSION).map_err(|e| e.to_string())?;
+    let _ = buf.remaining();
+    Ok(resp)
+}

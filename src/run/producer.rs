@@ -1,0 +1,542 @@
+//! One producer client on its own OS thread. The send loop allocates nothing per record (unless
+//! the scenario asks for headers or a consumer, which need a header per record), paces from a
+//! schedule of intended send times, and records latency from the intended time, so a stalled
+//! sender shows up in the figures instead of hiding (no coordinated omission).
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Barrier, Mutex};
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use rdkafka::config::ClientConfig;
+use rdkafka::error::KafkaError;
+use rdkafka::message::{Header, Message, OwnedHeaders};
+use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, ProducerContext};
+use rdkafka::statistics::Statistics;
+use rdkafka::types::RDKafkaErrorCode;
+use rdkafka::ClientContext;
+
+use super::payload::{KeyGen, PayloadGen};
+use super::Shared;
+use crate::measure::{new_histogram, record, Internals};
+use crate::model::{RateSpec, Warmup, Workload};
+use crate::plan::STATS_INTERVAL_MS;
+
+/// Set in the delivery opaque for warm-up records, which are sent but not measured.
+const WARMUP_BIT: usize = 1 << 63;
+/// Header carrying what the consumer needs: intended send time, producer, sequence, phase.
+pub const E2E_HEADER: &str = "kb";
+pub const E2E_HEADER_LEN: usize = 21;
+
+pub struct ProducerJob {
+    pub id: u32,
+    pub config: ClientConfig,
+    pub topic: String,
+    pub workload: Workload,
+    /// This producer's share of the message count.
+    pub messages: Option<u64>,
+    /// This producer's share of the rate (1 / number of producers).
+    pub rate_share: f64,
+    /// Stamp each record for the consumer.
+    pub e2e: bool,
+    pub shared: Arc<Shared>,
+    /// Two waits: warm-up done, then go (the orchestrator measures disk in between).
+    pub barrier: Arc<Barrier>,
+    pub flush_timeout: Duration,
+}
+
+#[derive(Default)]
+struct Recorder {
+    measuring: bool,
+    ack: Option<Histogram<u64>>,
+    service: Option<Histogram<u64>>,
+    acked: u64,
+    failed: u64,
+    failed_by_kind: BTreeMap<String, u64>,
+    payload_bytes: u64,
+    last_ack_ns: u64,
+}
+
+#[derive(Default, Clone, Copy)]
+struct StatsAcc {
+    base_txmsgs: i64,
+    base_txbytes: i64,
+    base_reqs: i64,
+    txmsgs: i64,
+    txbytes: i64,
+    reqs: i64,
+    batch_bytes_sum: i64,
+    batch_bytes_cnt: i64,
+    batch_records_sum: i64,
+    batch_records_cnt: i64,
+}
+
+pub struct Ctx {
+    t0: Instant,
+    shared: Arc<Shared>,
+    rec: Mutex<Recorder>,
+    delivered: AtomicU64,
+    stats: Mutex<(bool, StatsAcc)>,
+    stats_seen: AtomicU64,
+}
+
+impl ClientContext for Ctx {
+    fn stats(&self, s: Statistics) {
+        let reqs: i64 = s.brokers.values().map(|b| b.req.get("Produce").copied().unwrap_or(0)).sum();
+        let mut g = self.stats.lock().unwrap_or_else(|e| e.into_inner());
+        let (measuring, acc) = &mut *g;
+        if *measuring {
+            for t in s.topics.values() {
+                acc.batch_bytes_sum += t.batchsize.sum;
+                acc.batch_bytes_cnt += t.batchsize.cnt;
+                acc.batch_records_sum += t.batchcnt.sum;
+                acc.batch_records_cnt += t.batchcnt.cnt;
+            }
+        } else {
+            acc.base_txmsgs = s.txmsgs;
+            acc.base_txbytes = s.txmsg_bytes;
+            acc.base_reqs = reqs;
+        }
+        acc.txmsgs = s.txmsgs;
+        acc.txbytes = s.txmsg_bytes;
+        acc.reqs = reqs;
+        self.stats_seen.fetch_add(1, Ordering::Release);
+    }
+
+    fn error(&self, error: KafkaError, reason: &str) {
+        if error.rdkafka_error_code() == Some(RDKafkaErrorCode::AllBrokersDown) {
+            self.shared.cluster_lost(format!("all brokers are down ({reason})"));
+        }
+    }
+
+    fn log(&self, _: rdkafka::config::RDKafkaLogLevel, _: &str, _: &str) {}
+}
+
+impl ProducerContext for Ctx {
+    type DeliveryOpaque = usize;
+
+    fn delivery(&self, result: &DeliveryResult<'_>, opaque: usize) {
+        let now = self.t0.elapsed().as_nanos() as u64;
+        self.delivered.fetch_add(1, Ordering::Release);
+        if opaque & WARMUP_BIT != 0 {
+            return;
+        }
+        let intended = opaque as u64;
+        let mut r = self.rec.lock().unwrap_or_else(|e| e.into_inner());
+        match result {
+            Ok(m) => {
+                r.acked += 1;
+                r.payload_bytes += (m.payload_len() + m.key().map_or(0, |k| k.len())) as u64;
+                r.last_ack_ns = now;
+                if let Some(h) = r.ack.as_mut() {
+                    record(h, now.saturating_sub(intended));
+                }
+                // librdkafka's own produce() → delivery time, in microseconds.
+                let us = unsafe { rdkafka::bindings::rd_kafka_message_latency(m.ptr()) };
+                if us >= 0 {
+                    if let Some(h) = r.service.as_mut() {
+                        record(h, us as u64 * 1000);
+                    }
+                }
+                self.shared.acked.fetch_add(1, Ordering::Relaxed);
+            }
+            Err((e, _)) => {
+                r.failed += 1;
+                *r.failed_by_kind.entry(error_kind(e)).or_default() += 1;
+                self.shared.failed.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+fn error_kind(e: &KafkaError) -> String {
+    match e.rdkafka_error_code() {
+        Some(c) => format!("{c:?}"),
+        None => e.to_string(),
+    }
+}
+
+/// What one producer measured.
+pub struct ProducerOutcome {
+    pub sent: u64,
+    pub acked: u64,
+    pub failed: u64,
+    pub failed_by_kind: BTreeMap<String, u64>,
+    pub queue_full: u64,
+    pub payload_bytes: u64,
+    pub ack: Histogram<u64>,
+    pub service: Histogram<u64>,
+    pub send_delay: Histogram<u64>,
+    pub start_ns: u64,
+    pub first_send_ns: u64,
+    pub last_send_ns: u64,
+    pub last_ack_ns: u64,
+    pub internals: Internals,
+    pub error: Option<String>,
+}
+
+impl ProducerOutcome {
+    fn failed_to_start(error: String) -> ProducerOutcome {
+        ProducerOutcome {
+            sent: 0,
+            acked: 0,
+            failed: 0,
+            failed_by_kind: BTreeMap::new(),
+            queue_full: 0,
+            payload_bytes: 0,
+            ack: new_histogram(),
+            service: new_histogram(),
+            send_delay: new_histogram(),
+            start_ns: 0,
+            first_send_ns: 0,
+            last_send_ns: 0,
+            last_ack_ns: 0,
+            internals: Internals::default(),
+            error: Some(error),
+        }
+    }
+}
+
+/// Intended send times. `None` from `next` ends the workload (a shape ran out).
+struct Pacer {
+    kind: PaceKind,
+    next_ns: f64,
+}
+
+enum PaceKind {
+    Unlimited,
+    Fixed { interval_ns: f64 },
+    /// (end of segment since start, interval or None for a pause).
+    Shape { segs: Vec<(f64, Option<f64>)>, idx: usize },
+}
+
+impl Pacer {
+    fn new(rate: &RateSpec, share: f64, start_ns: u64, stagger: f64) -> Pacer {
+        let kind = match rate {
+            RateSpec::Unlimited => PaceKind::Unlimited,
+            RateSpec::Fixed(r) => PaceKind::Fixed { interval_ns: 1e9 / (r * share) },
+            RateSpec::Shape(segs) => {
+                let mut end = 0.0;
+                let segs = segs
+                    .iter()
+                    .map(|s| {
+                        end += s.duration.as_nanos() as f64;
+                        (start_ns as f64 + end, (s.per_sec > 0.0).then(|| 1e9 / (s.per_sec * share)))
+                    })
+                    .collect();
+                PaceKind::Shape { segs, idx: 0 }
+            }
+        };
+        // Producers start offset by a fraction of an interval so they do not send in lockstep.
+        let first_interval = match &kind {
+            PaceKind::Fixed { interval_ns } => *interval_ns,
+            PaceKind::Shape { segs, .. } => segs.first().and_then(|s| s.1).unwrap_or(0.0),
+            PaceKind::Unlimited => 0.0,
+        };
+        Pacer { kind, next_ns: start_ns as f64 + stagger * first_interval }
+    }
+
+    /// Some(None): send now (unlimited). Some(Some(t)): send at t. None: the shape is over.
+    #[inline]
+    fn next(&mut self) -> Option<Option<u64>> {
+        match &mut self.kind {
+            PaceKind::Unlimited => Some(None),
+            PaceKind::Fixed { interval_ns } => {
+                let t = self.next_ns;
+                self.next_ns += *interval_ns;
+                Some(Some(t as u64))
+            }
+            PaceKind::Shape { segs, idx } => loop {
+                let (end, interval) = *segs.get(*idx)?;
+                if self.next_ns >= end {
+                    *idx += 1;
+                    continue;
+                }
+                match interval {
+                    None => {
+                        self.next_ns = end;
+                        *idx += 1;
+                    }
+                    Some(iv) => {
+                        let t = self.next_ns;
+                        self.next_ns += iv;
+                        return Some(Some(t as u64));
+                    }
+                }
+            },
+        }
+    }
+}
+
+struct Sender<'a> {
+    p: &'a BaseProducer<Ctx>,
+    job: &'a ProducerJob,
+    t0: Instant,
+    unix_ms_at_t0: u64,
+    payload: PayloadGen,
+    keys: KeyGen,
+    seq: u64,
+    issued: u64,
+    queue_full: u64,
+    enqueue_failed: u64,
+    enqueue_failed_by_kind: BTreeMap<String, u64>,
+    send_delay: Histogram<u64>,
+}
+
+enum Phase {
+    Warmup,
+    Measured,
+}
+
+impl Sender<'_> {
+    #[inline]
+    fn now_ns(&self) -> u64 {
+        self.t0.elapsed().as_nanos() as u64
+    }
+
+    /// Sleeps (serving callbacks) until `t`; never sends early.
+    fn wait_until(&self, t: u64) {
+        loop {
+            self.p.poll(Duration::ZERO);
+            let now = self.now_ns();
+            if now >= t {
+                return;
+            }
+            let rem = t - now;
+            if rem > 5_000 {
+                std::thread::sleep(Duration::from_nanos(rem.min(2_000_000)));
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+    }
+
+    fn in_flight_wait(&self, limit: u32) {
+        let ctx = self.p.context();
+        while self.issued.saturating_sub(ctx.delivered.load(Ordering::Acquire)) >= limit as u64 {
+            if self.job.shared.stopping() {
+                return;
+            }
+            self.p.poll(Duration::from_millis(1));
+        }
+    }
+
+    /// Sends until the phase's end. Returns (sent, first send, last send) in ns since t0.
+    fn phase(&mut self, phase: Phase, count: Option<u64>, duration: Option<Duration>) -> (u64, u64, u64) {
+        let w = &self.job.workload;
+        let start = self.now_ns();
+        let stagger = self.job.id as f64 * self.job.rate_share;
+        let mut pacer = Pacer::new(&w.rate, self.job.rate_share, start, stagger);
+        let end_ns = duration.map(|d| start + d.as_nanos() as u64);
+        let warm = matches!(phase, Phase::Warmup);
+        let mut sent = 0u64;
+        let (mut first, mut last) = (0u64, 0u64);
+        let mut hdr = [0u8; E2E_HEADER_LEN];
+        let stamp = self.job.e2e;
+        let user_headers = !w.headers.is_empty();
+        loop {
+            if count.is_some_and(|c| sent >= c) || self.job.shared.stopping() {
+                break;
+            }
+            let Some(slot) = pacer.next() else { break };
+            if let Some(limit) = w.in_flight {
+                self.in_flight_wait(limit);
+            }
+            let intended = match slot {
+                Some(t) => {
+                    if end_ns.is_some_and(|e| t >= e) {
+                        break;
+                    }
+                    self.wait_until(t);
+                    t
+                }
+                None => {
+                    let now = self.now_ns();
+                    if end_ns.is_some_and(|e| now >= e) {
+                        break;
+                    }
+                    now
+                }
+            };
+            let unix_ms = self.unix_ms_at_t0 + intended / 1_000_000;
+            let seq = self.seq;
+            let value = self.payload.next(seq, unix_ms);
+            let key = self.keys.next(seq);
+            let opaque = intended as usize | if warm { WARMUP_BIT } else { 0 };
+            let mut rec: BaseRecord<'_, [u8], [u8], usize> = BaseRecord::with_opaque_to(&self.job.topic, opaque).payload(value);
+            if let Some(k) = key {
+                rec = rec.key(k);
+            }
+            if stamp || user_headers {
+                let mut h = OwnedHeaders::new_with_capacity(1 + w.headers.len());
+                if stamp {
+                    hdr[..8].copy_from_slice(&intended.to_le_bytes());
+                    hdr[8..12].copy_from_slice(&self.job.id.to_le_bytes());
+                    hdr[12..20].copy_from_slice(&seq.to_le_bytes());
+                    hdr[20] = u8::from(!warm);
+                    h = h.insert(Header { key: E2E_HEADER, value: Some(&hdr[..]) });
+                }
+                for (k, v) in &w.headers {
+                    h = h.insert(Header { key: k, value: Some(v.as_bytes()) });
+                }
+                rec = rec.headers(h);
+            }
+            let actual = self.t0.elapsed().as_nanos() as u64;
+            loop {
+                match self.p.send(rec) {
+                    Ok(()) => {
+                        sent += 1;
+                        self.issued += 1;
+                        self.seq += 1;
+                        break;
+                    }
+                    Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), back)) => {
+                        // librdkafka's queue is full: serve delivery reports to make room.
+                        self.queue_full += 1;
+                        rec = back;
+                        self.p.poll(Duration::from_millis(1));
+                        if self.job.shared.stopping() {
+                            break;
+                        }
+                    }
+                    Err((e, _)) => {
+                        self.enqueue_failed += 1;
+                        *self.enqueue_failed_by_kind.entry(error_kind(&e)).or_default() += 1;
+                        self.seq += 1;
+                        break;
+                    }
+                }
+            }
+            if !warm {
+                record(&mut self.send_delay, actual.saturating_sub(intended));
+                if first == 0 {
+                    first = actual.max(1);
+                }
+                last = actual;
+                if sent & 63 == 0 {
+                    self.job.shared.sent.fetch_add(64, Ordering::Relaxed);
+                }
+            }
+            if sent & 31 == 0 {
+                self.p.poll(Duration::ZERO);
+            }
+        }
+        if !warm {
+            self.job.shared.sent.fetch_add(sent & 63, Ordering::Relaxed);
+        }
+        (sent, first, last)
+    }
+}
+
+pub fn run(job: ProducerJob) -> ProducerOutcome {
+    let shared = job.shared.clone();
+    let ctx = Ctx {
+        t0: shared.t0,
+        shared: shared.clone(),
+        rec: Mutex::new(Recorder::default()),
+        delivered: AtomicU64::new(0),
+        stats: Mutex::new((false, StatsAcc::default())),
+        stats_seen: AtomicU64::new(0),
+    };
+    let producer: BaseProducer<Ctx> = match job.config.create_with_context(ctx) {
+        Ok(p) => p,
+        Err(e) => {
+            // Still meet the orchestrator at both barriers so nothing waits forever.
+            job.barrier.wait();
+            job.barrier.wait();
+            return ProducerOutcome::failed_to_start(format!("cannot create producer: {e}"));
+        }
+    };
+    // Sleep precisely when pacing: the default 50 µs timer slack would dominate at high rates.
+    #[cfg(target_os = "linux")]
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1000u64);
+    }
+    let unix_ms_at_t0 = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+        .saturating_sub(shared.t0.elapsed().as_millis() as u64);
+    let seed = (job.id as u64 + 1).wrapping_mul(0x9E37_79B9) ^ unix_ms_at_t0;
+    let mut s = Sender {
+        p: &producer,
+        job: &job,
+        t0: shared.t0,
+        unix_ms_at_t0,
+        payload: PayloadGen::new(&job.workload.payload, seed),
+        keys: KeyGen::new(&job.workload.key, seed),
+        seq: 0,
+        issued: 0,
+        queue_full: 0,
+        enqueue_failed: 0,
+        enqueue_failed_by_kind: BTreeMap::new(),
+        send_delay: new_histogram(),
+    };
+
+    if let Some(w) = &job.workload.warmup {
+        let share = |n: u64| (n as f64 * job.rate_share).ceil() as u64;
+        match w {
+            Warmup::Messages(n) => s.phase(Phase::Warmup, Some(share(*n)), None),
+            Warmup::Duration(d) => s.phase(Phase::Warmup, None, Some(*d)),
+        };
+        let _ = producer.flush(job.flush_timeout);
+    }
+    {
+        let ctx = producer.context();
+        let mut r = ctx.rec.lock().unwrap_or_else(|e| e.into_inner());
+        r.measuring = true;
+        r.ack = Some(new_histogram());
+        r.service = Some(new_histogram());
+    }
+    job.barrier.wait();
+    job.barrier.wait();
+    producer.context().stats.lock().unwrap_or_else(|e| e.into_inner()).0 = true;
+    let start_ns = s.now_ns();
+    let (sent, first, last) = s.phase(Phase::Measured, job.messages, job.workload.duration);
+
+    // Drain: every record gets its delivery report, bounded by the delivery timeout.
+    let flushed = producer.flush(job.flush_timeout);
+    // One more statistics window so the tail of the run is in the producer internals.
+    let seen = producer.context().stats_seen.load(Ordering::Acquire);
+    let deadline = Instant::now() + Duration::from_millis(STATS_INTERVAL_MS * 2 + 200);
+    while producer.context().stats_seen.load(Ordering::Acquire) == seen && Instant::now() < deadline {
+        producer.poll(Duration::from_millis(10));
+    }
+
+    let ctx = producer.context();
+    let mut r = ctx.rec.lock().unwrap_or_else(|e| e.into_inner());
+    let acc = ctx.stats.lock().unwrap_or_else(|e| e.into_inner()).1;
+    let div = |a: i64, b: i64| (b > 0).then(|| a as f64 / b as f64);
+    let internals = Internals {
+        batch_bytes_avg: div(acc.batch_bytes_sum, acc.batch_bytes_cnt),
+        batch_records_avg: div(acc.batch_records_sum, acc.batch_records_cnt),
+        records_per_request: div(acc.txmsgs - acc.base_txmsgs, acc.reqs - acc.base_reqs),
+        wire_ratio: div(acc.txbytes - acc.base_txbytes, acc.batch_bytes_sum),
+        produce_requests: (acc.reqs - acc.base_reqs).max(0) as u64,
+    };
+    let mut failed_by_kind = std::mem::take(&mut r.failed_by_kind);
+    for (k, v) in &s.enqueue_failed_by_kind {
+        *failed_by_kind.entry(format!("enqueue: {k}")).or_default() += v;
+    }
+    let error = match flushed {
+        Err(e) => Some(format!("flush did not complete within {}s: {e}", job.flush_timeout.as_secs())),
+        Ok(()) => None,
+    };
+    ProducerOutcome {
+        sent,
+        acked: r.acked,
+        failed: r.failed + s.enqueue_failed,
+        failed_by_kind,
+        queue_full: s.queue_full,
+        payload_bytes: r.payload_bytes,
+        ack: r.ack.take().unwrap_or_else(new_histogram),
+        service: r.service.take().unwrap_or_else(new_histogram),
+        send_delay: std::mem::replace(&mut s.send_delay, new_histogram()),
+        start_ns,
+        first_send_ns: first,
+        last_send_ns: last,
+        last_ack_ns: r.last_ack_ns,
+        internals,
+        error,
+    }
+}
