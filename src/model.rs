@@ -165,6 +165,9 @@ pub struct Workload {
     /// At most this many records awaiting their ack per producer (closed loop); `1` is seed 004's
     /// one-at-a-time sending.
     pub in_flight: Option<u32>,
+    /// A record stops being in flight when the consumer reads it, not when it is acked: one
+    /// record end to end at a time, so a consumer-side wait is paid in full by every record.
+    pub in_flight_until_consumed: bool,
     /// Producer clients running in parallel, each on its own thread.
     pub producers: u32,
     pub payload: PayloadSpec,

@@ -27,7 +27,7 @@ const SECTIONS: &[&str] =
     &["cluster", "topic", "producer", "consumer", "workload", "matrix", "steps", "ladder"];
 const OVERRIDABLE: &[&str] = &["cluster", "topic", "producer", "consumer", "workload"];
 const WORKLOAD_KEYS: &[&str] =
-    &["messages", "duration", "warmup", "rate", "in_flight", "producers", "payload", "key"];
+    &["messages", "duration", "warmup", "rate", "in_flight", "in_flight_until", "producers", "payload", "key"];
 const TOPIC_KEYS: &[&str] = &["partitions", "replication", "existing"];
 
 /// Checks a parsed scenario. `sources` holds the files the spans point into; payload files are
@@ -665,6 +665,16 @@ impl Checker<'_> {
                     .help("add `topic \"name\" { partitions = 3 }`; use `{var}` in the name for a fresh topic per cell"),
             );
         }
+        if let (Some((true, span)), false) = (w.until, consumer_on) {
+            self.err(
+                Diagnostic::new(Kind::Missing, span, "`in_flight_until = consumed` needs a consumer")
+                    .label("no consumer in this run")
+                    .help("add `consumer { }`"),
+            );
+        }
+        if let (Some((_, span)), None) = (w.until, w.in_flight) {
+            self.err(Diagnostic::new(Kind::Missing, span, "`in_flight_until` needs `in_flight`").label("here").help("e.g. `in_flight = 1`"));
+        }
         let workload = self.finish_workload(w, name_span)?;
         if self.diags.len() > errors_before {
             return None;
@@ -770,6 +780,14 @@ impl Checker<'_> {
             "in_flight" => {
                 w.in_flight = self.count(&e.value, ctx, "in_flight").and_then(|n| self.positive(n, e.value.span, "in_flight", 1_000_000)).map(|n| n as u32)
             }
+            "in_flight_until" => match self.scalar(&e.value, ctx) {
+                Some(Val::Word(x)) if x == "acked" || x == "consumed" => w.until = Some((x == "consumed", e.value.span)),
+                _ => self.err(
+                    Diagnostic::new(Kind::Value, e.value.span, "in_flight_until is `acked` or `consumed`")
+                        .label("expected acked or consumed")
+                        .help("`consumed` waits for the consumer to read each record before the next is sent"),
+                ),
+            },
             "producers" => {
                 if let Some(n) = self.count(&e.value, ctx, "producers").and_then(|n| self.positive(n, e.value.span, "producers", 64)) {
                     w.producers = n as u32;
@@ -1035,6 +1053,7 @@ impl Checker<'_> {
             warmup: w.warmup,
             rate,
             in_flight: w.in_flight,
+            in_flight_until_consumed: w.until.is_some_and(|(c, _)| c),
             producers: w.producers,
             payload: w.payload.unwrap_or(PayloadSpec::Random { size: 100, compressibility: 0.0 }),
             key: w.key.unwrap_or(KeySpec::None),
@@ -1049,6 +1068,7 @@ struct WorkloadDraft {
     warmup: Option<Warmup>,
     rate: Option<RateSpec>,
     in_flight: Option<u32>,
+    until: Option<(bool, Span)>,
     producers: u32,
     payload: Option<PayloadSpec>,
     key: Option<KeySpec>,
@@ -1057,7 +1077,7 @@ struct WorkloadDraft {
 
 impl Default for WorkloadDraft {
     fn default() -> Self {
-        WorkloadDraft { messages: None, duration: None, warmup: None, rate: None, in_flight: None, producers: 1, payload: None, key: None, headers: vec![] }
+        WorkloadDraft { messages: None, duration: None, warmup: None, rate: None, in_flight: None, until: None, producers: 1, payload: None, key: None, headers: vec![] }
     }
 }
 

@@ -87,7 +87,8 @@ pub fn workload_text(w: &Workload) -> String {
             .join(", then "),
     });
     if let Some(n) = w.in_flight {
-        parts.push(format!("at most {n} in flight"));
+        let until = if w.in_flight_until_consumed { " until consumed" } else { "" };
+        parts.push(format!("at most {n} in flight{until}"));
     }
     if w.producers > 1 {
         parts.push(format!("{} producers", w.producers));
@@ -160,19 +161,34 @@ fn trim(s: String) -> String {
     }
 }
 
-/// PASS/FAIL per evaluated assertion, with the measured value next to the bound.
+/// PASS/FAIL per assertion: one line when every run it covers passed, and each failing run
+/// spelled out with its measured value and bound.
 pub fn verdicts_text(v: &[Verdict], out: &mut dyn Write) -> io::Result<()> {
     if v.is_empty() {
         return Ok(());
     }
     writeln!(out)?;
     let passed = v.iter().filter(|x| x.pass).count();
-    writeln!(out, "expect: {passed} of {} held", v.len())?;
+    writeln!(out, "expect: {passed} of {} checks held", v.len())?;
+    let mut order: Vec<&str> = Vec::new();
     for x in v {
-        let status = if x.pass { "PASS" } else { "FAIL" };
-        writeln!(out, "  {status}  {}  [{}]  measured {} (bound {})", x.assertion, x.runs.join(" vs "), x.measured, x.bound)?;
-        if let (false, Some(d)) = (x.pass, &x.detail) {
-            writeln!(out, "        {d}")?;
+        if !order.contains(&x.assertion.as_str()) {
+            order.push(&x.assertion);
+        }
+    }
+    for text in order {
+        let group: Vec<&Verdict> = v.iter().filter(|x| x.assertion == text).collect();
+        let failed: Vec<&&Verdict> = group.iter().filter(|x| !x.pass).collect();
+        if failed.is_empty() {
+            let shown: Vec<&str> = group.iter().map(|x| x.measured.as_str()).collect();
+            let measured = if shown.len() > 4 { format!("{} … {}", shown[..2].join(", "), shown[shown.len() - 1]) } else { shown.join(", ") };
+            let runs = if group.len() == 1 { format!("[{}]", group[0].runs.join(" vs ")) } else { format!("{} runs", group.len()) };
+            writeln!(out, "  PASS  {text}  ({runs}; measured {measured})")?;
+        } else {
+            writeln!(out, "  FAIL  {text}  ({} of {} runs failed)", failed.len(), group.len())?;
+            for x in failed {
+                writeln!(out, "        [{}] {}", x.runs.join(" vs "), x.detail.clone().unwrap_or_default())?;
+            }
         }
     }
     Ok(())

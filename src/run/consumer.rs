@@ -115,6 +115,9 @@ pub fn run(job: ConsumerJob) -> ConsumerOutcome {
         let Some(h) = m.headers().and_then(|hs| hs.iter().find(|h| h.key == E2E_HEADER)).and_then(|h| h.value) else {
             continue;
         };
+        if h.len() == E2E_HEADER_LEN {
+            job.shared.consumed_any.fetch_add(1, Ordering::Release);
+        }
         if h.len() != E2E_HEADER_LEN || h[20] == 0 {
             continue; // not ours, or a warm-up record
         }

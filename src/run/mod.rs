@@ -30,6 +30,8 @@ pub struct Shared {
     pub acked: AtomicU64,
     pub failed: AtomicU64,
     pub producers_done: AtomicBool,
+    /// Records the consumer has read (warm-up included), for `in_flight_until = consumed`.
+    pub consumed_any: AtomicU64,
     /// Acked measured records, known once producers are done: what the consumer must see.
     pub expected: AtomicU64,
 }
@@ -45,6 +47,7 @@ impl Shared {
             acked: AtomicU64::new(0),
             failed: AtomicU64::new(0),
             producers_done: AtomicBool::new(false),
+            consumed_any: AtomicU64::new(0),
             expected: AtomicU64::new(u64::MAX),
         }
     }

@@ -314,7 +314,14 @@ impl Sender<'_> {
 
     fn in_flight_wait(&self, limit: u32) {
         let ctx = self.p.context();
-        while self.issued.saturating_sub(ctx.delivered.load(Ordering::Acquire)) >= limit as u64 {
+        let done = || {
+            if self.job.workload.in_flight_until_consumed {
+                self.job.shared.consumed_any.load(Ordering::Acquire)
+            } else {
+                ctx.delivered.load(Ordering::Acquire)
+            }
+        };
+        while self.issued.saturating_sub(done()) >= limit as u64 {
             if self.job.shared.stopping() {
                 return;
             }

@@ -1,0 +1,47 @@
+// Shared helpers for integration tests: where the broker is, and running the real binary.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The broker the integration tests use: KAFKA_BOOTSTRAP, default 127.0.0.1:9092.
+pub fn bootstrap() -> String {
+    std::env::var("KAFKA_BOOTSTRAP").unwrap_or_else(|_| "127.0.0.1:9092".into())
+}
+
+/// Fails with a message that says what was tried and how to start a broker.
+pub fn require_broker() {
+    let b = bootstrap();
+    let first = b.split(',').next().unwrap_or("127.0.0.1:9092");
+    let addr: std::net::SocketAddr = std::net::ToSocketAddrs::to_socket_addrs(first)
+        .ok()
+        .and_then(|mut a| a.next())
+        .unwrap_or_else(|| panic!("KAFKA_BOOTSTRAP={b} does not resolve"));
+    if std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(3)).is_err() {
+        panic!(
+            "no Kafka broker answers at {b}: start one with `scripts/kafka-local up` \
+             (or run the whole suite with `scripts/test`, which starts it), or set KAFKA_BOOTSTRAP"
+        );
+    }
+}
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn kafkabench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kafkabench"))
+        .args(args)
+        .current_dir(repo())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the kafkabench binary runs")
+}
+
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+pub fn fixture(p: &str) -> String {
+    Path::new("tests/fixtures").join(p).display().to_string()
+}
