@@ -95,7 +95,7 @@ pub(super) fn assertion(c: &mut Checker, a: &syntax::Assertion, axes: &[Axis], c
     for (rd, span) in rhs_dims {
         if rd != ld {
             c.err(
-                Diagnostic::new(Kind::Type, span, format!("`{}` is {}, but this is {}", c.sources.text(a.lhs.span()), ld.name(), rd.name()))
+                Diagnostic::new(Kind::Type, span, format!("`{}` is {}, but this is {}", c.sources.text(a.lhs.span()).trim(), ld.name(), rd.name()))
                     .label(format!("{} here", rd.name()))
                     .help(unit_hint(ld)),
             );

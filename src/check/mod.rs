@@ -701,7 +701,15 @@ impl Checker<'_> {
         };
         let mismatch = |this: &mut Self, wants: &str, hint: &str| {
             this.err(
-                Diagnostic::new(Kind::Type, vspan, format!("`{key}` takes {wants}, not {}{via}", val.kind_name()))
+                Diagnostic::new(
+                    Kind::Type,
+                    vspan,
+                    if wants.starts_with("does not") {
+                        format!("`{key}` {wants}{via}")
+                    } else {
+                        format!("`{key}` {wants}, but this is {}{via}", val.kind_name())
+                    },
+                )
                     .label(format!("{} given here", val.kind_name()))
                     .help(hint.to_string()),
             );
@@ -709,14 +717,14 @@ impl Checker<'_> {
         };
         match &val {
             Val::Duration(d) if props::takes_millis(key) => Some(units::millis(*d)),
-            Val::Duration(_) => mismatch(self, "no duration", "write a plain value; only `*.ms` properties take durations"),
+            Val::Duration(_) => mismatch(self, "does not take a duration", "write a plain value; only `*.ms` properties take durations"),
             Val::Size(b) if key.contains("kbytes") => Some((b / 1024).to_string()),
             Val::Size(b) if props::takes_bytes(key) => Some(b.to_string()),
-            Val::Size(_) if props::takes_millis(key) => mismatch(self, "a duration", "write a duration such as `5ms`"),
-            Val::Size(_) => mismatch(self, "no size", "only byte-valued properties (`*.bytes`, `*.size`) take sizes"),
+            Val::Size(_) if props::takes_millis(key) => mismatch(self, "takes a duration", "write a duration such as `5ms`"),
+            Val::Size(_) => mismatch(self, "does not take a size", "only byte-valued properties (`*.bytes`, `*.size`) take sizes"),
             Val::Number(n) => Some(units::number_text(*n)),
             Val::Word(s) | Val::Str(s) => Some(s.clone()),
-            Val::Rate(_) | Val::ByteRate(_) | Val::Ratio(_) => mismatch(self, "a plain value", "rates and ratios belong in `workload` and `expect`"),
+            Val::Rate(_) | Val::ByteRate(_) | Val::Ratio(_) => mismatch(self, "takes a plain value", "rates and ratios belong in `workload` and `expect`"),
         }
     }
 
@@ -760,8 +768,14 @@ impl Checker<'_> {
     fn workload_key(&mut self, w: &mut WorkloadDraft, e: &Eff, ctx: &CellCtx) {
         let key = e.key.node.as_str();
         match key {
-            "messages" => w.messages = self.count(&e.value, ctx, "messages").map(|n| (n, e.value.span)),
-            "duration" => w.duration = self.duration(&e.value, ctx, "duration"),
+            "messages" => {
+                w.stop_given = true;
+                w.messages = self.count(&e.value, ctx, "messages").map(|n| (n, e.value.span))
+            }
+            "duration" => {
+                w.stop_given = true;
+                w.duration = self.duration(&e.value, ctx, "duration")
+            }
             "warmup" => {
                 w.warmup = match self.scalar(&e.value, ctx) {
                     Some(Val::Duration(d)) => Some(Warmup::Duration(d)),
@@ -890,7 +904,8 @@ impl Checker<'_> {
                         },
                     }
                 }
-                let size = self.payload_size(size, rv.span)?;
+                let written = args.iter().enumerate().any(|(i, a)| a.name.as_ref().map_or(i == 0, |n| n.node == "size"));
+                let size = self.payload_size(size, rv.span, written)?;
                 Some(PayloadSpec::Random { size, compressibility: comp })
             }
             "json" => {
@@ -906,7 +921,8 @@ impl Checker<'_> {
                         },
                     }
                 }
-                let size = self.payload_size(size, rv.span)?;
+                let written = args.iter().enumerate().any(|(i, a)| a.name.as_ref().map_or(i == 0, |n| n.node == "size"));
+                let size = self.payload_size(size, rv.span, written)?;
                 Some(PayloadSpec::Json { size, event })
             }
             "constant" => {
@@ -917,7 +933,7 @@ impl Checker<'_> {
                 })?;
                 match self.scalar(val, ctx)? {
                     Val::Size(b) => {
-                        let size = self.payload_size(Some(b), rv.span)?;
+                        let size = self.payload_size(Some(b), rv.span, true)?;
                         let mut bytes = vec![0u8; size];
                         crate::run::payload::fill_random(&mut bytes, 0x5eed);
                         Some(PayloadSpec::Constant { bytes: Arc::new(bytes), size })
@@ -965,8 +981,9 @@ impl Checker<'_> {
         }
     }
 
-    fn payload_size(&mut self, size: Option<u64>, span: Span) -> Option<usize> {
+    fn payload_size(&mut self, size: Option<u64>, span: Span, written: bool) -> Option<usize> {
         match size {
+            None if written => None,
             Some(b) if (1..=64 * 1024 * 1024).contains(&b) => Some(b as usize),
             Some(b) => {
                 self.err(Diagnostic::new(Kind::Value, span, format!("a payload of {b} bytes is out of range")).label("here").help("payload sizes go from 1B to 64MiB"));
@@ -1034,7 +1051,7 @@ impl Checker<'_> {
 
     fn finish_workload(&mut self, w: WorkloadDraft, span: Span) -> Option<Workload> {
         let rate = w.rate.unwrap_or(RateSpec::Unlimited);
-        if w.messages.is_none() && w.duration.is_none() && rate.total_duration().is_none() {
+        if !w.stop_given && rate.total_duration().is_none() {
             self.err(
                 Diagnostic::new(Kind::Missing, span, "the workload says neither how many messages nor how long")
                     .label("in this scenario")
@@ -1068,6 +1085,8 @@ struct WorkloadDraft {
     warmup: Option<Warmup>,
     rate: Option<RateSpec>,
     in_flight: Option<u32>,
+    /// `messages` or `duration` was written, even if its value was wrong.
+    stop_given: bool,
     until: Option<(bool, Span)>,
     producers: u32,
     payload: Option<PayloadSpec>,
@@ -1077,7 +1096,7 @@ struct WorkloadDraft {
 
 impl Default for WorkloadDraft {
     fn default() -> Self {
-        WorkloadDraft { messages: None, duration: None, warmup: None, rate: None, in_flight: None, until: None, producers: 1, payload: None, key: None, headers: vec![] }
+        WorkloadDraft { messages: None, duration: None, warmup: None, rate: None, in_flight: None, stop_given: false, until: None, producers: 1, payload: None, key: None, headers: vec![] }
     }
 }
 

@@ -129,7 +129,9 @@ fn syntax_error(file: FileId, text: &str, e: pest::error::Error<Rule>) -> Diagno
     if let Some(att) = e.parse_attempts() {
         for t in att.expected_tokens() {
             // ParsingToken is not exported; only literal (case-sensitive) tokens help a user.
-            if format!("{t:?}").starts_with("Sensitive") {
+            let lit = t.to_string();
+            let layout = lit.trim().is_empty() || lit == "#" || lit == "//";
+            if format!("{t:?}").starts_with("Sensitive") && !layout {
                 let t = format!("`{t}`");
                 if !expected.contains(&t) {
                     expected.push(t);
