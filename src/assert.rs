@@ -58,10 +58,13 @@ pub fn evaluate(p: &Plan, results: &[RunResult]) -> Vec<Verdict> {
 fn target(p: &Plan, ci: usize, select: &[(String, crate::model::Val)]) -> Option<usize> {
     let base = &p.runs[ci].cell;
     p.runs.iter().position(|r| {
-        r.cell.coords.iter().all(|c| match select.iter().find(|(d, _)| *d == c.dim) {
-            Some((_, v)) => c.value == *v,
-            None => base.coord(&c.dim).is_some_and(|b| b.value == c.value),
-        })
+        r.cell
+            .coords
+            .iter()
+            .all(|c| match select.iter().find(|(d, _)| *d == c.dim) {
+                Some((_, v)) => c.value == *v,
+                None => base.coord(&c.dim).is_some_and(|b| b.value == c.value),
+            })
     })
 }
 
@@ -99,8 +102,12 @@ fn value(p: &Plan, ci: usize, e: &Expr, results: &[RunResult]) -> Result<f64, St
         Expr::Const(x, _) => Ok(*x),
         Expr::Metric { metric, select, .. } => {
             let i = target(p, ci, select).ok_or("no such run")?;
-            let r = results.iter().find(|r| r.index == i).ok_or("the run did not execute")?;
-            r.metric(*metric).ok_or_else(|| format!("not measured in run `{}`", r.label))
+            let r = results
+                .iter()
+                .find(|r| r.index == i)
+                .ok_or("the run did not execute")?;
+            r.metric(*metric)
+                .ok_or_else(|| format!("not measured in run `{}`", r.label))
         }
         Expr::Binary(l, op, r) => {
             let (l, r) = (value(p, ci, l, results)?, value(p, ci, r, results)?);
@@ -123,7 +130,15 @@ fn judge(p: &Plan, ci: usize, a: &Assertion, results: &[RunResult], refs: &[usiz
             runs.push(l);
         }
     }
-    let mut v = Verdict { assertion: a.text.clone(), runs, pass: false, measured: "-".into(), bound: "-".into(), detail: None, line: 0 };
+    let mut v = Verdict {
+        assertion: a.text.clone(),
+        runs,
+        pass: false,
+        measured: "-".into(),
+        bound: "-".into(),
+        detail: None,
+        line: 0,
+    };
     let lhs = match value(p, ci, &a.lhs, results) {
         Ok(x) => x,
         Err(e) => {
@@ -157,8 +172,17 @@ fn judge(p: &Plan, ci: usize, a: &Assertion, results: &[RunResult], refs: &[usiz
         Ok((pass, bound)) => {
             v.pass = pass;
             if !pass {
-                let by = if bound != 0.0 { format!(" ({:+.1}%)", (lhs - bound) / bound.abs() * 100.0) } else { String::new() };
-                v.detail = Some(format!("measured {} against {}{}", fmt(lhs, dim), v.bound, by));
+                let by = if bound != 0.0 {
+                    format!(" ({:+.1}%)", (lhs - bound) / bound.abs() * 100.0)
+                } else {
+                    String::new()
+                };
+                v.detail = Some(format!(
+                    "measured {} against {}{}",
+                    fmt(lhs, dim),
+                    v.bound,
+                    by
+                ));
             }
         }
         Err(e) => v.detail = Some(e),

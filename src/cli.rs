@@ -121,7 +121,8 @@ pub fn main(cli: Cli) -> Outcome {
 /// Loads, parses and checks one file.
 pub fn load(path: &Path) -> (Sources, Result<Scenario, Diagnostics>) {
     let mut sources = Sources::default();
-    let result = crate::syntax::load(path, &mut sources).and_then(|ast| crate::check::check(&ast, &sources));
+    let result =
+        crate::syntax::load(path, &mut sources).and_then(|ast| crate::check::check(&ast, &sources));
     (sources, result)
 }
 
@@ -129,11 +130,16 @@ pub fn print_diagnostics(diags: &Diagnostics, sources: &Sources) {
     let stderr = std::io::stderr();
     let color = stderr.is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let width = if color { terminal_width() } else { 100 };
-    let _ = stderr.lock().write_all(render_text(diags, sources, color, width).as_bytes());
+    let _ = stderr
+        .lock()
+        .write_all(render_text(diags, sources, color, width).as_bytes());
 }
 
 fn terminal_width() -> usize {
-    std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()).unwrap_or(100)
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(100)
 }
 
 fn check_cmd(a: &CheckArgs) -> Outcome {
@@ -144,11 +150,18 @@ fn check_cmd(a: &CheckArgs) -> Outcome {
         match (result, a.format) {
             (Ok(s), DiagFormat::Text) => {
                 let runs = s.cells.len();
-                println!("{}: ok ({} run{}, {} assertion{})", f.display(), runs, plural(runs), s.assertions.len(), plural(s.assertions.len()));
+                println!(
+                    "{}: ok ({} run{}, {} assertion{})",
+                    f.display(),
+                    runs,
+                    plural(runs),
+                    s.assertions.len(),
+                    plural(s.assertions.len())
+                );
             }
-            (Ok(_), DiagFormat::Json) => {
-                json_out.push(serde_json::json!({"file": f.display().to_string(), "ok": true, "diagnostics": []}))
-            }
+            (Ok(_), DiagFormat::Json) => json_out.push(
+                serde_json::json!({"file": f.display().to_string(), "ok": true, "diagnostics": []}),
+            ),
             (Err(d), DiagFormat::Text) => {
                 outcome = Outcome::Invalid;
                 print_diagnostics(&d, &sources);
@@ -178,12 +191,18 @@ fn plan_cmd(a: &PlanArgs) -> Outcome {
             return Outcome::Invalid;
         }
     };
-    let opts = PlanOptions { bootstrap: a.scaling.bootstrap.clone(), scale: a.scaling.scale, ..PlanOptions::default() };
+    let opts = PlanOptions {
+        bootstrap: a.scaling.bootstrap.clone(),
+        scale: a.scaling.scale,
+        ..PlanOptions::default()
+    };
     let p = plan(&scenario, &opts);
     let mut out = std::io::stdout().lock();
     let res = match a.format {
         PlanFormat::Text => crate::report::plan_text(&p, &mut out),
-        PlanFormat::Json => serde_json::to_writer_pretty(&mut out, &p).map_err(std::io::Error::other).and_then(|_| writeln!(out)),
+        PlanFormat::Json => serde_json::to_writer_pretty(&mut out, &p)
+            .map_err(std::io::Error::other)
+            .and_then(|_| writeln!(out)),
         PlanFormat::Yaml => serde_yaml::to_writer(&mut out, &p).map_err(std::io::Error::other),
     };
     match res {

@@ -65,12 +65,24 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     pub fn new(kind: Kind, span: Span, message: impl Into<String>) -> Diagnostic {
-        Diagnostic { kind, message: message.into(), span: Some(span), label: None, help: None }
+        Diagnostic {
+            kind,
+            message: message.into(),
+            span: Some(span),
+            label: None,
+            help: None,
+        }
     }
 
     /// A problem with no place in a file (a file that cannot be read).
     pub fn unplaced(kind: Kind, message: impl Into<String>) -> Diagnostic {
-        Diagnostic { kind, message: message.into(), span: None, label: None, help: None }
+        Diagnostic {
+            kind,
+            message: message.into(),
+            span: None,
+            label: None,
+            help: None,
+        }
     }
 
     pub fn label(mut self, label: impl Into<String>) -> Self {
@@ -111,7 +123,8 @@ impl Diagnostics {
     /// Source order, and one copy of each: the check stage validates every matrix cell, so the
     /// same mistake would otherwise be reported once per cell.
     pub fn finish(mut self) -> Self {
-        self.items.sort_by_key(|d| (d.span.map(|s| s.key()), d.kind));
+        self.items
+            .sort_by_key(|d| (d.span.map(|s| s.key()), d.kind));
         self.items.dedup_by(|a, b| {
             a.kind == b.kind
                 && a.message == b.message
@@ -148,7 +161,10 @@ impl miette::Diagnostic for Rendered<'_> {
     }
 
     fn help<'b>(&'b self) -> Option<Box<dyn std::fmt::Display + 'b>> {
-        self.d.help.as_ref().map(|h| Box::new(h) as Box<dyn std::fmt::Display>)
+        self.d
+            .help
+            .as_ref()
+            .map(|h| Box::new(h) as Box<dyn std::fmt::Display>)
     }
 
     fn source_code(&self) -> Option<&dyn miette::SourceCode> {
@@ -168,7 +184,11 @@ impl miette::Diagnostic for Rendered<'_> {
 /// Human-readable rendering: miette's graphical report for each diagnostic, then a summary.
 /// `color` off and a fixed `width` give byte-stable output for snapshot tests.
 pub fn render_text(diags: &Diagnostics, sources: &Sources, color: bool, width: usize) -> String {
-    let theme = if color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
+    let theme = if color {
+        GraphicalTheme::unicode()
+    } else {
+        GraphicalTheme::unicode_nocolor()
+    };
     let handler = GraphicalReportHandler::new_themed(theme).with_width(width);
     let mut out = String::new();
     for d in &diags.items {
@@ -233,20 +253,29 @@ pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
     let word_l = word.to_ascii_lowercase();
     candidates
         .into_iter()
-        .map(|c| (strsim::damerau_levenshtein(&word_l, &c.to_ascii_lowercase()), c))
+        .map(|c| {
+            (
+                strsim::damerau_levenshtein(&word_l, &c.to_ascii_lowercase()),
+                c,
+            )
+        })
         .filter(|(d, c)| *d <= (c.len().max(word.len()) / 3).max(1) + usize::from(word.len() > 6))
         .min_by_key(|(d, _)| *d)
         .map(|(_, c)| c)
 }
 
 /// "did you mean `x`?", or the list of what exists when nothing is close.
-pub fn suggest<'a>(word: &str, candidates: &[&'a str], what: &str) -> String {
+pub fn suggest(word: &str, candidates: &[&str], what: &str) -> String {
     match closest(word, candidates.iter().copied()) {
         Some(c) => format!("did you mean `{c}`?"),
         None if candidates.is_empty() => format!("there are no {what} here"),
         None => format!(
             "{what}: {}",
-            candidates.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")
+            candidates
+                .iter()
+                .map(|c| format!("`{c}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     }
 }

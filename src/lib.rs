@@ -1,15 +1,15 @@
 //! kafkabench: declarative Kafka benchmark scenarios. See ARCHITECTURE.md for the pipeline.
 #![doc = include_str!("../ARCHITECTURE.md")]
 
-pub mod diagnostic;
-pub mod source;
-pub mod syntax;
 pub mod assert;
 pub mod check;
 pub mod cli;
+pub mod diagnostic;
 pub mod exit;
 pub mod measure;
 pub mod model;
 pub mod plan;
 pub mod report;
 pub mod run;
+pub mod source;
+pub mod syntax;

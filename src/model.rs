@@ -85,7 +85,13 @@ impl Cell {
         }
         self.coords
             .iter()
-            .map(|c| if c.dim == "step" { c.text.clone() } else { format!("{}={}", c.dim, c.text) })
+            .map(|c| {
+                if c.dim == "step" {
+                    c.text.clone()
+                } else {
+                    format!("{}={}", c.dim, c.text)
+                }
+            })
             .collect::<Vec<_>>()
             .join(" ")
     }
@@ -109,19 +115,31 @@ pub struct Props(pub Vec<Prop>);
 
 impl Props {
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.0.iter().rev().find(|p| p.key == key).map(|p| p.value.as_str())
+        self.0
+            .iter()
+            .rev()
+            .find(|p| p.key == key)
+            .map(|p| p.value.as_str())
     }
 
     /// Sets unless already present (for kafkabench's defaults).
     pub fn set_default(&mut self, key: &str, value: impl Into<String>) {
         if self.get(key).is_none() {
-            self.0.push(Prop { key: key.into(), value: value.into(), span: None });
+            self.0.push(Prop {
+                key: key.into(),
+                value: value.into(),
+                span: None,
+            });
         }
     }
 
     pub fn set(&mut self, key: &str, value: impl Into<String>) {
         self.0.retain(|p| p.key != key);
-        self.0.push(Prop { key: key.into(), value: value.into(), span: None });
+        self.0.push(Prop {
+            key: key.into(),
+            value: value.into(),
+            span: None,
+        });
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &Prop> {
@@ -249,7 +267,10 @@ pub enum KeySpec {
     /// Uniform over `0..n`.
     Uniform(u64),
     /// Zipf over `0..n` with exponent `s`: a few hot keys.
-    Zipf { n: u64, s: f64 },
+    Zipf {
+        n: u64,
+        s: f64,
+    },
     Fixed(String),
 }
 
@@ -348,7 +369,11 @@ impl Metric {
 
 #[derive(Clone, Debug)]
 pub enum Expr {
-    Metric { metric: Metric, select: Vec<(String, Val)>, span: Span },
+    Metric {
+        metric: Metric,
+        select: Vec<(String, Val)>,
+        span: Span,
+    },
     /// A constant in base units (seconds, bytes, per second) with its dimension.
     Const(f64, Dim),
     Binary(Box<Expr>, BinOp, Box<Expr>),
@@ -379,7 +404,9 @@ pub struct Assertion {
 
 impl Clause {
     pub fn holds(&self, cell: &Cell) -> bool {
-        let hit = cell.coord(&self.dim).is_some_and(|c| self.values.contains(&c.value));
+        let hit = cell
+            .coord(&self.dim)
+            .is_some_and(|c| self.values.contains(&c.value));
         hit != self.negate
     }
 }

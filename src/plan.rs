@@ -24,13 +24,19 @@ pub struct PlanOptions {
 
 impl Default for PlanOptions {
     fn default() -> Self {
-        PlanOptions { bootstrap: None, scale: 1.0, run_id: new_run_id() }
+        PlanOptions {
+            bootstrap: None,
+            scale: 1.0,
+            run_id: new_run_id(),
+        }
     }
 }
 
 /// A short id from the clock and the pid: unique enough that topic names never meet leftovers.
 pub fn new_run_id() -> String {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
     let x = (nanos as u64) ^ ((std::process::id() as u64) << 32);
     let mut r = crate::run::payload::Rng::new(x);
     format!("{:06x}", r.next_u64() & 0xff_ffff)
@@ -71,7 +77,10 @@ pub fn plan(scenario: &Scenario, opts: &PlanOptions) -> Plan {
         .enumerate()
         .map(|(i, cell)| {
             let spec = &cell.spec;
-            let bootstrap = opts.bootstrap.clone().unwrap_or_else(|| spec.bootstrap.clone());
+            let bootstrap = opts
+                .bootstrap
+                .clone()
+                .unwrap_or_else(|| spec.bootstrap.clone());
             let base = |extra: &Props| {
                 let mut p = Props::default();
                 p.set("bootstrap.servers", bootstrap.clone());

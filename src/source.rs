@@ -27,7 +27,11 @@ impl Span {
 
     /// The smallest span covering both.
     pub fn to(self, other: Span) -> Span {
-        Span::new(self.file, self.start.min(other.start), self.end.max(other.end))
+        Span::new(
+            self.file,
+            self.start.min(other.start),
+            self.end.max(other.end),
+        )
     }
 
     pub fn len(&self) -> usize {

@@ -29,12 +29,20 @@ fn five_mistakes_exit_2_with_five_problems() {
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
     assert!(err.contains("5 problems found"), "{err}");
-    assert!(err.contains("five_mistakes.kbs:8:25"), "file, line and column: {err}");
+    assert!(
+        err.contains("five_mistakes.kbs:8:25"),
+        "file, line and column: {err}"
+    );
 }
 
 #[test]
 fn json_diagnostics_are_the_same_data() {
-    let out = kafkabench(&["check", "--format", "json", &fixture("invalid/five_mistakes.kbs")]);
+    let out = kafkabench(&[
+        "check",
+        "--format",
+        "json",
+        &fixture("invalid/five_mistakes.kbs"),
+    ]);
     assert_eq!(out.status.code(), Some(2));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
     let d = &v["files"][0]["diagnostics"];
@@ -52,10 +60,16 @@ fn plan_lists_the_nine_promo_cells_with_settings() {
     assert!(s.contains("9 runs"), "{s}");
     for l in ["0ms", "5ms", "50ms"] {
         for c in ["none", "lz4", "zstd"] {
-            assert!(s.contains(&format!("linger={l} codec={c}")), "missing cell {l}/{c}:\n{s}");
+            assert!(
+                s.contains(&format!("linger={l} codec={c}")),
+                "missing cell {l}/{c}:\n{s}"
+            );
         }
     }
-    assert!(s.contains("linger.ms=50 compression.type=zstd batch.size=1048576"), "{s}");
+    assert!(
+        s.contains("linger.ms=50 compression.type=zstd batch.size=1048576"),
+        "{s}"
+    );
     let y = kafkabench(&["plan", "--format", "yaml", "scenarios/promo_friday.kbs"]);
     assert_eq!(y.status.code(), Some(0));
     assert!(text(&y.stdout).contains("scenario: promo_friday"));
@@ -64,13 +78,21 @@ fn plan_lists_the_nine_promo_cells_with_settings() {
 #[test]
 fn scale_shrinks_counts_not_rates() {
     let out = kafkabench(&["plan", "--scale", "0.01", "scenarios/promo_friday.kbs"]);
-    assert!(text(&out.stdout).contains("1000 messages"), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains("1000 messages"),
+        "{}",
+        text(&out.stdout)
+    );
 }
 
 fn quick_failure(args: &[&str], needle: &str) {
     let t = Instant::now();
     let out = kafkabench(args);
-    assert!(t.elapsed() < Duration::from_secs(1), "took {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_secs(1),
+        "took {:?}",
+        t.elapsed()
+    );
     assert_eq!(out.status.code(), Some(2), "{args:?}");
     let err = text(&out.stderr);
     assert!(err.contains(needle), "{args:?}: {err}");
@@ -85,7 +107,9 @@ fn bad_files_fail_fast_and_clearly() {
     std::fs::write(&binary, [0xff, 0xfe, 0x00, 0x80]).unwrap();
     let garbage = dir.path().join("garbage.kbs");
     let mut rng = kafkabench::run::payload::Rng::new(1);
-    let junk: String = (0..10_000_000).map(|_| (b' ' + (rng.next_u64() % 94) as u8) as char).collect();
+    let junk: String = (0..10_000_000)
+        .map(|_| (b' ' + (rng.next_u64() % 94) as u8) as char)
+        .collect();
     std::fs::write(&garbage, junk).unwrap();
 
     quick_failure(&["check", "tests/fixtures/nope.kbs"], "no such file");
@@ -100,5 +124,8 @@ fn help_documents_exit_codes() {
     let s = text(&out.stdout);
     assert!(s.contains("Exit codes") && s.contains("130"), "{s}");
     let run = text(&kafkabench(&["run", "--help"]).stdout);
-    assert!(run.contains("--scale") && run.contains("--json") && run.contains("--junit"), "{run}");
+    assert!(
+        run.contains("--scale") && run.contains("--json") && run.contains("--junit"),
+        "{run}"
+    );
 }

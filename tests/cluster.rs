@@ -39,7 +39,8 @@ fn produce(bootstrap: &str, topic: &str, n: usize) {
             }
         }
     }
-    p.flush(Duration::from_secs(30)).expect("all records delivered");
+    p.flush(Duration::from_secs(30))
+        .expect("all records delivered");
 }
 
 #[tokio::test]
@@ -48,22 +49,40 @@ async fn topic_produce_consume_and_disk_bytes() {
     let bootstrap = common::bootstrap();
     let admin = Admin::connect(&props(&bootstrap), &bootstrap).expect("cluster reachable");
     let topic = format!("kb-foundation-{}", kafkabench::plan::new_run_id());
-    let spec = TopicSpec { name: topic.clone(), partitions: 3, replication: 1, configs: Props::default(), existing: false };
+    let spec = TopicSpec {
+        name: topic.clone(),
+        partitions: 3,
+        replication: 1,
+        configs: Props::default(),
+        existing: false,
+    };
     admin.create_topic(&spec).await.expect("topic created");
-    admin.wait_for_leaders(&topic, 3, Duration::from_secs(30)).await.expect("leaders");
+    admin
+        .wait_for_leaders(&topic, 3, Duration::from_secs(30))
+        .await
+        .expect("leaders");
     let brokers = admin.brokers().expect("brokers");
 
     produce(&bootstrap, &topic, 3000);
     let first = logdirs::partition_sizes(&brokers, &topic, 3).expect("DescribeLogDirs answers");
     assert_eq!(first.len(), 3, "one size per partition: {first:?}");
-    assert!(first.values().all(|s| *s > 0), "every partition holds bytes: {first:?}");
+    assert!(
+        first.values().all(|s| *s > 0),
+        "every partition holds bytes: {first:?}"
+    );
     let before: u64 = first.values().sum();
     // 3000 records of 200 B: at least the payload is on disk.
-    assert!(before >= 600_000, "on-disk bytes {before} below the payload written");
+    assert!(
+        before >= 600_000,
+        "on-disk bytes {before} below the payload written"
+    );
 
     produce(&bootstrap, &topic, 2000);
     let after = logdirs::topic_bytes(&brokers, &topic, 3).expect("DescribeLogDirs answers");
-    assert!(after > before, "disk bytes grow with writes: {before} -> {after}");
+    assert!(
+        after > before,
+        "disk bytes grow with writes: {before} -> {after}"
+    );
 
     let c: BaseConsumer = ClientConfig::new()
         .set("bootstrap.servers", &bootstrap)
@@ -73,7 +92,8 @@ async fn topic_produce_consume_and_disk_bytes() {
         .expect("consumer");
     let mut tpl = TopicPartitionList::new();
     for p in 0..3 {
-        tpl.add_partition_offset(&topic, p, Offset::Beginning).expect("partition");
+        tpl.add_partition_offset(&topic, p, Offset::Beginning)
+            .expect("partition");
     }
     c.assign(&tpl).expect("assign");
     let mut got = 0;
@@ -93,8 +113,14 @@ fn unreachable_cluster_is_a_clear_error_in_bounded_time() {
     // Nothing listens on port 1: the error names the address and says how to start a broker.
     let bootstrap = "127.0.0.1:1";
     let started = std::time::Instant::now();
-    let err = Admin::connect(&props(bootstrap), bootstrap).err().expect("must fail");
-    assert!(started.elapsed() < Duration::from_secs(15), "took {:?}", started.elapsed());
+    let err = Admin::connect(&props(bootstrap), bootstrap)
+        .err()
+        .expect("must fail");
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "took {:?}",
+        started.elapsed()
+    );
     assert!(err.contains("127.0.0.1:1"), "{err}");
     assert!(err.contains("scripts/kafka-local up"), "{err}");
 }

@@ -16,9 +16,14 @@ fn invalid_fixtures_render_stably() {
     assert!(files.len() >= 8, "fixtures present: {files:?}");
     for f in files {
         let (sources, result) = kafkabench::cli::load(Path::new(&f));
-        let diags = result.err().unwrap_or_else(|| panic!("{} should be invalid", f.display()));
+        let diags = result
+            .err()
+            .unwrap_or_else(|| panic!("{} should be invalid", f.display()));
         let text = render_text(&diags, &sources, false, 100);
-        assert!(!text.contains("rule") && !text.contains("EOI"), "pest internals leaked:\n{text}");
+        assert!(
+            !text.contains("rule") && !text.contains("EOI"),
+            "pest internals leaked:\n{text}"
+        );
         let name = f.file_stem().unwrap().to_string_lossy().into_owned();
         insta::assert_snapshot!(name, text);
     }
@@ -27,11 +32,23 @@ fn invalid_fixtures_render_stably() {
 #[test]
 fn five_independent_mistakes_give_five_diagnostics() {
     let (_, result) = kafkabench::cli::load(Path::new("tests/fixtures/invalid/five_mistakes.kbs"));
-    let d = result.err().expect("invalid");
+    let d = result.expect_err("invalid");
     assert_eq!(d.len(), 5, "{d:#?}");
     let helps: Vec<String> = d.items.iter().filter_map(|x| x.help.clone()).collect();
-    for expected in ["did you mean `linger`?", "queue.buffering.max.kbytes", "did you mean `rate`?", "did you mean `s`?", "did you mean `zstd`?"] {
-        assert!(helps.iter().any(|h| h.contains(expected)), "missing help {expected:?} in {helps:#?}");
+    for expected in [
+        "did you mean `linger`?",
+        "queue.buffering.max.kbytes",
+        "did you mean `rate`?",
+        "did you mean `s`?",
+        "did you mean `zstd`?",
+    ] {
+        assert!(
+            helps.iter().any(|h| h.contains(expected)),
+            "missing help {expected:?} in {helps:#?}"
+        );
     }
-    assert!(d.items.iter().all(|x| x.span.is_some()), "every diagnostic has a span");
+    assert!(
+        d.items.iter().all(|x| x.span.is_some()),
+        "every diagnostic has a span"
+    );
 }

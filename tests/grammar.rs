@@ -5,7 +5,9 @@ use kafkabench::syntax::{parse, ClauseOp, CmpOp, Entry, Expr, Test, ValueKind};
 
 fn entries(body: &str) -> Vec<Entry> {
     let src = format!("scenario \"t\" {{\n{body}\n}}");
-    parse(FileId(0), &src).unwrap_or_else(|d| panic!("{body}\n{d:?}")).entries
+    parse(FileId(0), &src)
+        .unwrap_or_else(|d| panic!("{body}\n{d:?}"))
+        .entries
 }
 
 fn value(v: &str) -> ValueKind {
@@ -31,7 +33,10 @@ fn scenario_name_and_description() {
 
 #[test]
 fn comments_both_styles() {
-    assert_eq!(entries("# a comment\n// another\nx = 1 # trailing").len(), 1);
+    assert_eq!(
+        entries("# a comment\n// another\nx = 1 # trailing").len(),
+        1
+    );
 }
 
 #[test]
@@ -41,14 +46,22 @@ fn numbers_with_separators_and_fractions() {
         v => panic!("{v:?}"),
     }
     match value("0.8") {
-        ValueKind::Quantity(q) => assert!((q.number.value - 0.8).abs() < 1e-12 && q.number.integer.is_none()),
+        ValueKind::Quantity(q) => {
+            assert!((q.number.value - 0.8).abs() < 1e-12 && q.number.integer.is_none())
+        }
         v => panic!("{v:?}"),
     }
 }
 
 #[test]
 fn units_are_glued_to_numbers() {
-    for (text, unit) in [("5ms", "ms"), ("1KiB", "KiB"), ("10x", "x"), ("50%", "%"), ("2h", "h")] {
+    for (text, unit) in [
+        ("5ms", "ms"),
+        ("1KiB", "KiB"),
+        ("10x", "x"),
+        ("50%", "%"),
+        ("2h", "h"),
+    ] {
         match value(text) {
             ValueKind::Quantity(q) => assert_eq!(q.unit.unwrap().node, unit),
             v => panic!("{text}: {v:?}"),
@@ -59,7 +72,10 @@ fn units_are_glued_to_numbers() {
 #[test]
 fn rates_per_second_and_minute_and_bytes() {
     match value("8000/min") {
-        ValueKind::Rate(r) => assert_eq!((r.amount.number.integer, r.per.node.as_str()), (Some(8000), "min")),
+        ValueKind::Rate(r) => assert_eq!(
+            (r.amount.number.integer, r.per.node.as_str()),
+            (Some(8000), "min")
+        ),
         v => panic!("{v:?}"),
     }
     match value("50MB/s") {
@@ -85,17 +101,25 @@ fn strings_with_escapes_and_templates() {
 
 #[test]
 fn env_lists_calls_vars_words() {
-    assert!(matches!(value(r#"env("KAFKA_BOOTSTRAP", "localhost:9092")"#), ValueKind::Call { name, args } if name.node == "env" && args.len() == 2));
+    assert!(
+        matches!(value(r#"env("KAFKA_BOOTSTRAP", "localhost:9092")"#), ValueKind::Call { name, args } if name.node == "env" && args.len() == 2)
+    );
     assert!(matches!(value("[0ms, 5ms, 50ms]"), ValueKind::List(v) if v.len() == 3));
-    assert!(matches!(value("json(size: 1KiB)"), ValueKind::Call { args, .. } if args[0].name.as_ref().unwrap().node == "size"));
+    assert!(
+        matches!(value("json(size: 1KiB)"), ValueKind::Call { args, .. } if args[0].name.as_ref().unwrap().node == "size")
+    );
     assert!(matches!(value("{linger}"), ValueKind::Var(v) if v.node == "linger"));
     assert_eq!(value("zstd"), ValueKind::Word("zstd".into()));
-    assert_eq!(value("murmur2_random"), ValueKind::Word("murmur2_random".into()));
+    assert_eq!(
+        value("murmur2_random"),
+        ValueKind::Word("murmur2_random".into())
+    );
 }
 
 #[test]
 fn sections_labels_dotted_keys_and_include() {
-    let e = entries("topic \"orders\" { partitions = 3 retention.ms = 1h }\ninclude \"common.kbs\"");
+    let e =
+        entries("topic \"orders\" { partitions = 3 retention.ms = 1h }\ninclude \"common.kbs\"");
     match &e[0] {
         Entry::Section(s) => {
             assert_eq!(s.name.node, "topic");
@@ -115,8 +139,18 @@ fn steps_are_nested_sections() {
 
 #[test]
 fn comparisons() {
-    for (text, op) in [("a < 1", CmpOp::Lt), ("a <= 1", CmpOp::Le), ("a > 1", CmpOp::Gt), ("a >= 1", CmpOp::Ge), ("a == 1", CmpOp::Eq), ("a != 1", CmpOp::Ne)] {
-        assert!(matches!(assertion(text).test, Test::Compare(o, _) if o == op), "{text}");
+    for (text, op) in [
+        ("a < 1", CmpOp::Lt),
+        ("a <= 1", CmpOp::Le),
+        ("a > 1", CmpOp::Gt),
+        ("a >= 1", CmpOp::Ge),
+        ("a == 1", CmpOp::Eq),
+        ("a != 1", CmpOp::Ne),
+    ] {
+        assert!(
+            matches!(assertion(text).test, Test::Compare(o, _) if o == op),
+            "{text}"
+        );
     }
 }
 
@@ -142,7 +176,9 @@ fn arithmetic_and_parentheses() {
 
 #[test]
 fn several_assertions_without_separators() {
-    match entries("expect { failed == 0 ack.p99 < 5s disk.ratio > 10x when codec == zstd }").remove(0) {
+    match entries("expect { failed == 0 ack.p99 < 5s disk.ratio > 10x when codec == zstd }")
+        .remove(0)
+    {
         Entry::Expect(v, _) => assert_eq!(v.len(), 3),
         e => panic!("{e:?}"),
     }

@@ -14,10 +14,53 @@ fn parse_and_check(text: &str) {
 }
 
 const TOKENS: &[&str] = &[
-    "scenario", "\"s\"", "{", "}", "[", "]", "(", ")", "=", ",", "..", "topic", "producer", "consumer", "workload",
-    "matrix", "steps", "ladder", "expect", "when", "in", "and", "for", "then", "linger.ms", "{linger}", "5ms", "1KiB",
-    "8000/min", "10x", "50%", "json(size: 1KiB)", "ack.p99", "<", ">=", "==", "*", "-", "messages", "rate", "100_000",
-    "codec", "zstd", "[0ms, 5ms]", "#c\n", "\n", " ",
+    "scenario",
+    "\"s\"",
+    "{",
+    "}",
+    "[",
+    "]",
+    "(",
+    ")",
+    "=",
+    ",",
+    "..",
+    "topic",
+    "producer",
+    "consumer",
+    "workload",
+    "matrix",
+    "steps",
+    "ladder",
+    "expect",
+    "when",
+    "in",
+    "and",
+    "for",
+    "then",
+    "linger.ms",
+    "{linger}",
+    "5ms",
+    "1KiB",
+    "8000/min",
+    "10x",
+    "50%",
+    "json(size: 1KiB)",
+    "ack.p99",
+    "<",
+    ">=",
+    "==",
+    "*",
+    "-",
+    "messages",
+    "rate",
+    "100_000",
+    "codec",
+    "zstd",
+    "[0ms, 5ms]",
+    "#c\n",
+    "\n",
+    " ",
 ];
 
 proptest! {
@@ -42,7 +85,15 @@ fn deep_nesting_is_refused_quickly() {
     let t = Instant::now();
     let text = format!("scenario \"s\" {{ {} }}", "a { ".repeat(50_000));
     assert!(kafkabench::syntax::parse(FileId(0), &text).is_err());
-    let expr = format!("scenario \"s\" {{ expect {{ {}1{} < 1 }} }}", "(".repeat(20_000), ")".repeat(20_000));
+    let expr = format!(
+        "scenario \"s\" {{ expect {{ {}1{} < 1 }} }}",
+        "(".repeat(20_000),
+        ")".repeat(20_000)
+    );
     let _ = kafkabench::syntax::parse(FileId(0), &expr);
-    assert!(t.elapsed() < Duration::from_secs(5), "took {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        t.elapsed()
+    );
 }

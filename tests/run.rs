@@ -10,13 +10,27 @@ fn reachable_bound_exits_0_and_json_holds_every_figure() {
     let dir = tempfile::tempdir().expect("tempdir");
     let json = dir.path().join("out.json");
     let junit = dir.path().join("junit.xml");
-    let out = kafkabench(&["run", &fixture("run/bound_ok.kbs"), "--quiet", "--json", json.to_str().unwrap(), "--junit", junit.to_str().unwrap()]);
+    let out = kafkabench(&[
+        "run",
+        &fixture("run/bound_ok.kbs"),
+        "--quiet",
+        "--json",
+        json.to_str().unwrap(),
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
     let stdout = text(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "stdout:\n{stdout}\nstderr:\n{}", text(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout:\n{stdout}\nstderr:\n{}",
+        text(&out.stderr)
+    );
     assert!(stdout.contains("ack p99"), "{stdout}");
     assert!(stdout.contains("PASS  ack.p99 < 30s"), "{stdout}");
 
-    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).expect("valid JSON");
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json).unwrap()).expect("valid JSON");
     assert_eq!(v["schema_version"], 1);
     assert_eq!(v["outcome"], "ok");
     let run = &v["runs"][0];
@@ -25,12 +39,21 @@ fn reachable_bound_exits_0_and_json_holds_every_figure() {
     for k in ["p50_ms", "p90_ms", "p99_ms", "p999_ms", "max_ms"] {
         assert!(run["ack"][k].as_f64().unwrap() > 0.0, "ack.{k} in {run}");
     }
-    assert!(run["disk_bytes"].as_u64().unwrap() > 200_000, "disk bytes measured: {run}");
+    assert!(
+        run["disk_bytes"].as_u64().unwrap() > 200_000,
+        "disk bytes measured: {run}"
+    );
     assert!(run["throughput_msgs"].as_f64().unwrap() > 0.0);
     let cfg = run["producer_config"].to_string();
-    assert!(cfg.contains("bootstrap.servers"), "effective config recorded: {cfg}");
+    assert!(
+        cfg.contains("bootstrap.servers"),
+        "effective config recorded: {cfg}"
+    );
     let junit = std::fs::read_to_string(&junit).unwrap();
-    assert!(junit.contains("<testcase") && junit.contains("failures=\"0\""), "{junit}");
+    assert!(
+        junit.contains("<testcase") && junit.contains("failures=\"0\""),
+        "{junit}"
+    );
 }
 
 #[test]
@@ -38,9 +61,17 @@ fn impossible_bound_exits_1_and_says_by_how_much() {
     common::require_broker();
     let out = kafkabench(&["run", &fixture("run/bound_fail.kbs"), "--quiet"]);
     let stdout = text(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "stdout:\n{stdout}\nstderr:\n{}", text(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "stdout:\n{stdout}\nstderr:\n{}",
+        text(&out.stderr)
+    );
     assert!(stdout.contains("FAIL  ack.p99 < 1ns"), "{stdout}");
-    assert!(stdout.contains("measured") && stdout.contains('%'), "says by how much: {stdout}");
+    assert!(
+        stdout.contains("measured") && stdout.contains('%'),
+        "says by how much: {stdout}"
+    );
     assert!(stdout.contains("PASS  failed == 0"), "{stdout}");
 }
 
@@ -49,7 +80,12 @@ fn fixed_rate_is_achieved_within_two_percent() {
     common::require_broker();
     let out = kafkabench(&["run", &fixture("run/rate_2000.kbs"), "--quiet"]);
     let stdout = text(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "stdout:\n{stdout}\nstderr:\n{}", text(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout:\n{stdout}\nstderr:\n{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
@@ -57,15 +93,33 @@ fn timers_land_on_the_leg_they_belong_to() {
     common::require_broker();
     let out = kafkabench(&["run", &fixture("run/timers.kbs"), "--quiet"]);
     let stdout = text(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "stdout:\n{stdout}\nstderr:\n{}", text(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout:\n{stdout}\nstderr:\n{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
 fn unreachable_cluster_exits_3_naming_the_address() {
     let started = std::time::Instant::now();
-    let out = kafkabench(&["run", &fixture("run/bound_ok.kbs"), "--quiet", "--bootstrap", "127.0.0.1:1"]);
+    let out = kafkabench(&[
+        "run",
+        &fixture("run/bound_ok.kbs"),
+        "--quiet",
+        "--bootstrap",
+        "127.0.0.1:1",
+    ]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "stderr:\n{stderr}");
-    assert!(stderr.contains("127.0.0.1:1") && stderr.contains("scripts/kafka-local up"), "{stderr}");
-    assert!(started.elapsed() < std::time::Duration::from_secs(20), "took {:?}", started.elapsed());
+    assert!(
+        stderr.contains("127.0.0.1:1") && stderr.contains("scripts/kafka-local up"),
+        "{stderr}"
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "took {:?}",
+        started.elapsed()
+    );
 }

@@ -7,12 +7,42 @@ use crate::syntax::{self, ClauseOp, ValueKind};
 
 /// Names offered in "did you mean" (the percentile families accept any `pNN`).
 pub const METRIC_NAMES: &[&str] = &[
-    "sent", "acked", "failed", "queue_full", "consumed", "lost", "duplicated", "reordered", "elapsed",
-    "throughput", "throughput.bytes", "rate.target", "rate.achieved", "disk.bytes", "disk.ratio",
-    "batch.bytes", "batch.records", "request.records", "wire.ratio",
-    "ack.p50", "ack.p90", "ack.p99", "ack.p999", "ack.max", "ack.mean",
-    "e2e.p50", "e2e.p90", "e2e.p99", "e2e.p999", "e2e.max", "e2e.mean",
-    "service.p50", "service.p99", "send_delay.p50", "send_delay.p99", "send_delay.max",
+    "sent",
+    "acked",
+    "failed",
+    "queue_full",
+    "consumed",
+    "lost",
+    "duplicated",
+    "reordered",
+    "elapsed",
+    "throughput",
+    "throughput.bytes",
+    "rate.target",
+    "rate.achieved",
+    "disk.bytes",
+    "disk.ratio",
+    "batch.bytes",
+    "batch.records",
+    "request.records",
+    "wire.ratio",
+    "ack.p50",
+    "ack.p90",
+    "ack.p99",
+    "ack.p999",
+    "ack.max",
+    "ack.mean",
+    "e2e.p50",
+    "e2e.p90",
+    "e2e.p99",
+    "e2e.p999",
+    "e2e.max",
+    "e2e.mean",
+    "service.p50",
+    "service.p99",
+    "send_delay.p50",
+    "send_delay.p99",
+    "send_delay.max",
 ];
 
 pub fn parse_metric(name: &str) -> Option<Metric> {
@@ -65,16 +95,25 @@ fn parse_stat(s: &str) -> Option<Stat> {
     let pct = if digits.len() <= 2 {
         digits.parse::<f64>().ok()?
     } else {
-        format!("{}.{}", &digits[..2], &digits[2..]).parse::<f64>().ok()?
+        format!("{}.{}", &digits[..2], &digits[2..])
+            .parse::<f64>()
+            .ok()?
     };
     (pct > 0.0 && pct <= 100.0).then_some(Stat::Percentile(pct))
 }
 
-pub(super) fn assertion(c: &mut Checker, a: &syntax::Assertion, axes: &[Axis], consumer: bool) -> Option<Assertion> {
+pub(super) fn assertion(
+    c: &mut Checker,
+    a: &syntax::Assertion,
+    axes: &[Axis],
+    consumer: bool,
+) -> Option<Assertion> {
     let before = c.diags.len();
     let lhs = expr(c, &a.lhs, axes, consumer);
     let test = match &a.test {
-        syntax::Test::Compare(op, rhs) => expr(c, rhs, axes, consumer).map(|r| Test::Compare(*op, r.0)),
+        syntax::Test::Compare(op, rhs) => {
+            expr(c, rhs, axes, consumer).map(|r| Test::Compare(*op, r.0))
+        }
         syntax::Test::Within(lo, hi) => {
             let lo = expr(c, lo, axes, consumer);
             let hi = expr(c, hi, axes, consumer);
@@ -90,19 +129,52 @@ pub(super) fn assertion(c: &mut Checker, a: &syntax::Assertion, axes: &[Axis], c
     let ld = lhs.1;
     let rhs_dims: Vec<(Dim, crate::source::Span)> = match &test {
         Test::Compare(_, r) => vec![(dim_of(r), syntax_rhs_span(a))],
-        Test::Within(l, h) => vec![(dim_of(l), syntax_rhs_span(a)), (dim_of(h), syntax_rhs_span(a))],
+        Test::Within(l, h) => vec![
+            (dim_of(l), syntax_rhs_span(a)),
+            (dim_of(h), syntax_rhs_span(a)),
+        ],
     };
     for (rd, span) in rhs_dims {
         if rd != ld {
             c.err(
-                Diagnostic::new(Kind::Type, span, format!("`{}` is {}, but this is {}", c.sources.text(a.lhs.span()).trim(), ld.name(), rd.name()))
-                    .label(format!("{} here", rd.name()))
-                    .help(unit_hint(ld)),
+                Diagnostic::new(
+                    Kind::Type,
+                    span,
+                    format!(
+                        "`{}` is {}, but this is {}",
+                        c.sources.text(a.lhs.span()).trim(),
+                        ld.name(),
+                        rd.name()
+                    ),
+                )
+                .label(format!("{} here", rd.name()))
+                .help(unit_hint(ld)),
             );
             return None;
         }
     }
-    Some(Assertion { text: c.sources.text(a.span).split_whitespace().collect::<Vec<_>>().join(" "), span: a.span, lhs: lhs.0, test, when })
+    // The span may run over a trailing comment (pest skips it while looking for `when`).
+    let text: Vec<&str> = c
+        .sources
+        .text(a.span)
+        .lines()
+        .map(|l| {
+            l.split(['#'])
+                .next()
+                .unwrap_or("")
+                .split("//")
+                .next()
+                .unwrap_or("")
+        })
+        .flat_map(|l| l.split_whitespace())
+        .collect();
+    Some(Assertion {
+        text: text.join(" "),
+        span: a.span,
+        lhs: lhs.0,
+        test,
+        when,
+    })
 }
 
 fn syntax_rhs_span(a: &syntax::Assertion) -> crate::source::Span {
@@ -130,8 +202,20 @@ pub fn dim_of(e: &Expr) -> Dim {
             let (l, r) = (dim_of(l), dim_of(r));
             match op {
                 BinOp::Add | BinOp::Sub => l,
-                BinOp::Mul => if l == Dim::Number { r } else { l },
-                BinOp::Div => if l == r { Dim::Number } else { l },
+                BinOp::Mul => {
+                    if l == Dim::Number {
+                        r
+                    } else {
+                        l
+                    }
+                }
+                BinOp::Div => {
+                    if l == r {
+                        Dim::Number
+                    } else {
+                        l
+                    }
+                }
             }
         }
     }
@@ -159,9 +243,21 @@ fn expr(c: &mut Checker, e: &syntax::Expr, axes: &[Axis], consumer: bool) -> Opt
             let Some(metric) = parse_metric(&m.name.node) else {
                 let help = match closest(&m.name.node, METRIC_NAMES.iter().copied()) {
                     Some(s) => format!("did you mean `{s}`?"),
-                    None => format!("metrics are: {}", METRIC_NAMES[..19].join(", ") + ", and ack/e2e/service/send_delay with .p50 .p99 .p999 .max .mean"),
+                    None => format!(
+                        "metrics are: {}",
+                        METRIC_NAMES[..19].join(", ")
+                            + ", and ack/e2e/service/send_delay with .p50 .p99 .p999 .max .mean"
+                    ),
                 };
-                c.err(Diagnostic::new(Kind::Metric, m.name.span, format!("unknown metric `{}`", m.name.node)).label("not a metric").help(help));
+                c.err(
+                    Diagnostic::new(
+                        Kind::Metric,
+                        m.name.span,
+                        format!("unknown metric `{}`", m.name.node),
+                    )
+                    .label("not a metric")
+                    .help(help),
+                );
                 return None;
             };
             if metric.needs_consumer() && !consumer {
@@ -177,7 +273,14 @@ fn expr(c: &mut Checker, e: &syntax::Expr, axes: &[Axis], consumer: bool) -> Opt
                 let v = pick(c, &var.node, var.span, val, axes)?;
                 select.push((var.node.clone(), v));
             }
-            Some((Expr::Metric { metric, select, span: m.span }, metric.dim()))
+            Some((
+                Expr::Metric {
+                    metric,
+                    select,
+                    span: m.span,
+                },
+                metric.dim(),
+            ))
         }
         syntax::Expr::Binary(l, op, r, span) => {
             let (le, ld) = expr(c, l, axes, consumer)?;
@@ -189,9 +292,13 @@ fn expr(c: &mut Checker, e: &syntax::Expr, axes: &[Axis], consumer: bool) -> Opt
             };
             if !ok {
                 c.err(
-                    Diagnostic::new(Kind::Type, *span, format!("cannot combine {} with {} this way", ld.name(), rd.name()))
-                        .label("mismatched units")
-                        .help("add or subtract like with like; multiply or divide by plain numbers"),
+                    Diagnostic::new(
+                        Kind::Type,
+                        *span,
+                        format!("cannot combine {} with {} this way", ld.name(), rd.name()),
+                    )
+                    .label("mismatched units")
+                    .help("add or subtract like with like; multiply or divide by plain numbers"),
                 );
                 return None;
             }
@@ -203,13 +310,23 @@ fn expr(c: &mut Checker, e: &syntax::Expr, axes: &[Axis], consumer: bool) -> Opt
 }
 
 /// A variable and a value that must name an existing cell coordinate.
-fn pick(c: &mut Checker, var: &str, var_span: crate::source::Span, value: &syntax::Value, axes: &[Axis]) -> Option<Val> {
+fn pick(
+    c: &mut Checker,
+    var: &str,
+    var_span: crate::source::Span,
+    value: &syntax::Value,
+    axes: &[Axis],
+) -> Option<Val> {
     let Some(axis) = axes.iter().find(|a| a.name == var) else {
         let names: Vec<&str> = axes.iter().map(|a| a.name.as_str()).collect();
         c.err(
-            Diagnostic::new(Kind::Variable, var_span, format!("unknown variable `{var}`"))
-                .label("not a matrix variable or `step`")
-                .help(suggest(var, &names, "variables are")),
+            Diagnostic::new(
+                Kind::Variable,
+                var_span,
+                format!("unknown variable `{var}`"),
+            )
+            .label("not a matrix variable or `step`")
+            .help(suggest(var, &names, "variables are")),
         );
         return None;
     };
@@ -220,13 +337,20 @@ fn pick(c: &mut Checker, var: &str, var_span: crate::source::Span, value: &synta
     let texts: Vec<&str> = axis.values.iter().map(|v| v.text.as_str()).collect();
     let written = c.sources.text(value.span).to_string();
     let help = match closest(&written, texts.iter().copied()) {
-        Some(s) => format!("did you mean `{s}`? `{var}` is one of: {}", texts.join(", ")),
+        Some(s) => format!(
+            "did you mean `{s}`? `{var}` is one of: {}",
+            texts.join(", ")
+        ),
         None => format!("`{var}` is one of: {}", texts.join(", ")),
     };
     c.err(
-        Diagnostic::new(Kind::Cell, value.span, format!("no run has {var} = {written}"))
-            .label("no such cell")
-            .help(help),
+        Diagnostic::new(
+            Kind::Cell,
+            value.span,
+            format!("no run has {var} = {written}"),
+        )
+        .label("no such cell")
+        .help(help),
     );
     None
 }
@@ -236,5 +360,9 @@ fn clause(c: &mut Checker, cl: &syntax::Clause, axes: &[Axis]) -> Option<Clause>
     for v in &cl.values {
         values.push(pick(c, &cl.var.node, cl.var.span, v, axes)?);
     }
-    Some(Clause { dim: cl.var.node.clone(), negate: cl.op == ClauseOp::Ne, values })
+    Some(Clause {
+        dim: cl.var.node.clone(),
+        negate: cl.op == ClauseOp::Ne,
+        values,
+    })
 }

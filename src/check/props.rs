@@ -70,7 +70,11 @@ pub fn known_names() -> &'static [String] {
 }
 
 /// Asks librdkafka whether `key = value` is acceptable. Err carries librdkafka's own words.
-pub fn validate(cache: &mut HashMap<(String, String), Result<(), String>>, key: &str, value: &str) -> Result<(), String> {
+pub fn validate(
+    cache: &mut HashMap<(String, String), Result<(), String>>,
+    key: &str,
+    value: &str,
+) -> Result<(), String> {
     cache
         .entry((key.to_string(), value.to_string()))
         .or_insert_with(|| {
@@ -125,7 +129,10 @@ pub const TOPIC_CONFIGS: &[&str] = &[
 
 /// Whether a property takes bytes (so a size like `1MiB` may be given).
 pub fn takes_bytes(key: &str) -> bool {
-    key.ends_with(".bytes") || key.ends_with(".size") || key.contains("kbytes") || key == "batch.size"
+    key.ends_with(".bytes")
+        || key.ends_with(".size")
+        || key.contains("kbytes")
+        || key == "batch.size"
 }
 
 /// Whether a property takes milliseconds (so a duration like `5ms` may be given).
@@ -136,5 +143,8 @@ pub fn takes_millis(key: &str) -> bool {
 /// Keys whose values must not be printed.
 pub fn is_secret(key: &str) -> bool {
     let k = key.to_ascii_lowercase();
-    k.contains("password") || k.contains("secret") || k.ends_with(".key.pem") || k == "sasl.oauthbearer.config"
+    k.contains("password")
+        || k.contains("secret")
+        || k.ends_with(".key.pem")
+        || k == "sasl.oauthbearer.config"
 }

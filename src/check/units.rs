@@ -27,10 +27,20 @@ const SIZE_UNITS: &[(&str, f64)] = &[
     ("GB", 1e9),
     ("GiB", 1_073_741_824.0),
 ];
-const PERIODS: &[(&str, f64)] = &[("s", 1.0), ("sec", 1.0), ("m", 60.0), ("min", 60.0), ("h", 3600.0)];
+const PERIODS: &[(&str, f64)] = &[
+    ("s", 1.0),
+    ("sec", 1.0),
+    ("m", 60.0),
+    ("min", 60.0),
+    ("h", 3600.0),
+];
 
 fn all_units() -> Vec<&'static str> {
-    let mut v: Vec<&str> = DURATION_UNITS.iter().chain(SIZE_UNITS).map(|(u, _)| *u).collect();
+    let mut v: Vec<&str> = DURATION_UNITS
+        .iter()
+        .chain(SIZE_UNITS)
+        .map(|(u, _)| *u)
+        .collect();
     v.extend(["x", "%"]);
     v
 }
@@ -39,7 +49,10 @@ fn unit_error(unit: &str, span: Span, candidates: &[&str], what: &str) -> Diagno
     // Case slips (`kib`, `MS`) deserve the exact spelling rather than a list.
     let exact = candidates.iter().find(|c| c.eq_ignore_ascii_case(unit));
     // `sec`, `msec`, `mins`: the longest unit the word starts with is what was meant.
-    let prefix = candidates.iter().filter(|c| unit.starts_with(**c)).max_by_key(|c| c.len());
+    let prefix = candidates
+        .iter()
+        .filter(|c| unit.starts_with(**c))
+        .max_by_key(|c| c.len());
     let help = match (exact, prefix) {
         (Some(c), _) => format!("did you mean `{c}`? units are case-sensitive"),
         (None, Some(c)) => format!("did you mean `{c}`?"),
@@ -52,7 +65,9 @@ fn unit_error(unit: &str, span: Span, candidates: &[&str], what: &str) -> Diagno
 
 pub fn quantity(q: &Quantity) -> Result<Val, Diagnostic> {
     let n = q.number.value;
-    let Some(unit) = &q.unit else { return Ok(Val::Number(n)) };
+    let Some(unit) = &q.unit else {
+        return Ok(Val::Number(n));
+    };
     let u = unit.node.as_str();
     if let Some((_, f)) = DURATION_UNITS.iter().find(|(x, _)| *x == u) {
         return Ok(Val::Duration(Duration::from_secs_f64((n * f).min(1e12))));
@@ -71,7 +86,12 @@ pub fn rate(r: &RateLit) -> Result<Val, Diagnostic> {
     let per = r.per.node.as_str();
     let Some((_, period)) = PERIODS.iter().find(|(p, _)| *p == per) else {
         let names: Vec<&str> = PERIODS.iter().map(|(p, _)| *p).collect();
-        return Err(unit_error(per, r.per.span, &names, "a rate is per `s`, `min` or `h`"));
+        return Err(unit_error(
+            per,
+            r.per.span,
+            &names,
+            "a rate is per `s`, `min` or `h`",
+        ));
     };
     match quantity(&r.amount)? {
         Val::Number(n) => Ok(Val::Rate(n / period)),

@@ -30,7 +30,13 @@ struct Report<'a> {
     notes: &'a [String],
 }
 
-pub fn write(p: &Plan, exec: &Execution, verdicts: &[Verdict], outcome: Outcome, out: &mut dyn Write) -> io::Result<()> {
+pub fn write(
+    p: &Plan,
+    exec: &Execution,
+    verdicts: &[Verdict],
+    outcome: Outcome,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let r = Report {
         schema_version: SCHEMA_VERSION,
         kafkabench_version: env!("CARGO_PKG_VERSION"),

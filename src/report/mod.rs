@@ -17,14 +17,32 @@ pub fn plan_text(p: &Plan, out: &mut dyn Write) -> io::Result<()> {
     let axes = if p.dims.is_empty() {
         String::new()
     } else {
-        format!(" ({})", p.dims.iter().map(|d| format!("{} × {}", d.name, d.values.len())).collect::<Vec<_>>().join(", "))
+        format!(
+            " ({})",
+            p.dims
+                .iter()
+                .map(|d| format!("{} × {}", d.name, d.values.len()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
     };
-    writeln!(out, "scenario {}: {} run{}{}", p.scenario, p.runs.len(), crate::cli::plural(p.runs.len()), axes)?;
+    writeln!(
+        out,
+        "scenario {}: {} run{}{}",
+        p.scenario,
+        p.runs.len(),
+        crate::cli::plural(p.runs.len()),
+        axes
+    )?;
     if let Some(d) = &p.description {
         writeln!(out, "  {d}")?;
     }
     if p.scale != 1.0 {
-        writeln!(out, "  scaled by {} (message counts and durations)", p.scale)?;
+        writeln!(
+            out,
+            "  scaled by {} (message counts and durations)",
+            p.scale
+        )?;
     }
     for r in &p.runs {
         writeln!(out)?;
@@ -37,7 +55,11 @@ pub fn plan_text(p: &Plan, out: &mut dyn Write) -> io::Result<()> {
             t.name,
             t.partitions,
             t.replication,
-            if t.existing { " (existing: not created, not deleted)" } else { "" },
+            if t.existing {
+                " (existing: not created, not deleted)"
+            } else {
+                ""
+            },
             props_inline(&t.configs, " ")
         )?;
         writeln!(out, "  producer  {}", props_inline(&r.producer, ""))?;
@@ -60,7 +82,13 @@ fn props_inline(p: &Props, lead: &str) -> String {
     let items: Vec<String> = p
         .iter()
         .filter(|x| x.key != "bootstrap.servers")
-        .map(|x| format!("{}={}", x.key, if is_secret(&x.key) { "****" } else { &x.value }))
+        .map(|x| {
+            format!(
+                "{}={}",
+                x.key,
+                if is_secret(&x.key) { "****" } else { &x.value }
+            )
+        })
         .collect();
     if items.is_empty() {
         String::new()
@@ -82,20 +110,37 @@ pub fn workload_text(w: &Workload) -> String {
         RateSpec::Fixed(r) => format!("at {}", human_rate(*r)),
         RateSpec::Shape(segs) => segs
             .iter()
-            .map(|s| format!("{} for {}", human_rate(s.per_sec), human_duration(s.duration.as_secs_f64())))
+            .map(|s| {
+                format!(
+                    "{} for {}",
+                    human_rate(s.per_sec),
+                    human_duration(s.duration.as_secs_f64())
+                )
+            })
             .collect::<Vec<_>>()
             .join(", then "),
     });
     if let Some(n) = w.in_flight {
-        let until = if w.in_flight_until_consumed { " until consumed" } else { "" };
+        let until = if w.in_flight_until_consumed {
+            " until consumed"
+        } else {
+            ""
+        };
         parts.push(format!("at most {n} in flight{until}"));
     }
     if w.producers > 1 {
         parts.push(format!("{} producers", w.producers));
     }
     parts.push(match &w.payload {
-        PayloadSpec::Random { size, compressibility } if *compressibility > 0.0 => {
-            format!("random {} ({}% compressible)", human_bytes(*size as f64), compressibility * 100.0)
+        PayloadSpec::Random {
+            size,
+            compressibility,
+        } if *compressibility > 0.0 => {
+            format!(
+                "random {} ({}% compressible)",
+                human_bytes(*size as f64),
+                compressibility * 100.0
+            )
         }
         PayloadSpec::Random { size, .. } => format!("random {}", human_bytes(*size as f64)),
         PayloadSpec::Json { size, .. } => format!("unique JSON {}", human_bytes(*size as f64)),
@@ -181,13 +226,31 @@ pub fn verdicts_text(v: &[Verdict], out: &mut dyn Write) -> io::Result<()> {
         let failed: Vec<&&Verdict> = group.iter().filter(|x| !x.pass).collect();
         if failed.is_empty() {
             let shown: Vec<&str> = group.iter().map(|x| x.measured.as_str()).collect();
-            let measured = if shown.len() > 4 { format!("{} … {}", shown[..2].join(", "), shown[shown.len() - 1]) } else { shown.join(", ") };
-            let runs = if group.len() == 1 { format!("[{}]", group[0].runs.join(" vs ")) } else { format!("{} runs", group.len()) };
+            let measured = if shown.len() > 4 {
+                format!("{} … {}", shown[..2].join(", "), shown[shown.len() - 1])
+            } else {
+                shown.join(", ")
+            };
+            let runs = if group.len() == 1 {
+                format!("[{}]", group[0].runs.join(" vs "))
+            } else {
+                format!("{} runs", group.len())
+            };
             writeln!(out, "  PASS  {text}  ({runs}; measured {measured})")?;
         } else {
-            writeln!(out, "  FAIL  {text}  ({} of {} runs failed)", failed.len(), group.len())?;
+            writeln!(
+                out,
+                "  FAIL  {text}  ({} of {} runs failed)",
+                failed.len(),
+                group.len()
+            )?;
             for x in failed {
-                writeln!(out, "        [{}] {}", x.runs.join(" vs "), x.detail.clone().unwrap_or_default())?;
+                writeln!(
+                    out,
+                    "        [{}] {}",
+                    x.runs.join(" vs "),
+                    x.detail.clone().unwrap_or_default()
+                )?;
             }
         }
     }

@@ -19,7 +19,13 @@ fn ms(x: f64) -> String {
 }
 
 pub fn write(p: &Plan, exec: &Execution, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out, "scenario {} ({} of {} runs)", p.scenario, exec.results.len(), p.runs.len())?;
+    writeln!(
+        out,
+        "scenario {} ({} of {} runs)",
+        p.scenario,
+        exec.results.len(),
+        p.runs.len()
+    )?;
     let e2e = exec.results.iter().any(|r| r.e2e.is_some());
     let paced = exec.results.iter().any(|r| r.target_rate.is_some());
     let mut b = Builder::default();
@@ -35,7 +41,11 @@ pub fn write(p: &Plan, exec: &Execution, out: &mut dyn Write) -> io::Result<()> 
     b.push_record(head);
     for r in &exec.results {
         let mut row = vec![
-            if r.complete { r.label.clone() } else { format!("{} (incomplete)", r.label) },
+            if r.complete {
+                r.label.clone()
+            } else {
+                format!("{} (incomplete)", r.label)
+            },
             r.sent.to_string(),
             r.failed.to_string(),
             human_duration(r.elapsed_secs),
@@ -56,7 +66,9 @@ pub fn write(p: &Plan, exec: &Execution, out: &mut dyn Write) -> io::Result<()> 
             r.disk_bytes.map_or("-".into(), |d| human_bytes(d as f64)),
             r.disk_ratio.map_or("-".into(), |x| format!("{x:.2}x")),
             r.internals.batch_bytes_avg.map_or("-".into(), human_bytes),
-            r.internals.records_per_request.map_or("-".into(), |x| format!("{x:.0}")),
+            r.internals
+                .records_per_request
+                .map_or("-".into(), |x| format!("{x:.0}")),
         ]);
         b.push_record(row);
     }
@@ -65,8 +77,18 @@ pub fn write(p: &Plan, exec: &Execution, out: &mut dyn Write) -> io::Result<()> 
     t.modify(Columns::new(1..), Alignment::right());
     writeln!(out, "{t}")?;
     for r in exec.results.iter().filter(|r| r.failed > 0) {
-        let kinds: Vec<String> = r.failed_by_kind.iter().map(|(k, v)| format!("{k}: {v}")).collect();
-        writeln!(out, "  {}: {} failed ({})", r.label, r.failed, kinds.join(", "))?;
+        let kinds: Vec<String> = r
+            .failed_by_kind
+            .iter()
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect();
+        writeln!(
+            out,
+            "  {}: {} failed ({})",
+            r.label,
+            r.failed,
+            kinds.join(", ")
+        )?;
     }
     for n in &exec.notes {
         writeln!(out, "  note: {n}")?;

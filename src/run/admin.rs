@@ -30,9 +30,13 @@ pub fn config(props: &Props) -> ClientConfig {
 
 impl Admin {
     pub fn connect(props: &Props, bootstrap: &str) -> Result<Admin, String> {
-        let client: AdminClient<DefaultClientContext> =
-            config(props).create().map_err(|e| format!("cannot create a Kafka client for {bootstrap}: {e}"))?;
-        let a = Admin { client, bootstrap: bootstrap.to_string() };
+        let client: AdminClient<DefaultClientContext> = config(props)
+            .create()
+            .map_err(|e| format!("cannot create a Kafka client for {bootstrap}: {e}"))?;
+        let a = Admin {
+            client,
+            bootstrap: bootstrap.to_string(),
+        };
         a.brokers()?;
         Ok(a)
     }
@@ -47,7 +51,11 @@ impl Admin {
                 CONNECT_TIMEOUT.as_secs()
             )
         })?;
-        let v: Vec<String> = md.brokers().iter().map(|b| format!("{}:{}", b.host(), b.port())).collect();
+        let v: Vec<String> = md
+            .brokers()
+            .iter()
+            .map(|b| format!("{}:{}", b.host(), b.port()))
+            .collect();
         if v.is_empty() {
             return Err(format!("Kafka at {} reports no brokers", self.bootstrap));
         }
@@ -55,12 +63,22 @@ impl Admin {
     }
 
     pub async fn create_topic(&self, t: &TopicSpec) -> Result<(), String> {
-        let mut nt = NewTopic::new(&t.name, t.partitions, TopicReplication::Fixed(t.replication));
+        let mut nt = NewTopic::new(
+            &t.name,
+            t.partitions,
+            TopicReplication::Fixed(t.replication),
+        );
         for c in t.configs.iter() {
             nt = nt.set(&c.key, &c.value);
         }
-        let opts = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30))).request_timeout(Some(Duration::from_secs(30)));
-        let res = self.client.create_topics([&nt], &opts).await.map_err(|e| format!("creating topic {}: {e}", t.name))?;
+        let opts = AdminOptions::new()
+            .operation_timeout(Some(Duration::from_secs(30)))
+            .request_timeout(Some(Duration::from_secs(30)));
+        let res = self
+            .client
+            .create_topics([&nt], &opts)
+            .await
+            .map_err(|e| format!("creating topic {}: {e}", t.name))?;
         for r in res {
             match r {
                 Ok(_) => {}
@@ -77,29 +95,46 @@ impl Admin {
     }
 
     /// Waits until every partition has a leader (a created topic is not writable at once).
-    pub async fn wait_for_leaders(&self, topic: &str, partitions: i32, timeout: Duration) -> Result<(), String> {
+    pub async fn wait_for_leaders(
+        &self,
+        topic: &str,
+        partitions: i32,
+        timeout: Duration,
+    ) -> Result<(), String> {
         let deadline = Instant::now() + timeout;
         loop {
-            let md = self.client.inner().fetch_metadata(Some(topic), Duration::from_secs(5));
+            let md = self
+                .client
+                .inner()
+                .fetch_metadata(Some(topic), Duration::from_secs(5));
             if let Ok(md) = md {
                 if let Some(t) = md.topics().iter().find(|t| t.name() == topic) {
                     let ready = t.error().is_none()
                         && t.partitions().len() as i32 >= partitions
-                        && t.partitions().iter().all(|p| p.leader() >= 0 && p.error().is_none());
+                        && t.partitions()
+                            .iter()
+                            .all(|p| p.leader() >= 0 && p.error().is_none());
                     if ready {
                         return Ok(());
                     }
                 }
             }
             if Instant::now() >= deadline {
-                return Err(format!("topic {topic} has partitions without a leader after {}s", timeout.as_secs()));
+                return Err(format!(
+                    "topic {topic} has partitions without a leader after {}s",
+                    timeout.as_secs()
+                ));
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
 
     pub async fn topic_exists(&self, topic: &str) -> Result<(i32, bool), String> {
-        let md = self.client.inner().fetch_metadata(Some(topic), Duration::from_secs(10)).map_err(|e| e.to_string())?;
+        let md = self
+            .client
+            .inner()
+            .fetch_metadata(Some(topic), Duration::from_secs(10))
+            .map_err(|e| e.to_string())?;
         match md.topics().iter().find(|t| t.name() == topic) {
             Some(t) if t.error().is_none() => Ok((t.partitions().len() as i32, true)),
             _ => Ok((0, false)),
@@ -108,7 +143,11 @@ impl Admin {
 
     pub async fn delete_topic(&self, topic: &str) -> Result<(), String> {
         let opts = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
-        let res = self.client.delete_topics(&[topic], &opts).await.map_err(|e: KafkaError| e.to_string())?;
+        let res = self
+            .client
+            .delete_topics(&[topic], &opts)
+            .await
+            .map_err(|e: KafkaError| e.to_string())?;
         for r in res {
             if let Err((name, code)) = r {
                 if code != RDKafkaErrorCode::UnknownTopicOrPartition {

@@ -52,7 +52,13 @@ impl Seen {
 }
 
 pub fn run(job: ConsumerJob) -> ConsumerOutcome {
-    let mut out = ConsumerOutcome { e2e: new_histogram(), consumed: 0, duplicated: 0, reordered: 0, error: None };
+    let mut out = ConsumerOutcome {
+        e2e: new_histogram(),
+        consumed: 0,
+        duplicated: 0,
+        reordered: 0,
+        error: None,
+    };
     let consumer: BaseConsumer = match job.config.create() {
         Ok(c) => c,
         Err(e) => {
@@ -78,7 +84,10 @@ pub fn run(job: ConsumerJob) -> ConsumerOutcome {
         if consumer.poll(Duration::from_millis(50)).is_some() {
             break;
         }
-        if consumer.position().is_ok_and(|p| p.elements().iter().all(|e| e.offset() != Offset::Invalid)) {
+        if consumer
+            .position()
+            .is_ok_and(|p| p.elements().iter().all(|e| e.offset() != Offset::Invalid))
+        {
             break;
         }
     }
@@ -103,7 +112,9 @@ pub fn run(job: ConsumerJob) -> ConsumerOutcome {
                 break;
             }
         }
-        let Some(res) = consumer.poll(Duration::from_millis(50)) else { continue };
+        let Some(res) = consumer.poll(Duration::from_millis(50)) else {
+            continue;
+        };
         let m = match res {
             Ok(m) => m,
             Err(e) => {
@@ -112,7 +123,11 @@ pub fn run(job: ConsumerJob) -> ConsumerOutcome {
             }
         };
         let now = t0.elapsed().as_nanos() as u64;
-        let Some(h) = m.headers().and_then(|hs| hs.iter().find(|h| h.key == E2E_HEADER)).and_then(|h| h.value) else {
+        let Some(h) = m
+            .headers()
+            .and_then(|hs| hs.iter().find(|h| h.key == E2E_HEADER))
+            .and_then(|h| h.value)
+        else {
             continue;
         };
         if h.len() == E2E_HEADER_LEN {

@@ -10,7 +10,8 @@ use std::time::Duration;
 use bytes::{Buf, BytesMut};
 use kafka_protocol::messages::describe_log_dirs_request::DescribableLogDirTopic;
 use kafka_protocol::messages::{
-    ApiKey, DescribeLogDirsRequest, DescribeLogDirsResponse, RequestHeader, ResponseHeader, TopicName,
+    ApiKey, DescribeLogDirsRequest, DescribeLogDirsResponse, RequestHeader, ResponseHeader,
+    TopicName,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, StrBytes};
 
@@ -20,18 +21,29 @@ const IO_TIMEOUT: Duration = Duration::from_secs(10);
 const MAX_RESPONSE: usize = 64 * 1024 * 1024;
 
 /// Size in bytes of each partition of `topic` (largest replica), asking every broker.
-pub fn partition_sizes(brokers: &[String], topic: &str, partitions: i32) -> Result<HashMap<i32, u64>, String> {
+pub fn partition_sizes(
+    brokers: &[String],
+    topic: &str,
+    partitions: i32,
+) -> Result<HashMap<i32, u64>, String> {
     let mut sizes: HashMap<i32, u64> = HashMap::new();
     for b in brokers {
         let resp = ask(b, topic, partitions).map_err(|e| format!("DescribeLogDirs to {b}: {e}"))?;
         if resp.error_code != 0 {
-            return Err(format!("DescribeLogDirs to {b}: error code {}", resp.error_code));
+            return Err(format!(
+                "DescribeLogDirs to {b}: error code {}",
+                resp.error_code
+            ));
         }
         for dir in resp.results {
             if dir.error_code != 0 {
                 continue;
             }
-            for t in dir.topics.into_iter().filter(|t| t.name.0.as_str() == topic) {
+            for t in dir
+                .topics
+                .into_iter()
+                .filter(|t| t.name.0.as_str() == topic)
+            {
                 for p in t.partitions.into_iter().filter(|p| !p.is_future_key) {
                     let e = sizes.entry(p.partition_index).or_default();
                     *e = (*e).max(p.partition_size.max(0) as u64);
@@ -54,17 +66,21 @@ fn ask(broker: &str, topic: &str, partitions: i32) -> Result<DescribeLogDirsResp
         .next()
         .ok_or_else(|| "address did not resolve".to_string())?;
     let mut s = TcpStream::connect_timeout(&addr, IO_TIMEOUT).map_err(|e| e.to_string())?;
-    s.set_read_timeout(Some(IO_TIMEOUT)).map_err(|e| e.to_string())?;
-    s.set_write_timeout(Some(IO_TIMEOUT)).map_err(|e| e.to_string())?;
+    s.set_read_timeout(Some(IO_TIMEOUT))
+        .map_err(|e| e.to_string())?;
+    s.set_write_timeout(Some(IO_TIMEOUT))
+        .map_err(|e| e.to_string())?;
 
     let header = RequestHeader::default()
         .with_request_api_key(ApiKey::DescribeLogDirs as i16)
         .with_request_api_version(VERSION)
         .with_correlation_id(1)
         .with_client_id(Some(StrBytes::from_static_str("kafkabench")));
-    let req = DescribeLogDirsRequest::default().with_topics(Some(vec![DescribableLogDirTopic::default()
-        .with_topic(TopicName(StrBytes::from_string(topic.to_string())))
-        .with_partitions((0..partitions).collect())]));
+    let req =
+        DescribeLogDirsRequest::default()
+            .with_topics(Some(vec![DescribableLogDirTopic::default()
+                .with_topic(TopicName(StrBytes::from_string(topic.to_string())))
+                .with_partitions((0..partitions).collect())]));
     let mut body = BytesMut::new();
     header
         .encode(&mut body, DescribeLogDirsRequest::header_version(VERSION))
@@ -84,7 +100,8 @@ fn ask(broker: &str, topic: &str, partitions: i32) -> Result<DescribeLogDirsResp
     let mut buf = vec![0u8; len];
     s.read_exact(&mut buf).map_err(|e| e.to_string())?;
     let mut buf = bytes::Bytes::from(buf);
-    let rh = ResponseHeader::decode(&mut buf, DescribeLogDirsResponse::header_version(VERSION)).map_err(|e| e.to_string())?;
+    let rh = ResponseHeader::decode(&mut buf, DescribeLogDirsResponse::header_version(VERSION))
+        .map_err(|e| e.to_string())?;
     if rh.correlation_id != 1 {
         return Err("mismatched correlation id".into());
     }

@@ -69,7 +69,10 @@ impl Shared {
     }
 
     fn lost_reason(&self) -> Option<String> {
-        self.lost_reason.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.lost_reason
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 }
 
@@ -97,9 +100,23 @@ pub fn command(a: &RunArgs) -> Outcome {
             return Outcome::Invalid;
         }
     };
-    let p = plan(&scenario, &PlanOptions { bootstrap: a.scaling.bootstrap.clone(), scale: a.scaling.scale, ..PlanOptions::default() });
-    let opts = RunOptions { keep_topics: a.keep_topics, progress: !a.quiet && std::io::stderr().is_terminal() };
-    let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build() {
+    let p = plan(
+        &scenario,
+        &PlanOptions {
+            bootstrap: a.scaling.bootstrap.clone(),
+            scale: a.scaling.scale,
+            ..PlanOptions::default()
+        },
+    );
+    let opts = RunOptions {
+        keep_topics: a.keep_topics,
+        progress: !a.quiet && std::io::stderr().is_terminal(),
+    };
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the runtime: {e}");
@@ -115,12 +132,16 @@ pub fn command(a: &RunArgs) -> Outcome {
     let _ = out.flush();
     let outcome = crate::assert::outcome(&exec, &verdicts);
     if let Some(path) = &a.json {
-        if let Err(e) = std::fs::File::create(path).and_then(|mut f| crate::report::json::write(&p, &exec, &verdicts, outcome, &mut f)) {
+        if let Err(e) = std::fs::File::create(path)
+            .and_then(|mut f| crate::report::json::write(&p, &exec, &verdicts, outcome, &mut f))
+        {
             eprintln!("error: cannot write {}: {e}", path.display());
         }
     }
     if let Some(path) = &a.junit {
-        if let Err(e) = std::fs::File::create(path).and_then(|mut f| crate::report::junit::write(&p, &exec, &verdicts, &mut f)) {
+        if let Err(e) = std::fs::File::create(path)
+            .and_then(|mut f| crate::report::junit::write(&p, &exec, &verdicts, &mut f))
+        {
             eprintln!("error: cannot write {}: {e}", path.display());
         }
     }
@@ -143,7 +164,12 @@ pub async fn execute(p: &Plan, opts: &RunOptions, interrupt: Arc<AtomicBool>) ->
             }
         });
     }
-    let mut exec = Execution { results: Vec::new(), failure: None, interrupted: false, notes: Vec::new() };
+    let mut exec = Execution {
+        results: Vec::new(),
+        failure: None,
+        interrupted: false,
+        notes: Vec::new(),
+    };
     for rp in &p.runs {
         if interrupt.load(Ordering::SeqCst) {
             exec.interrupted = true;
@@ -159,7 +185,12 @@ pub async fn execute(p: &Plan, opts: &RunOptions, interrupt: Arc<AtomicBool>) ->
                     break;
                 }
                 if !complete {
-                    exec.failure = Some(format!("run {} ({}) failed: {}", rp.index + 1, rp.label, error.unwrap_or_default()));
+                    exec.failure = Some(format!(
+                        "run {} ({}) failed: {}",
+                        rp.index + 1,
+                        rp.label,
+                        error.unwrap_or_default()
+                    ));
                     break;
                 }
             }
@@ -187,10 +218,18 @@ fn masked(props: &Props) -> Props {
 }
 
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
-    tokio::task::spawn_blocking(f).await.map_err(|e| format!("internal task failed: {e}"))
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| format!("internal task failed: {e}"))
 }
 
-async fn run_one(rp: &RunPlan, total: usize, opts: &RunOptions, interrupt: Arc<AtomicBool>, notes: &mut Vec<String>) -> Result<RunResult, String> {
+async fn run_one(
+    rp: &RunPlan,
+    total: usize,
+    opts: &RunOptions,
+    interrupt: Arc<AtomicBool>,
+    notes: &mut Vec<String>,
+) -> Result<RunResult, String> {
     let (admin_props, bootstrap) = (rp.admin.clone(), rp.bootstrap.clone());
     let admin = Arc::new(blocking(move || admin::Admin::connect(&admin_props, &bootstrap)).await??);
     let brokers = {
@@ -202,7 +241,9 @@ async fn run_one(rp: &RunPlan, total: usize, opts: &RunOptions, interrupt: Arc<A
     if rp.topic.existing {
         let (n, exists) = admin.topic_exists(&topic).await?;
         if !exists {
-            return Err(format!("topic {topic} does not exist (the scenario says `existing = true`)"));
+            return Err(format!(
+                "topic {topic} does not exist (the scenario says `existing = true`)"
+            ));
         }
         partitions = n;
     } else {
@@ -231,7 +272,8 @@ async fn measured(
         let admin_props = rp.admin.clone();
         let bootstrap = rp.bootstrap.clone();
         let a = blocking(move || admin::Admin::connect(&admin_props, &bootstrap)).await??;
-        a.wait_for_leaders(&topic, partitions, Duration::from_secs(30)).await?;
+        a.wait_for_leaders(&topic, partitions, Duration::from_secs(30))
+            .await?;
     }
     let w = &rp.workload;
     let shared = Arc::new(Shared::new(interrupt));
@@ -247,7 +289,10 @@ async fn measured(
     let flush_timeout = Duration::from_millis(timeout_ms) + Duration::from_secs(5);
 
     let consumer_handle = rp.consumer.as_ref().map(|c| {
-        let fetch_wait: u64 = c.get("fetch.wait.max.ms").and_then(|v| v.parse().ok()).unwrap_or(500);
+        let fetch_wait: u64 = c
+            .get("fetch.wait.max.ms")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(500);
         let job = consumer::ConsumerJob {
             config: client_config(c),
             topic: topic.clone(),
@@ -256,7 +301,9 @@ async fn measured(
             barrier: barrier.clone(),
             drain: Duration::from_secs(10) + Duration::from_millis(fetch_wait * 2),
         };
-        std::thread::Builder::new().name("kb-consumer".into()).spawn(move || consumer::run(job))
+        std::thread::Builder::new()
+            .name("kb-consumer".into())
+            .spawn(move || consumer::run(job))
     });
     let consumer_handle = match consumer_handle {
         Some(Ok(h)) => Some(h),
@@ -266,7 +313,9 @@ async fn measured(
 
     let mut handles = Vec::new();
     for i in 0..n {
-        let messages = w.messages.map(|m| m / n as u64 + u64::from((i as u64) < m % n as u64));
+        let messages = w
+            .messages
+            .map(|m| m / n as u64 + u64::from((i as u64) < m % n as u64));
         let job = producer::ProducerJob {
             id: i,
             config: client_config(&rp.producer),
@@ -307,14 +356,22 @@ async fn measured(
                 let el = start.elapsed().as_secs_f64();
                 let sent = s.sent.load(Ordering::Relaxed);
                 let acked = s.acked.load(Ordering::Relaxed);
-                let phase = if s.producers_done.load(Ordering::Relaxed) { "draining" } else { "producing" };
-                eprint!("\r\x1b[2K{label}  {phase}  sent {sent}  acked {acked}  {:.0} msg/s  {el:.1}s", acked as f64 / el.max(1e-3));
+                let phase = if s.producers_done.load(Ordering::Relaxed) {
+                    "draining"
+                } else {
+                    "producing"
+                };
+                eprint!(
+                    "\r\x1b[2K{label}  {phase}  sent {sent}  acked {acked}  {:.0} msg/s  {el:.1}s",
+                    acked as f64 / el.max(1e-3)
+                );
                 let _ = std::io::stderr().flush();
             }
         })
     });
 
-    let outcomes = blocking(move || handles.into_iter().map(|h| h.join()).collect::<Vec<_>>()).await?;
+    let outcomes =
+        blocking(move || handles.into_iter().map(|h| h.join()).collect::<Vec<_>>()).await?;
     let mut prods = Vec::new();
     for o in outcomes {
         prods.push(o.map_err(|_| "a producer thread panicked".to_string())?);
@@ -323,7 +380,11 @@ async fn measured(
     shared.expected.store(acked_total, Ordering::Release);
     shared.producers_done.store(true, Ordering::Release);
     let cons = match consumer_handle {
-        Some(h) => Some(blocking(move || h.join()).await?.map_err(|_| "the consumer thread panicked".to_string())?),
+        Some(h) => Some(
+            blocking(move || h.join())
+                .await?
+                .map_err(|_| "the consumer thread panicked".to_string())?,
+        ),
         None => None,
     };
     if let Some(p) = progress {
@@ -336,7 +397,10 @@ async fn measured(
     let disk = match (disk_before, disk_after) {
         (Ok(b), Ok(a)) => Some(a.saturating_sub(b)),
         (Err(e), _) | (_, Err(e)) => {
-            notes.push(format!("run {}: on-disk size unavailable: {e}", rp.index + 1));
+            notes.push(format!(
+                "run {}: on-disk size unavailable: {e}",
+                rp.index + 1
+            ));
             None
         }
     };
@@ -348,7 +412,12 @@ async fn measured(
     let mut r = RunResult {
         index: rp.index,
         label: rp.label.clone(),
-        coords: rp.cell.coords.iter().map(|c| (c.dim.clone(), c.text.clone())).collect::<BTreeMap<_, _>>(),
+        coords: rp
+            .cell
+            .coords
+            .iter()
+            .map(|c| (c.dim.clone(), c.text.clone()))
+            .collect::<BTreeMap<_, _>>(),
         topic: topic.clone(),
         producer_config: masked(&rp.producer),
         consumer_config: rp.consumer.as_ref().map(masked),
@@ -383,7 +452,11 @@ async fn measured(
     }
     r.internals = merge_internals(&internals);
     let end = last_ack.max(last_send);
-    r.elapsed_secs = if end > start && start != u64::MAX { (end - start) as f64 / 1e9 } else { 0.0 };
+    r.elapsed_secs = if end > start && start != u64::MAX {
+        (end - start) as f64 / 1e9
+    } else {
+        0.0
+    };
     if r.elapsed_secs > 0.0 {
         r.throughput_msgs = r.acked as f64 / r.elapsed_secs;
         r.throughput_bytes = r.payload_bytes as f64 / r.elapsed_secs;
@@ -398,7 +471,12 @@ async fn measured(
         RateSpec::Fixed(x) => Some(*x),
         RateSpec::Shape(segs) => {
             let secs: f64 = segs.iter().map(|s| s.duration.as_secs_f64()).sum();
-            Some(segs.iter().map(|s| s.per_sec * s.duration.as_secs_f64()).sum::<f64>() / secs.max(1e-9))
+            Some(
+                segs.iter()
+                    .map(|s| s.per_sec * s.duration.as_secs_f64())
+                    .sum::<f64>()
+                    / secs.max(1e-9),
+            )
         }
     };
     r.ack = LatencySummary::from_histogram(&ack);
@@ -417,7 +495,9 @@ async fn measured(
         }
     }
     r.disk_bytes = disk;
-    r.disk_ratio = disk.filter(|d| *d > 0).map(|d| r.payload_bytes as f64 / d as f64);
+    r.disk_ratio = disk
+        .filter(|d| *d > 0)
+        .map(|d| r.payload_bytes as f64 / d as f64);
 
     let lost = shared.lost_reason();
     r.complete = lost.is_none() && !shared.interrupted() && errors.is_empty();

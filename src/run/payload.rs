@@ -89,7 +89,12 @@ pub struct PayloadGen {
 impl PayloadGen {
     pub fn new(spec: &PayloadSpec, seed: u64) -> PayloadGen {
         let cap = spec.nominal_size().max(64) + 128;
-        PayloadGen { spec: spec.clone(), rng: Rng::new(seed), buf: Vec::with_capacity(cap), offset: seed as usize }
+        PayloadGen {
+            spec: spec.clone(),
+            rng: Rng::new(seed),
+            buf: Vec::with_capacity(cap),
+            offset: seed as usize,
+        }
     }
 
     /// The value for record `seq`; `unix_ms` is stamped into JSON records.
@@ -101,7 +106,10 @@ impl PayloadGen {
                 let i = (seq as usize).wrapping_add(self.offset) % lines.len();
                 &lines[i]
             }
-            PayloadSpec::Random { size, compressibility } => {
+            PayloadSpec::Random {
+                size,
+                compressibility,
+            } => {
                 let size = *size;
                 let random = ((size as f64) * (1.0 - compressibility)).round() as usize;
                 self.buf.resize(size, 0);
@@ -144,7 +152,12 @@ impl KeyGen {
             KeySpec::Zipf { n, s } => Some(Zipf::new(*n, *s)),
             _ => None,
         };
-        KeyGen { spec: spec.clone(), rng: Rng::new(seed ^ 0x6b65_7973), buf: Vec::with_capacity(24), zipf }
+        KeyGen {
+            spec: spec.clone(),
+            rng: Rng::new(seed ^ 0x6b65_7973),
+            buf: Vec::with_capacity(24),
+            zipf,
+        }
     }
 
     #[inline]
@@ -154,7 +167,10 @@ impl KeyGen {
             KeySpec::Fixed(s) => return Some(s.as_bytes()),
             KeySpec::Sequence => seq,
             KeySpec::Uniform(n) => self.rng.next_u64() % n,
-            KeySpec::Zipf { .. } => self.zipf.as_ref().map_or(0, |z| z.sample(&mut self.rng) - 1),
+            KeySpec::Zipf { .. } => self
+                .zipf
+                .as_ref()
+                .map_or(0, |z| z.sample(&mut self.rng) - 1),
         };
         self.buf.clear();
         self.buf.extend_from_slice(b"key-");
@@ -175,7 +191,13 @@ pub struct Zipf {
 
 impl Zipf {
     pub fn new(n: u64, s: f64) -> Zipf {
-        let mut z = Zipf { n: n as f64, s, h_x1: 0.0, h_n: 0.0, c: 0.0 };
+        let mut z = Zipf {
+            n: n as f64,
+            s,
+            h_x1: 0.0,
+            h_n: 0.0,
+            c: 0.0,
+        };
         z.h_x1 = z.big_h(1.5) - 1.0;
         z.h_n = z.big_h(n as f64 + 0.5);
         z.c = 2.0 - z.big_h_inv(z.big_h(2.5) - z.h(2.0));
@@ -232,7 +254,10 @@ mod tests {
 
     #[test]
     fn json_records_are_unique_and_sized() {
-        let spec = PayloadSpec::Json { size: 1024, event: "order.created".into() };
+        let spec = PayloadSpec::Json {
+            size: 1024,
+            event: "order.created".into(),
+        };
         let mut g = PayloadGen::new(&spec, 1);
         let a = g.next(1, 1000).to_vec();
         let b = g.next(2, 1000).to_vec();
@@ -260,7 +285,10 @@ mod tests {
 
     #[test]
     fn random_payload_respects_compressibility() {
-        let spec = PayloadSpec::Random { size: 1000, compressibility: 0.5 };
+        let spec = PayloadSpec::Random {
+            size: 1000,
+            compressibility: 0.5,
+        };
         let mut g = PayloadGen::new(&spec, 3);
         let p = g.next(0, 0);
         assert_eq!(p.len(), 1000);

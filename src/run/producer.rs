@@ -83,7 +83,11 @@ pub struct Ctx {
 
 impl ClientContext for Ctx {
     fn stats(&self, s: Statistics) {
-        let reqs: i64 = s.brokers.values().map(|b| b.req.get("Produce").copied().unwrap_or(0)).sum();
+        let reqs: i64 = s
+            .brokers
+            .values()
+            .map(|b| b.req.get("Produce").copied().unwrap_or(0))
+            .sum();
         let mut g = self.stats.lock().unwrap_or_else(|e| e.into_inner());
         let (measuring, acc) = &mut *g;
         if *measuring {
@@ -106,7 +110,8 @@ impl ClientContext for Ctx {
 
     fn error(&self, error: KafkaError, reason: &str) {
         if error.rdkafka_error_code() == Some(RDKafkaErrorCode::AllBrokersDown) {
-            self.shared.cluster_lost(format!("all brokers are down ({reason})"));
+            self.shared
+                .cluster_lost(format!("all brokers are down ({reason})"));
         }
     }
 
@@ -206,23 +211,33 @@ struct Pacer {
 
 enum PaceKind {
     Unlimited,
-    Fixed { interval_ns: f64 },
+    Fixed {
+        interval_ns: f64,
+    },
     /// (end of segment since start, interval or None for a pause).
-    Shape { segs: Vec<(f64, Option<f64>)>, idx: usize },
+    Shape {
+        segs: Vec<(f64, Option<f64>)>,
+        idx: usize,
+    },
 }
 
 impl Pacer {
     fn new(rate: &RateSpec, share: f64, start_ns: u64, stagger: f64) -> Pacer {
         let kind = match rate {
             RateSpec::Unlimited => PaceKind::Unlimited,
-            RateSpec::Fixed(r) => PaceKind::Fixed { interval_ns: 1e9 / (r * share) },
+            RateSpec::Fixed(r) => PaceKind::Fixed {
+                interval_ns: 1e9 / (r * share),
+            },
             RateSpec::Shape(segs) => {
                 let mut end = 0.0;
                 let segs = segs
                     .iter()
                     .map(|s| {
                         end += s.duration.as_nanos() as f64;
-                        (start_ns as f64 + end, (s.per_sec > 0.0).then(|| 1e9 / (s.per_sec * share)))
+                        (
+                            start_ns as f64 + end,
+                            (s.per_sec > 0.0).then(|| 1e9 / (s.per_sec * share)),
+                        )
                     })
                     .collect();
                 PaceKind::Shape { segs, idx: 0 }
@@ -234,7 +249,10 @@ impl Pacer {
             PaceKind::Shape { segs, .. } => segs.first().and_then(|s| s.1).unwrap_or(0.0),
             PaceKind::Unlimited => 0.0,
         };
-        Pacer { kind, next_ns: start_ns as f64 + stagger * first_interval }
+        Pacer {
+            kind,
+            next_ns: start_ns as f64 + stagger * first_interval,
+        }
     }
 
     /// Some(None): send now (unlimited). Some(Some(t)): send at t. None: the shape is over.
@@ -330,7 +348,12 @@ impl Sender<'_> {
     }
 
     /// Sends until the phase's end. Returns (sent, first send, last send) in ns since t0.
-    fn phase(&mut self, phase: Phase, count: Option<u64>, duration: Option<Duration>) -> (u64, u64, u64) {
+    fn phase(
+        &mut self,
+        phase: Phase,
+        count: Option<u64>,
+        duration: Option<Duration>,
+    ) -> (u64, u64, u64) {
         let w = &self.job.workload;
         let start = self.now_ns();
         let stagger = self.job.id as f64 * self.job.rate_share;
@@ -371,7 +394,8 @@ impl Sender<'_> {
             let value = self.payload.next(seq, unix_ms);
             let key = self.keys.next(seq);
             let opaque = intended as usize | if warm { WARMUP_BIT } else { 0 };
-            let mut rec: BaseRecord<'_, [u8], [u8], usize> = BaseRecord::with_opaque_to(&self.job.topic, opaque).payload(value);
+            let mut rec: BaseRecord<'_, [u8], [u8], usize> =
+                BaseRecord::with_opaque_to(&self.job.topic, opaque).payload(value);
             if let Some(k) = key {
                 rec = rec.key(k);
             }
@@ -382,10 +406,16 @@ impl Sender<'_> {
                     hdr[8..12].copy_from_slice(&self.job.id.to_le_bytes());
                     hdr[12..20].copy_from_slice(&seq.to_le_bytes());
                     hdr[20] = u8::from(!warm);
-                    h = h.insert(Header { key: E2E_HEADER, value: Some(&hdr[..]) });
+                    h = h.insert(Header {
+                        key: E2E_HEADER,
+                        value: Some(&hdr[..]),
+                    });
                 }
                 for (k, v) in &w.headers {
-                    h = h.insert(Header { key: k, value: Some(v.as_bytes()) });
+                    h = h.insert(Header {
+                        key: k,
+                        value: Some(v.as_bytes()),
+                    });
                 }
                 rec = rec.headers(h);
             }
@@ -409,7 +439,10 @@ impl Sender<'_> {
                     }
                     Err((e, _)) => {
                         self.enqueue_failed += 1;
-                        *self.enqueue_failed_by_kind.entry(error_kind(&e)).or_default() += 1;
+                        *self
+                            .enqueue_failed_by_kind
+                            .entry(error_kind(&e))
+                            .or_default() += 1;
                         self.seq += 1;
                         break;
                     }
@@ -497,7 +530,12 @@ pub fn run(job: ProducerJob) -> ProducerOutcome {
     }
     job.barrier.wait();
     job.barrier.wait();
-    producer.context().stats.lock().unwrap_or_else(|e| e.into_inner()).0 = true;
+    producer
+        .context()
+        .stats
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .0 = true;
     let start_ns = s.now_ns();
     let (sent, first, last) = s.phase(Phase::Measured, job.messages, job.workload.duration);
 
@@ -506,7 +544,8 @@ pub fn run(job: ProducerJob) -> ProducerOutcome {
     // One more statistics window so the tail of the run is in the producer internals.
     let seen = producer.context().stats_seen.load(Ordering::Acquire);
     let deadline = Instant::now() + Duration::from_millis(STATS_INTERVAL_MS * 2 + 200);
-    while producer.context().stats_seen.load(Ordering::Acquire) == seen && Instant::now() < deadline {
+    while producer.context().stats_seen.load(Ordering::Acquire) == seen && Instant::now() < deadline
+    {
         producer.poll(Duration::from_millis(10));
     }
 
@@ -526,7 +565,10 @@ pub fn run(job: ProducerJob) -> ProducerOutcome {
         *failed_by_kind.entry(format!("enqueue: {k}")).or_default() += v;
     }
     let error = match flushed {
-        Err(e) => Some(format!("flush did not complete within {}s: {e}", job.flush_timeout.as_secs())),
+        Err(e) => Some(format!(
+            "flush did not complete within {}s: {e}",
+            job.flush_timeout.as_secs()
+        )),
         Ok(()) => None,
     };
     ProducerOutcome {

@@ -86,7 +86,10 @@ pub enum ValueKind {
     /// Two or more segments, or one segment with `for`.
     Shape(Vec<Segment>),
     List(Vec<Value>),
-    Call { name: Spanned<String>, args: Vec<Arg> },
+    Call {
+        name: Spanned<String>,
+        args: Vec<Arg>,
+    },
     /// A string, escapes resolved. `{var}` references stay in the text; the check stage fills them.
     Str(String),
     /// `{name}`: a matrix or step variable.

@@ -34,7 +34,10 @@ pub fn parse(file: FileId, text: &str) -> Result<Ast, Diagnostic> {
     init();
     let mut pairs = Grammar::parse(Rule::file, text).map_err(|e| syntax_error(file, text, e))?;
     let file_pair = pairs.next().expect("file rule always yields one pair");
-    let scenario = file_pair.into_inner().next().expect("file holds a scenario");
+    let scenario = file_pair
+        .into_inner()
+        .next()
+        .expect("file holds a scenario");
     let b = Builder { file };
     Ok(b.scenario(scenario))
 }
@@ -107,13 +110,20 @@ fn syntax_error(file: FileId, text: &str, e: pest::error::Error<Rule>) -> Diagno
         pest::error::InputLocation::Span((s, e)) => (s, e),
     };
     // Point at the offending character (or the end) rather than an empty gap.
-    let end = if end == start { next_char_boundary(text, start) } else { end };
+    let end = if end == start {
+        next_char_boundary(text, start)
+    } else {
+        end
+    };
     let found = match text[start..].chars().next() {
         None => "the end of the file".to_string(),
         Some(c) if c.is_whitespace() => "white space".to_string(),
         Some(_) => {
-            let tok: String =
-                text[start..].chars().take_while(|c| !c.is_whitespace()).take(20).collect();
+            let tok: String = text[start..]
+                .chars()
+                .take_while(|c| !c.is_whitespace())
+                .take(20)
+                .collect();
             format!("`{tok}`")
         }
     };
@@ -182,7 +192,11 @@ impl Builder {
         let mut inner = p.into_inner();
         let name = self.string(inner.next().expect("scenario has a name"));
         let entries = inner.map(|e| self.entry(e)).collect();
-        Ast { name, entries, span }
+        Ast {
+            name,
+            entries,
+            span,
+        }
     }
 
     fn string(&self, p: Pair<Rule>) -> Spanned<String> {
@@ -195,7 +209,9 @@ impl Builder {
         let span = self.span(&p);
         match p.as_rule() {
             Rule::include => Entry::Include(self.string(p.into_inner().next().expect("path"))),
-            Rule::expect => Entry::Expect(p.into_inner().map(|a| self.assertion(a)).collect(), span),
+            Rule::expect => {
+                Entry::Expect(p.into_inner().map(|a| self.assertion(a)).collect(), span)
+            }
             Rule::section => {
                 let mut inner = p.into_inner().peekable();
                 let name = self.spanned(&inner.next().expect("section name"));
@@ -204,7 +220,12 @@ impl Builder {
                     _ => None,
                 };
                 let entries = inner.map(|e| self.entry(e)).collect();
-                Entry::Section(Section { name, label, entries, span })
+                Entry::Section(Section {
+                    name,
+                    label,
+                    entries,
+                    span,
+                })
             }
             Rule::setting => {
                 let mut inner = p.into_inner();
@@ -240,7 +261,10 @@ impl Builder {
                             Some(Rule::ident) => Some(self.spanned(&ai.next().expect("peeked"))),
                             _ => None,
                         };
-                        Arg { name, value: self.value(ai.next().expect("arg value")) }
+                        Arg {
+                            name,
+                            value: self.value(ai.next().expect("arg value")),
+                        }
                     })
                     .collect();
                 ValueKind::Call { name, args }
@@ -264,7 +288,12 @@ impl Builder {
         match d {
             Some(d) => {
                 let duration_span = self.span(&d);
-                Segment { rate: self.rate(r), rate_span, duration: self.quantity(d), duration_span }
+                Segment {
+                    rate: self.rate(r),
+                    rate_span,
+                    duration: self.quantity(d),
+                    duration_span,
+                }
             }
             // A shape of one segment without `for` is parsed as the bare rate (see `value`).
             None => unreachable!("segment always has `for`"),
@@ -277,7 +306,10 @@ impl Builder {
         let mut rest: Vec<Pair<Rule>> = inner.collect();
         let per = rest.pop().expect("rate period");
         let unit = rest.pop().map(|u| self.spanned(&u));
-        RateLit { amount: Quantity { number, unit }, per: self.spanned(&per) }
+        RateLit {
+            amount: Quantity { number, unit },
+            per: self.spanned(&per),
+        }
     }
 
     fn quantity(&self, p: Pair<Rule>) -> Quantity {
@@ -317,7 +349,12 @@ impl Builder {
             .next()
             .map(|c| c.into_inner().map(|cl| self.clause(cl)).collect())
             .unwrap_or_default();
-        Assertion { lhs, test, when, span }
+        Assertion {
+            lhs,
+            test,
+            when,
+            span,
+        }
     }
 
     /// `arith` and `product` are left-associative chains of the same shape.
@@ -380,19 +417,44 @@ impl Builder {
         let rest: Vec<Pair<Rule>> = inner.collect();
         let (op, values) = match rest.first().map(|x| x.as_rule()) {
             Some(Rule::eq_op) => {
-                let op = if rest[0].as_str() == "==" { ClauseOp::Eq } else { ClauseOp::Ne };
-                (op, rest[1..].iter().map(|a| self.value_alt(a.clone())).collect())
+                let op = if rest[0].as_str() == "==" {
+                    ClauseOp::Eq
+                } else {
+                    ClauseOp::Ne
+                };
+                (
+                    op,
+                    rest[1..]
+                        .iter()
+                        .map(|a| self.value_alt(a.clone()))
+                        .collect(),
+                )
             }
-            _ => (ClauseOp::In, rest.into_iter().map(|a| self.value_alt(a)).collect()),
+            _ => (
+                ClauseOp::In,
+                rest.into_iter().map(|a| self.value_alt(a)).collect(),
+            ),
         };
-        Clause { var, op, values, span }
+        Clause {
+            var,
+            op,
+            values,
+            span,
+        }
     }
 }
 
 fn number(text: &str) -> Number {
     let clean: String = text.chars().filter(|c| *c != '_').collect();
-    let integer = if clean.contains('.') { None } else { clean.parse::<u64>().ok() };
-    Number { value: clean.parse::<f64>().unwrap_or(f64::MAX), integer }
+    let integer = if clean.contains('.') {
+        None
+    } else {
+        clean.parse::<u64>().ok()
+    };
+    Number {
+        value: clean.parse::<f64>().unwrap_or(f64::MAX),
+        integer,
+    }
 }
 
 fn unescape(raw: &str) -> String {
@@ -422,14 +484,22 @@ const MAX_INCLUDE_DEPTH: usize = 8;
 
 /// Reads and parses a scenario file, splicing in included files. Every file read is added to
 /// `sources` so diagnostics can show it.
-pub fn load(path: &std::path::Path, sources: &mut crate::source::Sources) -> Result<Ast, crate::diagnostic::Diagnostics> {
+pub fn load(
+    path: &std::path::Path,
+    sources: &mut crate::source::Sources,
+) -> Result<Ast, crate::diagnostic::Diagnostics> {
     let text = read_text(path).map_err(crate::diagnostic::Diagnostics::from)?;
     let id = sources.add(path.to_path_buf(), text);
     let text = sources.get(id).text.clone();
     let mut ast = parse(id, &text)?;
     let mut diags = crate::diagnostic::Diagnostics::default();
     let mut stack = vec![path.canonicalize().unwrap_or_else(|_| path.to_path_buf())];
-    ast.entries = expand(std::mem::take(&mut ast.entries), sources, &mut stack, &mut diags);
+    ast.entries = expand(
+        std::mem::take(&mut ast.entries),
+        sources,
+        &mut stack,
+        &mut diags,
+    );
     if diags.is_empty() {
         Ok(ast)
     } else {
@@ -439,23 +509,35 @@ pub fn load(path: &std::path::Path, sources: &mut crate::source::Sources) -> Res
 
 fn read_text(path: &std::path::Path) -> Result<String, Diagnostic> {
     let shown = path.display();
-    let meta = std::fs::metadata(path)
-        .map_err(|e| Diagnostic::unplaced(Kind::Io, format!("cannot read {shown}: {}", io_reason(&e))))?;
+    let meta = std::fs::metadata(path).map_err(|e| {
+        Diagnostic::unplaced(Kind::Io, format!("cannot read {shown}: {}", io_reason(&e)))
+    })?;
     if meta.is_dir() {
-        return Err(Diagnostic::unplaced(Kind::Io, format!("{shown} is a directory, not a scenario file")));
+        return Err(Diagnostic::unplaced(
+            Kind::Io,
+            format!("{shown} is a directory, not a scenario file"),
+        ));
     }
     if meta.len() > MAX_FILE_BYTES {
         return Err(Diagnostic::unplaced(
             Kind::Io,
-            format!("{shown} is {} MB; a scenario file is at most {} MB", meta.len() / 1_000_000, MAX_FILE_BYTES / 1_000_000),
+            format!(
+                "{shown} is {} MB; a scenario file is at most {} MB",
+                meta.len() / 1_000_000,
+                MAX_FILE_BYTES / 1_000_000
+            ),
         ));
     }
-    let bytes = std::fs::read(path)
-        .map_err(|e| Diagnostic::unplaced(Kind::Io, format!("cannot read {shown}: {}", io_reason(&e))))?;
+    let bytes = std::fs::read(path).map_err(|e| {
+        Diagnostic::unplaced(Kind::Io, format!("cannot read {shown}: {}", io_reason(&e)))
+    })?;
     String::from_utf8(bytes).map_err(|e| {
         Diagnostic::unplaced(
             Kind::Io,
-            format!("{shown} is not UTF-8 text (invalid byte at offset {})", e.utf8_error().valid_up_to()),
+            format!(
+                "{shown} is not UTF-8 text (invalid byte at offset {})",
+                e.utf8_error().valid_up_to()
+            ),
         )
         .help("scenario files are UTF-8 text")
     })
@@ -483,11 +565,21 @@ fn expand(
                 let path = dir.join(&p.node);
                 let canon = path.canonicalize().unwrap_or_else(|_| path.clone());
                 if stack.contains(&canon) {
-                    diags.push(Diagnostic::new(Kind::Include, p.span, format!("{} includes itself", p.node)).label("include cycle"));
+                    diags.push(
+                        Diagnostic::new(
+                            Kind::Include,
+                            p.span,
+                            format!("{} includes itself", p.node),
+                        )
+                        .label("include cycle"),
+                    );
                     continue;
                 }
                 if stack.len() > MAX_INCLUDE_DEPTH {
-                    diags.push(Diagnostic::new(Kind::Include, p.span, "includes nest too deeply").label("here"));
+                    diags.push(
+                        Diagnostic::new(Kind::Include, p.span, "includes nest too deeply")
+                            .label("here"),
+                    );
                     continue;
                 }
                 let text = match read_text(&path) {
