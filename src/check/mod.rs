@@ -753,20 +753,30 @@ impl Checker<'_> {
         ok.then_some(out)
     }
 
+    /// Reports a value of the wrong kind at the value it resolves to.
+    fn wrong_kind(&mut self, v: &Value, ctx: &CellCtx, message: String, label: String, help: &str) {
+        let rv = self.resolve(v, ctx).map_or(v.span, |x| x.span);
+        self.err(
+            Diagnostic::new(Kind::Type, rv, message)
+                .label(label)
+                .help(help),
+        );
+    }
+
     fn count(&mut self, v: &Value, ctx: &CellCtx, what: &str) -> Option<u64> {
-        let val = self.scalar(v, ctx)?;
-        match val {
+        match self.scalar(v, ctx)? {
             Val::Number(n) if n >= 0.0 && n.fract() == 0.0 && n < 1e18 => Some(n as u64),
             other => {
-                let rv = self.resolve(v, ctx).map_or(v.span, |x| x.span);
-                self.err(
-                    Diagnostic::new(
-                        Kind::Type,
-                        rv,
-                        format!("{what} is a whole number, not {}", other.kind_name()),
-                    )
-                    .label(format!("expected a count, found {}", other.kind_name()))
-                    .help("write e.g. `100_000`"),
+                let (k, msg) = (
+                    other.kind_name(),
+                    format!("{what} is a whole number, not {}", other.kind_name()),
+                );
+                self.wrong_kind(
+                    v,
+                    ctx,
+                    msg,
+                    format!("expected a count, found {k}"),
+                    "write e.g. `100_000`",
                 );
                 None
             }
@@ -777,16 +787,9 @@ impl Checker<'_> {
         match self.scalar(v, ctx)? {
             Val::Duration(d) => Some(d),
             other => {
-                let rv = self.resolve(v, ctx).map_or(v.span, |x| x.span);
-                self.err(
-                    Diagnostic::new(
-                        Kind::Type,
-                        rv,
-                        format!("{what} is a duration, not {}", other.kind_name()),
-                    )
-                    .label("expected a duration")
-                    .help("durations carry a unit: ns, us, ms, s, m, h (e.g. `30s`)"),
-                );
+                let msg = format!("{what} is a duration, not {}", other.kind_name());
+                let help = "durations carry a unit: ns, us, ms, s, m, h (e.g. `30s`)";
+                self.wrong_kind(v, ctx, msg, "expected a duration".into(), help);
                 None
             }
         }
@@ -796,16 +799,9 @@ impl Checker<'_> {
         match self.scalar(v, ctx)? {
             Val::Size(b) => Some(b),
             other => {
-                let rv = self.resolve(v, ctx).map_or(v.span, |x| x.span);
-                self.err(
-                    Diagnostic::new(
-                        Kind::Type,
-                        rv,
-                        format!("{what} is a size, not {}", other.kind_name()),
-                    )
-                    .label("expected a size")
-                    .help("sizes carry a unit: B, KB, KiB, MB, MiB, GB, GiB (e.g. `1KiB`)"),
-                );
+                let msg = format!("{what} is a size, not {}", other.kind_name());
+                let help = "sizes carry a unit: B, KB, KiB, MB, MiB, GB, GiB (e.g. `1KiB`)";
+                self.wrong_kind(v, ctx, msg, "expected a size".into(), help);
                 None
             }
         }
