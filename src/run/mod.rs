@@ -249,6 +249,9 @@ async fn run_one(
     } else {
         admin.create_topic(&rp.topic).await?;
     }
+    admin
+        .wait_for_leaders(&topic, partitions, Duration::from_secs(30))
+        .await?;
     let result = measured(rp, total, opts, interrupt, &brokers, partitions, notes).await;
     if !rp.topic.existing && !opts.keep_topics {
         if let Err(e) = admin.delete_topic(&topic).await {
@@ -268,13 +271,6 @@ async fn measured(
     notes: &mut Vec<String>,
 ) -> Result<RunResult, String> {
     let topic = rp.topic.name.clone();
-    {
-        let admin_props = rp.admin.clone();
-        let bootstrap = rp.bootstrap.clone();
-        let a = blocking(move || admin::Admin::connect(&admin_props, &bootstrap)).await??;
-        a.wait_for_leaders(&topic, partitions, Duration::from_secs(30))
-            .await?;
-    }
     let w = &rp.workload;
     let shared = Arc::new(Shared::new(interrupt));
     let n = w.producers;
