@@ -488,6 +488,12 @@ pub fn run(job: ProducerJob) -> ProducerOutcome {
             return ProducerOutcome::failed_to_start(format!("cannot create producer: {e}"));
         }
     };
+    // Learn the partition leaders and connect before the clock starts: otherwise the first
+    // records of a run wait for librdkafka's lazy metadata request, a start-up stall that would
+    // be charged to the workload. A failure here is left to the run itself to report.
+    let _ = producer
+        .client()
+        .fetch_metadata(Some(&job.topic), Duration::from_secs(10));
     // Sleep precisely when pacing: the default 50 µs timer slack would dominate at high rates.
     #[cfg(target_os = "linux")]
     unsafe {
