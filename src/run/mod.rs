@@ -4,6 +4,7 @@
 pub mod admin;
 pub mod consumer;
 pub mod logdirs;
+mod native;
 pub mod payload;
 pub mod producer;
 

@@ -1,22 +1,22 @@
 //! One producer client on its own OS thread. The send loop allocates nothing per record (unless
 //! the scenario asks for headers or a consumer, which need a header per record), paces from a
 //! schedule of intended send times, and records latency from the intended time, so a stalled
-//! sender shows up in the figures instead of hiding (no coordinated omission).
+//! sender shows up in the figures instead of hiding (no coordinated omission). It sends and
+//! serves events through `native` (see there for why).
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Barrier, Mutex};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use rdkafka::config::ClientConfig;
-use rdkafka::error::KafkaError;
-use rdkafka::message::{Header, Message, OwnedHeaders};
-use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, ProducerContext};
+use rdkafka::producer::{BaseProducer, NoCustomPartitioner, Producer, ProducerContext};
 use rdkafka::statistics::Statistics;
 use rdkafka::types::RDKafkaErrorCode;
 use rdkafka::ClientContext;
 
+use super::native::{self, EventKind};
 use super::payload::{KeyGen, PayloadGen};
 use super::Shared;
 use crate::measure::{new_histogram, record, Internals};
@@ -46,16 +46,24 @@ pub struct ProducerJob {
     pub flush_timeout: Duration,
 }
 
-#[derive(Default)]
+/// Everything the delivery reports and statistics tell, kept by the producer's own thread:
+/// it is the only one that serves the producer's events, so nothing here is shared or locked.
 struct Recorder {
     measuring: bool,
-    ack: Option<Histogram<u64>>,
-    service: Option<Histogram<u64>>,
+    /// Paced runs keep service time (send → ack) apart from ack latency (intended → ack). At
+    /// unlimited rate the two are the same instant, so the per-record clock read is skipped.
+    paced: bool,
+    ack: Histogram<u64>,
+    service: Histogram<u64>,
+    /// Reports received, warm-up included (for in-flight limits).
+    delivered: u64,
     acked: u64,
     failed: u64,
     failed_by_kind: BTreeMap<String, u64>,
     payload_bytes: u64,
     last_ack_ns: u64,
+    stats: StatsAcc,
+    stats_seen: u64,
 }
 
 #[derive(Default, Clone, Copy)]
@@ -72,25 +80,15 @@ struct StatsAcc {
     batch_records_cnt: i64,
 }
 
-pub struct Ctx {
-    t0: Instant,
-    shared: Arc<Shared>,
-    rec: Mutex<Recorder>,
-    delivered: AtomicU64,
-    stats: Mutex<(bool, StatsAcc)>,
-    stats_seen: AtomicU64,
-}
-
-impl ClientContext for Ctx {
-    fn stats(&self, s: Statistics) {
+impl Recorder {
+    fn stats(&mut self, s: &Statistics) {
         let reqs: i64 = s
             .brokers
             .values()
             .map(|b| b.req.get("Produce").copied().unwrap_or(0))
             .sum();
-        let mut g = self.stats.lock().unwrap_or_else(|e| e.into_inner());
-        let (measuring, acc) = &mut *g;
-        if *measuring {
+        let acc = &mut self.stats;
+        if self.measuring {
             for t in s.topics.values() {
                 acc.batch_bytes_sum += t.batchsize.sum;
                 acc.batch_bytes_cnt += t.batchsize.cnt;
@@ -105,61 +103,21 @@ impl ClientContext for Ctx {
         acc.txmsgs = s.txmsgs;
         acc.txbytes = s.txmsg_bytes;
         acc.reqs = reqs;
-        self.stats_seen.fetch_add(1, Ordering::Release);
+        self.stats_seen += 1;
     }
+}
 
-    fn error(&self, error: KafkaError, reason: &str) {
-        if error.rdkafka_error_code() == Some(RDKafkaErrorCode::AllBrokersDown) {
-            self.shared
-                .cluster_lost(format!("all brokers are down ({reason})"));
-        }
-    }
+/// The client's context: librdkafka's log lines are not kafkabench's output (errors reach the
+/// run as events, see `Sender::serve`).
+struct Quiet;
 
+impl ClientContext for Quiet {
     fn log(&self, _: rdkafka::config::RDKafkaLogLevel, _: &str, _: &str) {}
 }
 
-impl ProducerContext for Ctx {
-    type DeliveryOpaque = usize;
-
-    fn delivery(&self, result: &DeliveryResult<'_>, opaque: usize) {
-        let now = self.t0.elapsed().as_nanos() as u64;
-        self.delivered.fetch_add(1, Ordering::Release);
-        if opaque & WARMUP_BIT != 0 {
-            return;
-        }
-        let intended = opaque as u64;
-        let mut r = self.rec.lock().unwrap_or_else(|e| e.into_inner());
-        match result {
-            Ok(m) => {
-                r.acked += 1;
-                r.payload_bytes += (m.payload_len() + m.key().map_or(0, |k| k.len())) as u64;
-                r.last_ack_ns = now;
-                if let Some(h) = r.ack.as_mut() {
-                    record(h, now.saturating_sub(intended));
-                }
-                // librdkafka's own produce() → delivery time, in microseconds.
-                let us = unsafe { rdkafka::bindings::rd_kafka_message_latency(m.ptr()) };
-                if us >= 0 {
-                    if let Some(h) = r.service.as_mut() {
-                        record(h, us as u64 * 1000);
-                    }
-                }
-                self.shared.acked.fetch_add(1, Ordering::Relaxed);
-            }
-            Err((e, _)) => {
-                r.failed += 1;
-                *r.failed_by_kind.entry(error_kind(e)).or_default() += 1;
-                self.shared.failed.fetch_add(1, Ordering::Relaxed);
-            }
-        }
-    }
-}
-
-fn error_kind(e: &KafkaError) -> String {
-    match e.rdkafka_error_code() {
-        Some(c) => format!("{c:?}"),
-        None => e.to_string(),
-    }
+impl ProducerContext for Quiet {
+    type DeliveryOpaque = ();
+    fn delivery(&self, _: &rdkafka::producer::DeliveryResult<'_>, _: ()) {}
 }
 
 /// What one producer measured.
@@ -288,7 +246,7 @@ impl Pacer {
 }
 
 struct Sender<'a> {
-    p: &'a BaseProducer<Ctx>,
+    ev: Events<'a>,
     job: &'a ProducerJob,
     t0: Instant,
     unix_ms_at_t0: u64,
@@ -302,9 +260,103 @@ struct Sender<'a> {
     send_delay: Histogram<u64>,
 }
 
+/// The producer's native handles and what its events told; a field of its own so the send
+/// loop can serve events while it holds a borrowed payload.
+struct Events<'a> {
+    p: native::Producer<'a>,
+    rec: Recorder,
+    t0: Instant,
+    shared: Arc<Shared>,
+}
+
 enum Phase {
     Warmup,
     Measured,
+}
+
+impl Events<'_> {
+    /// Serves the producer's events: waits up to `timeout_ms` for the first, then takes what
+    /// is already queued (bounded, so a flood of reports cannot starve the send loop).
+    fn serve(&mut self, timeout_ms: i32) {
+        let mut wait = timeout_ms;
+        for _ in 0..64 {
+            let Some(ev) = self.p.next_event(wait) else {
+                return;
+            };
+            wait = 0;
+            match ev.kind() {
+                EventKind::Delivery => self.delivered(&ev),
+                EventKind::Stats => {
+                    if let Some(s) = ev.stats_json().and_then(|j| serde_json::from_str(j).ok()) {
+                        self.rec.stats(&s);
+                    }
+                }
+                EventKind::Error => {
+                    let (code, reason) = ev.error();
+                    if code == RDKafkaErrorCode::AllBrokersDown {
+                        self.shared
+                            .cluster_lost(format!("all brokers are down ({reason})"));
+                    }
+                }
+                EventKind::Other => {}
+            }
+        }
+    }
+
+    /// One event's delivery reports. They were all acknowledged by the same response, so one
+    /// clock read stamps them all.
+    fn delivered(&mut self, ev: &native::Event) {
+        let now = self.t0.elapsed().as_nanos() as u64;
+        let r = &mut self.rec;
+        let (mut acked, mut failed) = (0u64, 0u64);
+        for d in ev.deliveries() {
+            r.delivered += 1;
+            let opaque = d.opaque();
+            if opaque & WARMUP_BIT != 0 {
+                continue;
+            }
+            match d.error() {
+                None => {
+                    acked += 1;
+                    r.payload_bytes += d.bytes();
+                    record(&mut r.ack, now.saturating_sub(opaque as u64));
+                    if r.paced {
+                        let us = d.latency_us();
+                        if us >= 0 {
+                            record(&mut r.service, us as u64 * 1000);
+                        }
+                    }
+                }
+                Some(code) => {
+                    failed += 1;
+                    *r.failed_by_kind.entry(format!("{code:?}")).or_default() += 1;
+                }
+            }
+        }
+        if acked > 0 {
+            r.acked += acked;
+            r.last_ack_ns = now;
+            self.shared.acked.fetch_add(acked, Ordering::Relaxed);
+        }
+        if failed > 0 {
+            r.failed += failed;
+            self.shared.failed.fetch_add(failed, Ordering::Relaxed);
+        }
+    }
+
+    /// Sends what lingers and serves events until every record is delivered or `timeout`
+    /// passes; false when records are still outstanding.
+    fn drain(&mut self, timeout: Duration) -> bool {
+        self.p.begin_flush();
+        let deadline = Instant::now() + timeout;
+        while self.p.outq_len() > 0 {
+            if Instant::now() >= deadline {
+                return false;
+            }
+            self.serve(10);
+        }
+        true
+    }
 }
 
 impl Sender<'_> {
@@ -313,37 +365,37 @@ impl Sender<'_> {
         self.t0.elapsed().as_nanos() as u64
     }
 
-    /// Sleeps (serving callbacks) until `t`; never sends early.
-    fn wait_until(&self, t: u64) {
+    /// Waits until `t`, serving events meanwhile; never sends early. Long waits block on the
+    /// event queue, so a delivery report is stamped when it arrives, not when the wait ends.
+    fn wait_until(&mut self, t: u64) {
         loop {
-            self.p.poll(Duration::ZERO);
+            self.ev.serve(0);
             let now = self.now_ns();
             if now >= t {
                 return;
             }
             let rem = t - now;
-            if rem > 5_000 {
-                std::thread::sleep(Duration::from_nanos(rem.min(2_000_000)));
+            if rem >= 2_000_000 {
+                self.ev.serve((rem / 1_000_000) as i32 - 1);
+            } else if rem > 5_000 {
+                std::thread::sleep(Duration::from_nanos(rem));
             } else {
                 std::hint::spin_loop();
             }
         }
     }
 
-    fn in_flight_wait(&self, limit: u32) {
-        let ctx = self.p.context();
-        let done = || {
-            if self.job.workload.in_flight_until_consumed {
+    fn in_flight_wait(&mut self, limit: u32) {
+        loop {
+            let done = if self.job.workload.in_flight_until_consumed {
                 self.job.shared.consumed_any.load(Ordering::Acquire)
             } else {
-                ctx.delivered.load(Ordering::Acquire)
-            }
-        };
-        while self.issued.saturating_sub(done()) >= limit as u64 {
-            if self.job.shared.stopping() {
+                self.ev.rec.delivered
+            };
+            if self.issued.saturating_sub(done) < limit as u64 || self.job.shared.stopping() {
                 return;
             }
-            self.p.poll(Duration::from_millis(1));
+            self.ev.serve(1);
         }
     }
 
@@ -365,6 +417,7 @@ impl Sender<'_> {
         let mut hdr = [0u8; E2E_HEADER_LEN];
         let stamp = self.job.e2e;
         let user_headers = !w.headers.is_empty();
+        let paced = !matches!(w.rate, RateSpec::Unlimited);
         loop {
             if count.is_some_and(|c| sent >= c) || self.job.shared.stopping() {
                 break;
@@ -373,20 +426,22 @@ impl Sender<'_> {
             if let Some(limit) = w.in_flight {
                 self.in_flight_wait(limit);
             }
-            let intended = match slot {
+            // One clock read per record at unlimited rate, where intended and actual send
+            // time are the same instant; paced records read it again after the wait.
+            let (intended, actual) = match slot {
                 Some(t) => {
                     if end_ns.is_some_and(|e| t >= e) {
                         break;
                     }
                     self.wait_until(t);
-                    t
+                    (t, self.now_ns())
                 }
                 None => {
                     let now = self.now_ns();
                     if end_ns.is_some_and(|e| now >= e) {
                         break;
                     }
-                    now
+                    (now, now)
                 }
             };
             let unix_ms = self.unix_ms_at_t0 + intended / 1_000_000;
@@ -394,54 +449,42 @@ impl Sender<'_> {
             let value = self.payload.next(seq, unix_ms);
             let key = self.keys.next(seq);
             let opaque = intended as usize | if warm { WARMUP_BIT } else { 0 };
-            let mut rec: BaseRecord<'_, [u8], [u8], usize> =
-                BaseRecord::with_opaque_to(&self.job.topic, opaque).payload(value);
-            if let Some(k) = key {
-                rec = rec.key(k);
-            }
-            if stamp || user_headers {
-                let mut h = OwnedHeaders::new_with_capacity(1 + w.headers.len());
+            let mut headers = (stamp || user_headers).then(|| {
+                let mut h = native::Headers::with_capacity(1 + w.headers.len());
                 if stamp {
                     hdr[..8].copy_from_slice(&intended.to_le_bytes());
                     hdr[8..12].copy_from_slice(&self.job.id.to_le_bytes());
                     hdr[12..20].copy_from_slice(&seq.to_le_bytes());
                     hdr[20] = u8::from(!warm);
-                    h = h.insert(Header {
-                        key: E2E_HEADER,
-                        value: Some(&hdr[..]),
-                    });
+                    h.add(E2E_HEADER, &hdr);
                 }
                 for (k, v) in &w.headers {
-                    h = h.insert(Header {
-                        key: k,
-                        value: Some(v.as_bytes()),
-                    });
+                    h.add(k, v.as_bytes());
                 }
-                rec = rec.headers(h);
-            }
-            let actual = self.t0.elapsed().as_nanos() as u64;
+                h
+            });
             loop {
-                match self.p.send(rec) {
+                match self.ev.p.produce(value, key, opaque, headers) {
                     Ok(()) => {
                         sent += 1;
                         self.issued += 1;
                         self.seq += 1;
                         break;
                     }
-                    Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), back)) => {
+                    Err((RDKafkaErrorCode::QueueFull, back)) => {
                         // librdkafka's queue is full: serve delivery reports to make room.
                         self.queue_full += 1;
-                        rec = back;
-                        self.p.poll(Duration::from_millis(1));
+                        headers = back;
+                        self.ev.serve(1);
                         if self.job.shared.stopping() {
                             break;
                         }
                     }
-                    Err((e, _)) => {
+                    Err((code, _)) => {
                         self.enqueue_failed += 1;
                         *self
                             .enqueue_failed_by_kind
-                            .entry(error_kind(&e))
+                            .entry(format!("{code:?}"))
                             .or_default() += 1;
                         self.seq += 1;
                         break;
@@ -449,7 +492,9 @@ impl Sender<'_> {
                 }
             }
             if !warm {
-                record(&mut self.send_delay, actual.saturating_sub(intended));
+                if paced {
+                    record(&mut self.send_delay, actual.saturating_sub(intended));
+                }
                 if first == 0 {
                     first = actual.max(1);
                 }
@@ -459,11 +504,15 @@ impl Sender<'_> {
                 }
             }
             if sent & 31 == 0 {
-                self.p.poll(Duration::ZERO);
+                self.ev.serve(0);
             }
         }
         if !warm {
             self.job.shared.sent.fetch_add(sent & 63, Ordering::Relaxed);
+            if !paced {
+                // Unlimited: every record is sent the moment it is due.
+                let _ = self.send_delay.record_n(0, sent);
+            }
         }
         (sent, first, last)
     }
@@ -471,15 +520,9 @@ impl Sender<'_> {
 
 pub fn run(job: ProducerJob) -> ProducerOutcome {
     let shared = job.shared.clone();
-    let ctx = Ctx {
-        t0: shared.t0,
-        shared: shared.clone(),
-        rec: Mutex::new(Recorder::default()),
-        delivered: AtomicU64::new(0),
-        stats: Mutex::new((false, StatsAcc::default())),
-        stats_seen: AtomicU64::new(0),
-    };
-    let producer: BaseProducer<Ctx> = match job.config.create_with_context(ctx) {
+    let created: Result<BaseProducer<Quiet, NoCustomPartitioner>, _> =
+        job.config.create_with_context(Quiet);
+    let producer = match created {
         Ok(p) => p,
         Err(e) => {
             // Still meet the orchestrator at both barriers so nothing waits forever.
@@ -494,8 +537,17 @@ pub fn run(job: ProducerJob) -> ProducerOutcome {
     let _ = producer
         .client()
         .fetch_metadata(Some(&job.topic), Duration::from_secs(10));
+    let native = match native::Producer::new(&producer, &job.topic) {
+        Ok(p) => p,
+        Err(e) => {
+            job.barrier.wait();
+            job.barrier.wait();
+            return ProducerOutcome::failed_to_start(e);
+        }
+    };
     // Sleep precisely when pacing: the default 50 µs timer slack would dominate at high rates.
     #[cfg(target_os = "linux")]
+    // SAFETY: prctl with PR_SET_TIMERSLACK only changes this thread's timer slack.
     unsafe {
         libc::prctl(libc::PR_SET_TIMERSLACK, 1000u64);
     }
@@ -505,7 +557,25 @@ pub fn run(job: ProducerJob) -> ProducerOutcome {
         .saturating_sub(shared.t0.elapsed().as_millis() as u64);
     let seed = (job.id as u64 + 1).wrapping_mul(0x9E37_79B9) ^ unix_ms_at_t0;
     let mut s = Sender {
-        p: &producer,
+        ev: Events {
+            p: native,
+            rec: Recorder {
+                measuring: false,
+                paced: !matches!(job.workload.rate, RateSpec::Unlimited),
+                ack: new_histogram(),
+                service: new_histogram(),
+                delivered: 0,
+                acked: 0,
+                failed: 0,
+                failed_by_kind: BTreeMap::new(),
+                payload_bytes: 0,
+                last_ack_ns: 0,
+                stats: StatsAcc::default(),
+                stats_seen: 0,
+            },
+            t0: shared.t0,
+            shared: shared.clone(),
+        },
         job: &job,
         t0: shared.t0,
         unix_ms_at_t0,
@@ -525,39 +595,28 @@ pub fn run(job: ProducerJob) -> ProducerOutcome {
             Warmup::Messages(n) => s.phase(Phase::Warmup, Some(share(*n)), None),
             Warmup::Duration(d) => s.phase(Phase::Warmup, None, Some(*d)),
         };
-        let _ = producer.flush(job.flush_timeout);
+        s.ev.drain(job.flush_timeout);
     }
-    {
-        let ctx = producer.context();
-        let mut r = ctx.rec.lock().unwrap_or_else(|e| e.into_inner());
-        r.measuring = true;
-        r.ack = Some(new_histogram());
-        r.service = Some(new_histogram());
-    }
+    // Statistics windows from here on count towards the run; the counters' values up to now
+    // are the baseline.
+    s.ev.serve(0);
     job.barrier.wait();
     job.barrier.wait();
-    producer
-        .context()
-        .stats
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .0 = true;
+    s.ev.rec.measuring = true;
     let start_ns = s.now_ns();
     let (sent, first, last) = s.phase(Phase::Measured, job.messages, job.workload.duration);
 
     // Drain: every record gets its delivery report, bounded by the delivery timeout.
-    let flushed = producer.flush(job.flush_timeout);
+    let flushed = s.ev.drain(job.flush_timeout);
     // One more statistics window so the tail of the run is in the producer internals.
-    let seen = producer.context().stats_seen.load(Ordering::Acquire);
+    let seen = s.ev.rec.stats_seen;
     let deadline = Instant::now() + Duration::from_millis(STATS_INTERVAL_MS * 2 + 200);
-    while producer.context().stats_seen.load(Ordering::Acquire) == seen && Instant::now() < deadline
-    {
-        producer.poll(Duration::from_millis(10));
+    while s.ev.rec.stats_seen == seen && Instant::now() < deadline {
+        s.ev.serve(10);
     }
 
-    let ctx = producer.context();
-    let mut r = ctx.rec.lock().unwrap_or_else(|e| e.into_inner());
-    let acc = ctx.stats.lock().unwrap_or_else(|e| e.into_inner()).1;
+    let r = &mut s.ev.rec;
+    let acc = r.stats;
     let div = |a: i64, b: i64| (b > 0).then(|| a as f64 / b as f64);
     let internals = Internals {
         batch_bytes_avg: div(acc.batch_bytes_sum, acc.batch_bytes_cnt),
@@ -570,13 +629,15 @@ pub fn run(job: ProducerJob) -> ProducerOutcome {
     for (k, v) in &s.enqueue_failed_by_kind {
         *failed_by_kind.entry(format!("enqueue: {k}")).or_default() += v;
     }
-    let error = match flushed {
-        Err(e) => Some(format!(
-            "flush did not complete within {}s: {e}",
+    let error = (!flushed).then(|| {
+        format!(
+            "{} records still undelivered after {}s",
+            s.ev.p.outq_len(),
             job.flush_timeout.as_secs()
-        )),
-        Ok(()) => None,
-    };
+        )
+    });
+    let r = &mut s.ev.rec;
+    let ack = std::mem::replace(&mut r.ack, new_histogram());
     ProducerOutcome {
         sent,
         acked: r.acked,
@@ -584,8 +645,13 @@ pub fn run(job: ProducerJob) -> ProducerOutcome {
         failed_by_kind,
         queue_full: s.queue_full,
         payload_bytes: r.payload_bytes,
-        ack: r.ack.take().unwrap_or_else(new_histogram),
-        service: r.service.take().unwrap_or_else(new_histogram),
+        // Unlimited: sent when due, so service time is the ack latency itself.
+        service: if r.paced {
+            std::mem::replace(&mut r.service, new_histogram())
+        } else {
+            ack.clone()
+        },
+        ack,
         send_delay: std::mem::replace(&mut s.send_delay, new_histogram()),
         start_ns,
         first_send_ns: first,

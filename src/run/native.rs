@@ -1,0 +1,286 @@
+//! The one place kafkabench calls librdkafka's C API directly: the producer's hot path.
+//!
+//! rust-rdkafka creates and configures the client; sending and serving its events happen here.
+//! Its `BaseProducer::send` builds a `CString` of the topic name for every record and makes
+//! librdkafka look the topic up by name, and its `poll` clones an `Arc` per delivery report and
+//! keeps polling until the timeout even after events arrived. At a million records a second
+//! these showed up in profiles (bench/README.md). Here a topic handle is created once (as
+//! librdkafka's rdkafka_performance does) and delivery reports are read straight from the
+//! event, with one clock read per event: every record in it was acknowledged by the same
+//! response.
+
+use std::ffi::CString;
+use std::marker::PhantomData;
+use std::os::raw::c_void;
+use std::ptr;
+
+use rdkafka::bindings as rd;
+use rdkafka::bindings::rd_kafka_vtype_t::*;
+use rdkafka::producer::{BaseProducer, Producer as _, ProducerContext};
+use rdkafka::types::RDKafkaErrorCode;
+
+/// The producer's native handles: a topic handle and its main event queue, valid while the
+/// rust-rdkafka producer they came from lives.
+pub struct Producer<'p> {
+    rk: *mut rd::rd_kafka_t,
+    rkt: *mut rd::rd_kafka_topic_t,
+    queue: *mut rd::rd_kafka_queue_t,
+    _producer: PhantomData<&'p ()>,
+}
+
+impl<'p> Producer<'p> {
+    pub fn new<C: ProducerContext>(
+        producer: &'p BaseProducer<C>,
+        name: &str,
+    ) -> Result<Self, String> {
+        let rk = producer.client().native_ptr();
+        let cname = CString::new(name).map_err(|_| format!("topic name {name:?} contains NUL"))?;
+        // SAFETY: rk is a live producer handle (borrowed for 'p); a null conf means the
+        // producer's default topic configuration.
+        let rkt = unsafe { rd::rd_kafka_topic_new(rk, cname.as_ptr(), ptr::null_mut()) };
+        if rkt.is_null() {
+            return Err(format!("librdkafka refused topic {name:?}"));
+        }
+        // SAFETY: rk is live; the returned reference is released in Drop.
+        let queue = unsafe { rd::rd_kafka_queue_get_main(rk) };
+        Ok(Producer {
+            rk,
+            rkt,
+            queue,
+            _producer: PhantomData,
+        })
+    }
+
+    /// The next event on the main queue (delivery reports, statistics, errors), waiting at most
+    /// `timeout_ms` for one.
+    #[inline]
+    pub fn next_event(&self, timeout_ms: i32) -> Option<Event> {
+        // SAFETY: queue is live; a non-null event is ours to destroy (Event's Drop).
+        let ev = unsafe { rd::rd_kafka_queue_poll(self.queue, timeout_ms) };
+        (!ev.is_null()).then_some(Event { ptr: ev })
+    }
+
+    /// Records not yet delivered or failed, including reports not yet served.
+    pub fn outq_len(&self) -> i32 {
+        // SAFETY: rk is live.
+        unsafe { rd::rd_kafka_outq_len(self.rk) }
+    }
+
+    /// Sends lingering batches now instead of when their timer fires (the start of a flush;
+    /// the caller serves events until `outq_len` is 0).
+    pub fn begin_flush(&self) {
+        // SAFETY: rk is live; with a zero timeout this only wakes the broker threads.
+        unsafe {
+            rd::rd_kafka_flush(self.rk, 0);
+        }
+    }
+
+    /// Enqueues one record (librdkafka copies value, key and header bytes). `opaque` comes back
+    /// in the delivery report as the context's `usize` opaque. On failure the headers are
+    /// handed back so a retry after `QueueFull` sends the same record.
+    #[inline]
+    pub fn produce(
+        &self,
+        value: &[u8],
+        key: Option<&[u8]>,
+        opaque: usize,
+        headers: Option<Headers>,
+    ) -> Result<(), (RDKafkaErrorCode, Option<Headers>)> {
+        let (kp, kl) = key.map_or((ptr::null(), 0), |k| (k.as_ptr(), k.len()));
+        let hp = headers.as_ref().map_or(ptr::null_mut(), |h| h.ptr);
+        // SAFETY: the vtype list matches librdkafka's rd_kafka_producev contract (each tag
+        // followed by its arguments, END last); the slices outlive the call and are copied
+        // (RD_KAFKA_MSG_F_COPY); rkt belongs to rk. librdkafka takes the headers only on
+        // success.
+        let err = unsafe {
+            rd::rd_kafka_producev(
+                self.rk,
+                RD_KAFKA_VTYPE_RKT,
+                self.rkt,
+                RD_KAFKA_VTYPE_PARTITION,
+                -1i32, // RD_KAFKA_PARTITION_UA: the configured partitioner decides
+                RD_KAFKA_VTYPE_MSGFLAGS,
+                rd::RD_KAFKA_MSG_F_COPY,
+                RD_KAFKA_VTYPE_VALUE,
+                value.as_ptr() as *mut c_void,
+                value.len(),
+                RD_KAFKA_VTYPE_KEY,
+                kp as *const c_void,
+                kl,
+                RD_KAFKA_VTYPE_OPAQUE,
+                opaque as *mut c_void,
+                RD_KAFKA_VTYPE_HEADERS,
+                hp,
+                RD_KAFKA_VTYPE_END,
+            )
+        };
+        if err == rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
+            if let Some(h) = headers {
+                std::mem::forget(h); // owned by the message now
+            }
+            Ok(())
+        } else {
+            Err((RDKafkaErrorCode::from(err), headers))
+        }
+    }
+}
+
+impl Drop for Producer<'_> {
+    fn drop(&mut self) {
+        // SAFETY: both were created in new() and are released once, before the producer ('p).
+        unsafe {
+            rd::rd_kafka_queue_destroy(self.queue);
+            rd::rd_kafka_topic_destroy(self.rkt);
+        }
+    }
+}
+
+/// One event taken from the main queue.
+pub struct Event {
+    ptr: *mut rd::rd_kafka_event_t,
+}
+
+pub enum EventKind {
+    Delivery,
+    Stats,
+    Error,
+    Other,
+}
+
+impl Event {
+    pub fn kind(&self) -> EventKind {
+        // SAFETY: ptr is a live event.
+        match unsafe { rd::rd_kafka_event_type(self.ptr) } {
+            rd::RD_KAFKA_EVENT_DR => EventKind::Delivery,
+            rd::RD_KAFKA_EVENT_STATS => EventKind::Stats,
+            rd::RD_KAFKA_EVENT_ERROR => EventKind::Error,
+            _ => EventKind::Other,
+        }
+    }
+
+    /// The delivery reports of a Delivery event.
+    pub fn deliveries(&self) -> Deliveries<'_> {
+        Deliveries { ev: self }
+    }
+
+    /// The JSON document of a Stats event.
+    pub fn stats_json(&self) -> Option<&str> {
+        // SAFETY: for a stats event librdkafka returns a NUL-terminated string owned by the
+        // event, which outlives the borrow.
+        let p = unsafe { rd::rd_kafka_event_stats(self.ptr) };
+        if p.is_null() {
+            return None;
+        }
+        unsafe { std::ffi::CStr::from_ptr(p) }.to_str().ok()
+    }
+
+    /// The error of an Error event, with librdkafka's explanation.
+    pub fn error(&self) -> (RDKafkaErrorCode, String) {
+        // SAFETY: ptr is a live event; the string is owned by it.
+        unsafe {
+            let code = RDKafkaErrorCode::from(rd::rd_kafka_event_error(self.ptr));
+            let s = rd::rd_kafka_event_error_string(self.ptr);
+            let reason = if s.is_null() {
+                String::new()
+            } else {
+                std::ffi::CStr::from_ptr(s).to_string_lossy().into_owned()
+            };
+            (code, reason)
+        }
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        // SAFETY: taken from rd_kafka_queue_poll, destroyed once.
+        unsafe { rd::rd_kafka_event_destroy(self.ptr) }
+    }
+}
+
+pub struct Deliveries<'e> {
+    ev: &'e Event,
+}
+
+impl<'e> Iterator for Deliveries<'e> {
+    type Item = Delivery<'e>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Delivery<'e>> {
+        // SAFETY: the event is live; its messages live as long as it does.
+        let m = unsafe { rd::rd_kafka_event_message_next(self.ev.ptr) };
+        (!m.is_null()).then_some(Delivery {
+            m,
+            _ev: PhantomData,
+        })
+    }
+}
+
+/// One record's delivery report.
+pub struct Delivery<'e> {
+    m: *const rd::rd_kafka_message_t,
+    _ev: PhantomData<&'e Event>,
+}
+
+impl Delivery<'_> {
+    #[inline]
+    pub fn error(&self) -> Option<RDKafkaErrorCode> {
+        // SAFETY: m points into a live event (lifetime 'e).
+        let err = unsafe { (*self.m).err };
+        (err != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR)
+            .then(|| RDKafkaErrorCode::from(err))
+    }
+
+    /// The opaque passed to `produce`.
+    #[inline]
+    pub fn opaque(&self) -> usize {
+        // SAFETY: as above; for delivery reports _private is the per-message opaque.
+        unsafe { (*self.m)._private as usize }
+    }
+
+    /// Value plus key bytes.
+    #[inline]
+    pub fn bytes(&self) -> u64 {
+        // SAFETY: as above.
+        unsafe { ((*self.m).len + (*self.m).key_len) as u64 }
+    }
+
+    /// librdkafka's own produce() → delivery time in microseconds (it reads the clock).
+    pub fn latency_us(&self) -> i64 {
+        // SAFETY: as above.
+        unsafe { rd::rd_kafka_message_latency(self.m) }
+    }
+}
+
+/// Record headers in librdkafka's own list (names and values copied in).
+pub struct Headers {
+    ptr: *mut rd::rd_kafka_headers_t,
+}
+
+impl Headers {
+    pub fn with_capacity(n: usize) -> Headers {
+        // SAFETY: plain allocation; freed in Drop unless a produce call took ownership.
+        Headers {
+            ptr: unsafe { rd::rd_kafka_headers_new(n) },
+        }
+    }
+
+    pub fn add(&mut self, name: &str, value: &[u8]) {
+        // SAFETY: explicit sizes, so no NUL terminators are needed; librdkafka copies both.
+        unsafe {
+            rd::rd_kafka_header_add(
+                self.ptr,
+                name.as_ptr().cast(),
+                name.len() as isize,
+                value.as_ptr().cast(),
+                value.len() as isize,
+            );
+        }
+    }
+}
+
+impl Drop for Headers {
+    fn drop(&mut self) {
+        // SAFETY: still ours: produce() forgets the value when librdkafka takes it.
+        unsafe { rd::rd_kafka_headers_destroy(self.ptr) }
+    }
+}
