@@ -98,6 +98,15 @@ impl PayloadGen {
     }
 
     /// The value for record `seq`; `unix_ms` is stamped into JSON records.
+    /// Whether every payload is a slice of data shared (`Arc`) with the run's spec and never
+    /// written again (constant, file lines), so librdkafka may send it without copying.
+    pub fn is_shared(&self) -> bool {
+        matches!(
+            self.spec,
+            PayloadSpec::Constant { .. } | PayloadSpec::File { .. }
+        )
+    }
+
     #[inline]
     pub fn next(&mut self, seq: u64, unix_ms: u64) -> &[u8] {
         match &self.spec {

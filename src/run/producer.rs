@@ -418,6 +418,7 @@ impl Sender<'_> {
         let stamp = self.job.e2e;
         let user_headers = !w.headers.is_empty();
         let paced = !matches!(w.rate, RateSpec::Unlimited);
+        let shared = self.payload.is_shared();
         loop {
             if count.is_some_and(|c| sent >= c) || self.job.shared.stopping() {
                 break;
@@ -464,7 +465,14 @@ impl Sender<'_> {
                 h
             });
             loop {
-                match self.ev.p.produce(value, key, opaque, headers) {
+                let res = if shared {
+                    // SAFETY: shared payloads point into the spec's Arc data, which `run`
+                    // keeps alive until after the producer is destroyed (`_payload_data`).
+                    unsafe { self.ev.p.produce_shared(value, key, opaque, headers) }
+                } else {
+                    self.ev.p.produce(value, key, opaque, headers)
+                };
+                match res {
                     Ok(()) => {
                         sent += 1;
                         self.issued += 1;
@@ -520,6 +528,9 @@ impl Sender<'_> {
 
 pub fn run(job: ProducerJob) -> ProducerOutcome {
     let shared = job.shared.clone();
+    // Constant and file payloads are sent without a copy, straight from this data: declared
+    // before the producer, so it is dropped after it (and after every record in its queues).
+    let _payload_data = job.workload.payload.clone();
     let created: Result<BaseProducer<Quiet, NoCustomPartitioner>, _> =
         job.config.create_with_context(Quiet);
     let producer = match created {
