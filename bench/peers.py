@@ -228,7 +228,7 @@ class Bench:
     # --- sections ---------------------------------------------------------------------------
 
     def throughput(self):
-        configs = [(100, "none"), (100, "lz4"), (1024, "none"), (1024, "lz4")]
+        configs = [(int(c.split(":")[0]), c.split(":")[1]) for c in self.args.config]
         for rep in range(self.args.reps):
             for size, codec in configs:
                 n = self.args.small if size < 1000 else self.args.large
@@ -353,6 +353,9 @@ def main():
     ap.add_argument("--reps", type=int, default=5, help="repetitions per configuration (default 5)")
     ap.add_argument("--only", choices=["throughput", "rate", "memory"], action="append",
                     help="run only these sections (repeatable; default all)")
+    ap.add_argument("--config", action="append",
+                    help="SIZE:CODEC to run in the throughput section (repeatable; default "
+                         "100:none 100:lz4 1024:none 1024:lz4)")
     ap.add_argument("--partitions", type=int, default=3, help="partitions per topic (default 3)")
     ap.add_argument("--small", type=int, default=2_000_000, help="records per 100 B run")
     ap.add_argument("--large", type=int, default=500_000, help="records per 1 KiB run")
@@ -364,6 +367,7 @@ def main():
     ap.add_argument("--out", help="output directory (default bench/out/<time>)")
     ap.add_argument("--rdkafka-performance", required=True, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    args.config = args.config or ["100:none", "100:lz4", "1024:none", "1024:lz4"]
     sections = args.only or ["throughput", "rate", "memory"]
     b = Bench(args)
     b.log(f"writing to {b.out}")
