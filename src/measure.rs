@@ -105,6 +105,8 @@ pub struct RunResult {
     pub topic: String,
     /// Whether the run finished its measured phase (false when interrupted or the broker was lost).
     pub complete: bool,
+    /// The cluster stopped answering during the run (librdkafka: all brokers down).
+    pub cluster_lost: bool,
     pub error: Option<String>,
     pub sent: u64,
     pub acked: u64,

@@ -99,7 +99,7 @@ pub fn run(job: ConsumerJob) -> ConsumerOutcome {
     let mut last_seq: HashMap<(u32, i32), u64> = HashMap::new();
     let mut drain_deadline: Option<Instant> = None;
     loop {
-        if job.shared.interrupted() {
+        if job.shared.interrupted() || job.shared.lost() {
             break;
         }
         if job.shared.producers_done.load(Ordering::Acquire) {

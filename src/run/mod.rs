@@ -63,6 +63,11 @@ impl Shared {
         self.interrupt.load(Ordering::Relaxed)
     }
 
+    /// The cluster is gone: nothing more will be delivered, so nothing waits for it.
+    pub fn lost(&self) -> bool {
+        self.lost.load(Ordering::Relaxed)
+    }
+
     pub fn cluster_lost(&self, reason: String) {
         if !self.lost.swap(true, Ordering::AcqRel) {
             *self.lost_reason.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason);
@@ -254,9 +259,21 @@ async fn run_one(
         .wait_for_leaders(&topic, partitions, Duration::from_secs(30))
         .await?;
     let result = measured(rp, total, opts, interrupt, &brokers, partitions, notes).await;
+    let lost = result.as_ref().is_ok_and(|r| r.cluster_lost);
     if !rp.topic.existing && !opts.keep_topics {
-        if let Err(e) = admin.delete_topic(&topic).await {
-            notes.push(format!("could not delete topic {topic}: {e}"));
+        if lost {
+            notes.push(format!(
+                "topic {topic} was not deleted: the cluster was lost during the run"
+            ));
+        } else {
+            // Bounded: a cluster that stops answering now must not hold the report back.
+            match tokio::time::timeout(Duration::from_secs(40), admin.delete_topic(&topic)).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => notes.push(format!("could not delete topic {topic}: {e}")),
+                Err(_) => notes.push(format!(
+                    "could not delete topic {topic}: no answer within 40s"
+                )),
+            }
         }
     }
     result
@@ -390,7 +407,11 @@ async fn measured(
     }
 
     let (brs, t) = (brokers.to_vec(), topic.clone());
-    let disk_after = blocking(move || logdirs::topic_bytes(&brs, &t, partitions)).await?;
+    let disk_after = if shared.lost() {
+        Err("the cluster was lost during the run".to_string())
+    } else {
+        blocking(move || logdirs::topic_bytes(&brs, &t, partitions)).await?
+    };
     let disk = match (disk_before, disk_after) {
         (Ok(b), Ok(a)) => Some(a.saturating_sub(b)),
         (Err(e), _) | (_, Err(e)) => {
@@ -497,6 +518,7 @@ async fn measured(
         .map(|d| r.payload_bytes as f64 / d as f64);
 
     let lost = shared.lost_reason();
+    r.cluster_lost = lost.is_some();
     r.complete = lost.is_none() && !shared.interrupted() && errors.is_empty();
     r.error = lost.or_else(|| (!errors.is_empty()).then(|| errors.join("; ")));
     if shared.interrupted() {

@@ -66,6 +66,18 @@ impl<'p> Producer<'p> {
         unsafe { rd::rd_kafka_outq_len(self.rk) }
     }
 
+    /// Fails every record still queued or in flight (each gets a Purge* delivery report): for
+    /// a cluster that is gone, where waiting would only run into `message.timeout.ms`.
+    pub fn purge(&self) {
+        // SAFETY: rk is live; purging without blocking is allowed from any thread.
+        unsafe {
+            rd::rd_kafka_purge(
+                self.rk,
+                (rd::RD_KAFKA_PURGE_F_QUEUE | rd::RD_KAFKA_PURGE_F_INFLIGHT) as i32,
+            );
+        }
+    }
+
     /// Sends lingering batches now instead of when their timer fires (the start of a flush;
     /// the caller serves events until `outq_len` is 0).
     pub fn begin_flush(&self) {

@@ -346,16 +346,23 @@ impl Events<'_> {
 
     /// Sends what lingers and serves events until every record is delivered or `timeout`
     /// passes; false when records are still outstanding.
+    /// With the cluster lost, what is outstanding is purged and reported failed at once.
     fn drain(&mut self, timeout: Duration) -> bool {
         self.p.begin_flush();
-        let deadline = Instant::now() + timeout;
+        let mut deadline = Instant::now() + timeout;
+        let mut purged = false;
         while self.p.outq_len() > 0 {
+            if self.shared.lost() && !purged {
+                self.p.purge();
+                purged = true;
+                deadline = deadline.min(Instant::now() + Duration::from_secs(5));
+            }
             if Instant::now() >= deadline {
                 return false;
             }
             self.serve(10);
         }
-        true
+        !purged
     }
 }
 

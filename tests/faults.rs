@@ -1,0 +1,185 @@
+//! What a user gets when a run is cut short: by Ctrl-C (exit 130) or by losing the cluster
+//! (exit 3). Either way the runs that finished are reported, the cut run is marked incomplete,
+//! and kafkabench returns in bounded time. The broker-loss test starts a second local broker of
+//! its own (scripts/kafka-local with another home and port) and kills it mid-run.
+
+mod common;
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{fixture, repo, text};
+
+/// Starts kafkabench on the two-run fixture, writing JSON to `json`.
+fn spawn_long_run(json: &std::path::Path, bootstrap: Option<&str>) -> Child {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kafkabench"));
+    cmd.args(["run", &fixture("run/long_paced.kbs"), "--quiet", "--json"])
+        .arg(json)
+        .current_dir(repo())
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(b) = bootstrap {
+        cmd.args(["--bootstrap", b]);
+    }
+    cmd.spawn().expect("kafkabench starts")
+}
+
+/// Waits for the child at most `limit`; kills it and fails the test past that.
+fn wait_bounded(mut child: Child, limit: Duration) -> (i32, String, String, Duration) {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            let (mut out, mut err) = (String::new(), String::new());
+            child
+                .stdout
+                .take()
+                .unwrap()
+                .read_to_string(&mut out)
+                .unwrap();
+            child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut err)
+                .unwrap();
+            return (status.code().unwrap_or(-1), out, err, started.elapsed());
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "kafkabench did not return within {limit:?}\nstdout:\n{}\nstderr:\n{}",
+                text(&out.stdout),
+                text(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn runs(json: &std::path::Path) -> (serde_json::Value, Vec<serde_json::Value>) {
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(json).expect("JSON report written"))
+            .expect("valid JSON");
+    let runs = doc["runs"].as_array().cloned().unwrap_or_default();
+    (doc, runs)
+}
+
+#[test]
+fn ctrl_c_reports_what_was_measured_and_exits_130() {
+    common::require_broker();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let child = spawn_long_run(&json, None);
+    // The short run takes ~2 s after its topic exists; the long one runs for 120 s.
+    std::thread::sleep(Duration::from_secs(8));
+    // SAFETY: sends SIGINT to the child we spawned.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let (code, out, err, after) = wait_bounded(child, Duration::from_secs(40));
+    assert_eq!(code, 130, "stdout:\n{out}\nstderr:\n{err}");
+    assert!(
+        after < Duration::from_secs(30),
+        "took {after:?} after Ctrl-C"
+    );
+    assert!(out.contains("short") && out.contains("long"), "{out}");
+    assert!(err.contains("interrupted"), "{err}");
+    let (doc, runs) = runs(&json);
+    assert_eq!(doc["outcome"], "interrupted");
+    assert_eq!(doc["exit_code"], 130);
+    assert_eq!(runs.len(), 2, "{doc}");
+    assert_eq!(runs[0]["complete"], true);
+    assert_eq!(runs[1]["complete"], false);
+    let sent = runs[1]["sent"].as_u64().unwrap();
+    // ~1000/s for the few seconds before the signal: partial, not empty, not the full 120 000.
+    assert!((500..60_000).contains(&sent), "long run sent {sent}");
+    assert_eq!(
+        runs[1]["acked"].as_u64(),
+        Some(sent),
+        "the drain delivers what was sent"
+    );
+}
+
+/// A second single-node cluster, stopped (and its data wiped) when dropped.
+struct SecondBroker {
+    home: tempfile::TempDir,
+    port: u16,
+}
+
+impl SecondBroker {
+    fn kafka_local(&self) -> Command {
+        let mut c = Command::new(repo().join("scripts/kafka-local"));
+        c.env("KAFKA_LOCAL_HOME", self.home.path())
+            .env("KAFKA_LOCAL_PORT", self.port.to_string())
+            .env("KAFKA_LOCAL_HEAP", "512m");
+        c
+    }
+
+    fn up(port: u16) -> SecondBroker {
+        let b = SecondBroker {
+            home: tempfile::tempdir().unwrap(),
+            port,
+        };
+        let out = b
+            .kafka_local()
+            .arg("up")
+            .output()
+            .expect("kafka-local runs");
+        assert!(
+            out.status.success(),
+            "second broker did not start:\n{}{}",
+            text(&out.stdout),
+            text(&out.stderr)
+        );
+        b
+    }
+
+    fn kill_hard(&self) {
+        let pid_file: PathBuf = self.home.path().join("node1.pid");
+        let pid: i32 = std::fs::read_to_string(pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        // SAFETY: SIGKILL to the broker process this test started.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+}
+
+impl Drop for SecondBroker {
+    fn drop(&mut self) {
+        let _ = self.kafka_local().args(["down", "--wipe"]).output();
+    }
+}
+
+#[test]
+fn losing_the_broker_mid_run_reports_finished_runs_and_exits_3() {
+    let broker = SecondBroker::up(19092);
+    let bootstrap = format!("127.0.0.1:{}", broker.port);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let child = spawn_long_run(&json, Some(&bootstrap));
+    std::thread::sleep(Duration::from_secs(10));
+    broker.kill_hard();
+    let (code, out, err, after) = wait_bounded(child, Duration::from_secs(90));
+    assert_eq!(code, 3, "stdout:\n{out}\nstderr:\n{err}");
+    assert!(
+        after < Duration::from_secs(60),
+        "took {after:?} after the broker died"
+    );
+    assert!(
+        out.contains("short"),
+        "the finished run is reported:\n{out}"
+    );
+    assert!(err.contains("brokers are down"), "{err}");
+    let (doc, runs) = runs(&json);
+    assert_eq!(doc["outcome"], "run_failed");
+    assert_eq!(doc["exit_code"], 3);
+    assert_eq!(runs[0]["complete"], true, "{doc}");
+    assert_eq!(runs[0]["failed"], 0);
+    if let Some(cut) = runs.get(1) {
+        assert_eq!(cut["complete"], false, "{doc}");
+    }
+}
