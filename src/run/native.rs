@@ -73,7 +73,7 @@ impl<'p> Producer<'p> {
         unsafe {
             rd::rd_kafka_purge(
                 self.rk,
-                (rd::RD_KAFKA_PURGE_F_QUEUE | rd::RD_KAFKA_PURGE_F_INFLIGHT) as i32,
+                rd::RD_KAFKA_PURGE_F_QUEUE | rd::RD_KAFKA_PURGE_F_INFLIGHT,
             );
         }
     }
