@@ -142,7 +142,9 @@ impl Admin {
     }
 
     pub async fn delete_topic(&self, topic: &str) -> Result<(), String> {
-        let opts = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
+        let opts = AdminOptions::new()
+            .operation_timeout(Some(Duration::from_secs(30)))
+            .request_timeout(Some(Duration::from_secs(30)));
         let res = self
             .client
             .delete_topics(&[topic], &opts)

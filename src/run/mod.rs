@@ -253,7 +253,11 @@ async fn run_one(
         }
         partitions = n;
     } else {
-        admin.create_topic(&rp.topic).await?;
+        // Bounded here too: librdkafka's admin requests can outlive their own timeouts when no
+        // broker answers at all.
+        tokio::time::timeout(Duration::from_secs(45), admin.create_topic(&rp.topic))
+            .await
+            .map_err(|_| format!("creating topic {topic}: no answer within 45s"))??;
     }
     admin
         .wait_for_leaders(&topic, partitions, Duration::from_secs(30))
