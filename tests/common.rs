@@ -38,6 +38,18 @@ pub fn kafkabench(args: &[&str]) -> Output {
         .expect("the kafkabench binary runs")
 }
 
+/// Asserts the exit code, showing stdout and stderr when it differs; returns stdout.
+pub fn expect_exit(out: &Output, code: i32) -> String {
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "stdout:\n{stdout}\nstderr:\n{}",
+        text(&out.stderr)
+    );
+    stdout
+}
+
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{fixture, kafkabench, text};
+use common::{expect_exit, fixture, kafkabench, text};
 
 #[test]
 fn reachable_bound_exits_0_and_json_holds_every_figure() {
@@ -19,13 +19,7 @@ fn reachable_bound_exits_0_and_json_holds_every_figure() {
         "--junit",
         junit.to_str().unwrap(),
     ]);
-    let stdout = text(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stdout:\n{stdout}\nstderr:\n{}",
-        text(&out.stderr)
-    );
+    let stdout = expect_exit(&out, 0);
     assert!(stdout.contains("ack p99"), "{stdout}");
     assert!(stdout.contains("PASS  ack.p99 < 30s"), "{stdout}");
 
@@ -60,13 +54,7 @@ fn reachable_bound_exits_0_and_json_holds_every_figure() {
 fn impossible_bound_exits_1_and_says_by_how_much() {
     common::require_broker();
     let out = kafkabench(&["run", &fixture("run/bound_fail.kbs"), "--quiet"]);
-    let stdout = text(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "stdout:\n{stdout}\nstderr:\n{}",
-        text(&out.stderr)
-    );
+    let stdout = expect_exit(&out, 1);
     assert!(stdout.contains("FAIL  ack.p99 < 1ns"), "{stdout}");
     assert!(
         stdout.contains("measured") && stdout.contains('%'),
@@ -79,26 +67,14 @@ fn impossible_bound_exits_1_and_says_by_how_much() {
 fn fixed_rate_is_achieved_within_two_percent() {
     common::require_broker();
     let out = kafkabench(&["run", &fixture("run/rate_2000.kbs"), "--quiet"]);
-    let stdout = text(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stdout:\n{stdout}\nstderr:\n{}",
-        text(&out.stderr)
-    );
+    expect_exit(&out, 0);
 }
 
 #[test]
 fn timers_land_on_the_leg_they_belong_to() {
     common::require_broker();
     let out = kafkabench(&["run", &fixture("run/timers.kbs"), "--quiet"]);
-    let stdout = text(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stdout:\n{stdout}\nstderr:\n{}",
-        text(&out.stderr)
-    );
+    expect_exit(&out, 0);
 }
 
 #[test]

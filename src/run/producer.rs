@@ -108,7 +108,7 @@ impl Recorder {
 }
 
 /// The client's context: librdkafka's log lines are not kafkabench's output (errors reach the
-/// run as events, see `Sender::serve`).
+/// run as events, see `Events::serve`).
 struct Quiet;
 
 impl ClientContext for Quiet {
@@ -248,7 +248,6 @@ impl Pacer {
 struct Sender<'a> {
     ev: Events<'a>,
     job: &'a ProducerJob,
-    t0: Instant,
     unix_ms_at_t0: u64,
     payload: PayloadGen,
     keys: KeyGen,
@@ -305,8 +304,13 @@ impl Events<'_> {
 
     /// One event's delivery reports. They were all acknowledged by the same response, so one
     /// clock read stamps them all.
+    #[inline]
+    fn now_ns(&self) -> u64 {
+        self.t0.elapsed().as_nanos() as u64
+    }
+
     fn delivered(&mut self, ev: &native::Event) {
-        let now = self.t0.elapsed().as_nanos() as u64;
+        let now = self.now_ns();
         let r = &mut self.rec;
         let (mut acked, mut failed) = (0u64, 0u64);
         for d in ev.deliveries() {
@@ -369,7 +373,7 @@ impl Events<'_> {
 impl Sender<'_> {
     #[inline]
     fn now_ns(&self) -> u64 {
-        self.t0.elapsed().as_nanos() as u64
+        self.ev.now_ns()
     }
 
     /// Waits until `t`, serving events meanwhile; never sends early. Long waits block on the
@@ -424,7 +428,7 @@ impl Sender<'_> {
         let mut hdr = [0u8; E2E_HEADER_LEN];
         let stamp = self.job.e2e;
         let user_headers = !w.headers.is_empty();
-        let paced = !matches!(w.rate, RateSpec::Unlimited);
+        let paced = self.ev.rec.paced;
         let shared = self.payload.is_shared();
         loop {
             if count.is_some_and(|c| sent >= c) || self.job.shared.stopping() {
@@ -595,7 +599,6 @@ pub fn run(job: ProducerJob) -> ProducerOutcome {
             shared: shared.clone(),
         },
         job: &job,
-        t0: shared.t0,
         unix_ms_at_t0,
         payload: PayloadGen::new(&job.workload.payload, seed),
         keys: KeyGen::new(&job.workload.key, seed),
