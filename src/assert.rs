@@ -192,7 +192,7 @@ fn judge(p: &Plan, ci: usize, a: &Assertion, results: &[RunResult], refs: &[usiz
 
 /// A value in base units, formatted for its dimension.
 pub fn fmt(x: f64, d: Dim) -> String {
-    use crate::report::{human_bytes, human_duration};
+    use crate::format::{human_bytes, human_duration};
     match d {
         Dim::Duration => human_duration(x),
         Dim::Size => human_bytes(x),

@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::diagnostic::{render_json, render_text, Diagnostics};
 use crate::exit::{Outcome, HELP};
+use crate::format::plural;
 use crate::model::Scenario;
 use crate::plan::{plan, PlanOptions};
 use crate::source::Sources;
@@ -208,13 +209,5 @@ fn plan_cmd(a: &PlanArgs) -> Outcome {
     match res {
         Ok(()) => Outcome::Ok,
         Err(_) => Outcome::RunFailed,
-    }
-}
-
-pub fn plural(n: usize) -> &'static str {
-    if n == 1 {
-        ""
-    } else {
-        "s"
     }
 }

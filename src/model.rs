@@ -113,7 +113,30 @@ pub struct Prop {
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Props(pub Vec<Prop>);
 
+/// What a secret value is replaced with in every output.
+pub const MASK: &str = "****";
+
+/// Keys whose values must not be printed.
+pub fn is_secret(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    k.contains("password")
+        || k.contains("secret")
+        || k.ends_with(".key.pem")
+        || k == "sasl.oauthbearer.config"
+}
+
 impl Props {
+    /// A copy with every secret value replaced by [`MASK`], for reports and result files.
+    pub fn masked(&self) -> Props {
+        let mut m = self.clone();
+        for p in &mut m.0 {
+            if is_secret(&p.key) {
+                p.value = MASK.into();
+            }
+        }
+        m
+    }
+
     pub fn get(&self, key: &str) -> Option<&str> {
         self.0
             .iter()

@@ -2,7 +2,6 @@
 //! on a real librdkafka configuration and a refusal is reported at the property's span.
 
 use std::collections::HashMap;
-use std::ffi::CStr;
 use std::sync::OnceLock;
 
 use rdkafka::config::ClientConfig;
@@ -31,22 +30,7 @@ pub fn java_only(key: &str) -> Option<&'static str> {
 pub fn known_names() -> &'static [String] {
     static NAMES: OnceLock<Vec<String>> = OnceLock::new();
     NAMES.get_or_init(|| {
-        let mut names = Vec::new();
-        // SAFETY: conf_new/dump/dump_free/destroy are used as librdkafka documents: the dump
-        // array holds cnt alternating key/value C strings and is freed by dump_free.
-        unsafe {
-            let conf = rdkafka::bindings::rd_kafka_conf_new();
-            let mut cnt: usize = 0;
-            let arr = rdkafka::bindings::rd_kafka_conf_dump(conf, &mut cnt);
-            for i in (0..cnt).step_by(2) {
-                let k = *arr.add(i);
-                if !k.is_null() {
-                    names.push(CStr::from_ptr(k).to_string_lossy().into_owned());
-                }
-            }
-            rdkafka::bindings::rd_kafka_conf_dump_free(arr, cnt);
-            rdkafka::bindings::rd_kafka_conf_destroy(conf);
-        }
+        let mut names = crate::native::conf::property_names();
         // Aliases librdkafka accepts but does not dump.
         for alias in [
             "linger.ms",
@@ -138,13 +122,4 @@ pub fn takes_bytes(key: &str) -> bool {
 /// Whether a property takes milliseconds (so a duration like `5ms` may be given).
 pub fn takes_millis(key: &str) -> bool {
     key.ends_with(".ms") || key == "linger.ms"
-}
-
-/// Keys whose values must not be printed.
-pub fn is_secret(key: &str) -> bool {
-    let k = key.to_ascii_lowercase();
-    k.contains("password")
-        || k.contains("secret")
-        || k.ends_with(".key.pem")
-        || k == "sasl.oauthbearer.config"
 }

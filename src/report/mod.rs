@@ -8,7 +8,7 @@ use std::io::{self, Write};
 
 use crate::assert::Verdict;
 
-use crate::check::props::is_secret;
+use crate::format::{human_bytes, human_duration, human_rate, plural};
 use crate::model::{KeySpec, PayloadSpec, Props, RateSpec, Warmup, Workload};
 use crate::plan::Plan;
 
@@ -31,7 +31,7 @@ pub fn plan_text(p: &Plan, out: &mut dyn Write) -> io::Result<()> {
         "scenario {}: {} run{}{}",
         p.scenario,
         p.runs.len(),
-        crate::cli::plural(p.runs.len()),
+        plural(p.runs.len()),
         axes
     )?;
     if let Some(d) = &p.description {
@@ -86,7 +86,11 @@ fn props_inline(p: &Props, lead: &str) -> String {
             format!(
                 "{}={}",
                 x.key,
-                if is_secret(&x.key) { "****" } else { &x.value }
+                if crate::model::is_secret(&x.key) {
+                    crate::model::MASK
+                } else {
+                    &x.value
+                }
             )
         })
         .collect();
@@ -161,49 +165,6 @@ pub fn workload_text(w: &Workload) -> String {
         });
     }
     parts.join(", ")
-}
-
-pub fn human_duration(secs: f64) -> String {
-    if secs == 0.0 {
-        "0".into()
-    } else if secs < 1e-3 {
-        format!("{:.0}µs", secs * 1e6)
-    } else if secs < 1.0 {
-        trim(format!("{:.2}", secs * 1e3)) + "ms"
-    } else if secs < 120.0 {
-        trim(format!("{secs:.2}")) + "s"
-    } else {
-        trim(format!("{:.1}", secs / 60.0)) + "m"
-    }
-}
-
-pub fn human_rate(r: f64) -> String {
-    if r >= 1000.0 {
-        format!("{:.0}/s", r)
-    } else {
-        trim(format!("{r:.2}")) + "/s"
-    }
-}
-
-pub fn human_bytes(b: f64) -> String {
-    const K: f64 = 1024.0;
-    if b < K {
-        format!("{b:.0}B")
-    } else if b < K * K {
-        trim(format!("{:.1}", b / K)) + "KiB"
-    } else if b < K * K * K {
-        trim(format!("{:.1}", b / K / K)) + "MiB"
-    } else {
-        trim(format!("{:.2}", b / K / K / K)) + "GiB"
-    }
-}
-
-fn trim(s: String) -> String {
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    }
 }
 
 /// PASS/FAIL per assertion: one line when every run it covers passed, and each failing run

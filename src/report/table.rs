@@ -6,7 +6,7 @@ use tabled::builder::Builder;
 use tabled::settings::object::Columns;
 use tabled::settings::{Alignment, Style};
 
-use super::{human_bytes, human_duration};
+use crate::format::{human_bytes, human_duration};
 use crate::plan::Plan;
 use crate::run::Execution;
 

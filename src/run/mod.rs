@@ -4,7 +4,6 @@
 pub mod admin;
 pub mod consumer;
 pub mod logdirs;
-mod native;
 pub mod payload;
 pub mod producer;
 
@@ -14,7 +13,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::check::props::is_secret;
 use crate::cli::RunArgs;
 use crate::exit::Outcome;
 use crate::measure::{new_histogram, Delivery, LatencySummary, RunResult};
@@ -211,16 +209,6 @@ pub async fn execute(p: &Plan, opts: &RunOptions, interrupt: Arc<AtomicBool>) ->
 
 fn client_config(props: &Props) -> rdkafka::ClientConfig {
     admin::config(props)
-}
-
-fn masked(props: &Props) -> Props {
-    let mut m = props.clone();
-    for p in &mut m.0 {
-        if is_secret(&p.key) {
-            p.value = "****".into();
-        }
-    }
-    m
 }
 
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
@@ -441,8 +429,8 @@ async fn measured(
             .map(|c| (c.dim.clone(), c.text.clone()))
             .collect::<BTreeMap<_, _>>(),
         topic: topic.clone(),
-        producer_config: masked(&rp.producer),
-        consumer_config: rp.consumer.as_ref().map(masked),
+        producer_config: rp.producer.masked(),
+        consumer_config: rp.consumer.as_ref().map(Props::masked),
         ..RunResult::default()
     };
     let mut start = u64::MAX;

@@ -16,11 +16,11 @@ use rdkafka::statistics::Statistics;
 use rdkafka::types::RDKafkaErrorCode;
 use rdkafka::ClientContext;
 
-use super::native::{self, EventKind};
 use super::payload::{KeyGen, PayloadGen};
 use super::Shared;
 use crate::measure::{new_histogram, record, Internals};
 use crate::model::{RateSpec, Warmup, Workload};
+use crate::native::producer::{self as native, EventKind};
 use crate::plan::STATS_INTERVAL_MS;
 
 /// Set in the delivery opaque for warm-up records, which are sent but not measured.

@@ -1,4 +1,4 @@
-//! The one place kafkabench calls librdkafka's C API directly: the producer's hot path.
+//! The producer's hot path on librdkafka's C API.
 //!
 //! rust-rdkafka creates and configures the client; sending and serving its events happen here.
 //! Its `BaseProducer::send` builds a `CString` of the topic name for every record and makes
