@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::exit::Outcome;
 use crate::measure::RunResult;
-use crate::model::{Assertion, BinOp, CmpOp, Dim, Expr, Test};
+use crate::model::{Assertion, BinOp, CmpOp, Expr, Test, Unit};
 use crate::plan::Plan;
 use crate::run::Execution;
 
@@ -55,7 +55,7 @@ pub fn evaluate(p: &Plan, results: &[RunResult]) -> Vec<Verdict> {
 }
 
 /// The run a metric reference points at from run `ci`.
-fn target(p: &Plan, ci: usize, select: &[(String, crate::model::Val)]) -> Option<usize> {
+fn target(p: &Plan, ci: usize, select: &[(String, crate::model::Scalar)]) -> Option<usize> {
     let base = &p.runs[ci].cell;
     p.runs.iter().position(|r| {
         r.cell
@@ -122,7 +122,7 @@ fn value(p: &Plan, ci: usize, e: &Expr, results: &[RunResult]) -> Result<f64, St
 }
 
 fn judge(p: &Plan, ci: usize, a: &Assertion, results: &[RunResult], refs: &[usize]) -> Verdict {
-    let dim = crate::check::dim_of(&a.lhs);
+    let dim = a.lhs.unit();
     let mut runs: Vec<String> = Vec::new();
     for i in refs {
         let l = p.runs[*i].label.clone();
@@ -191,15 +191,15 @@ fn judge(p: &Plan, ci: usize, a: &Assertion, results: &[RunResult], refs: &[usiz
 }
 
 /// A value in base units, formatted for its dimension.
-pub fn fmt(x: f64, d: Dim) -> String {
+pub fn fmt(x: f64, d: Unit) -> String {
     use crate::format::{human_bytes, human_duration};
     match d {
-        Dim::Duration => human_duration(x),
-        Dim::Size => human_bytes(x),
-        Dim::Rate => format!("{x:.0}/s"),
-        Dim::ByteRate => format!("{}/s", human_bytes(x)),
-        Dim::Number if x.fract() == 0.0 && x.abs() < 1e15 => format!("{}", x as i64),
-        Dim::Number => format!("{x:.3}").trim_end_matches('0').to_string(),
+        Unit::Duration => human_duration(x),
+        Unit::Size => human_bytes(x),
+        Unit::Rate => format!("{x:.0}/s"),
+        Unit::ByteRate => format!("{}/s", human_bytes(x)),
+        Unit::Number if x.fract() == 0.0 && x.abs() < 1e15 => format!("{}", x as i64),
+        Unit::Number => format!("{x:.3}").trim_end_matches('0').to_string(),
     }
 }
 

@@ -12,9 +12,10 @@ use serde::Serialize;
 use crate::source::Span;
 pub use crate::syntax::{BinOp, CmpOp};
 
-/// A typed value, as written in the scenario (`5ms`, `1KiB`, `zstd`, `8000/min`).
+/// A typed scalar, as written in the scenario (`5ms`, `1KiB`, `zstd`, `8000/min`): what a
+/// `syntax::Value` becomes once its unit is known.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Val {
+pub enum Scalar {
     Number(f64),
     Duration(Duration),
     Size(u64),
@@ -28,17 +29,17 @@ pub enum Val {
     Str(String),
 }
 
-impl Val {
+impl Scalar {
     pub fn kind_name(&self) -> &'static str {
         match self {
-            Val::Number(_) => "a number",
-            Val::Duration(_) => "a duration",
-            Val::Size(_) => "a size",
-            Val::Rate(_) => "a rate",
-            Val::ByteRate(_) => "a byte rate",
-            Val::Ratio(_) => "a ratio",
-            Val::Word(_) => "a word",
-            Val::Str(_) => "a string",
+            Scalar::Number(_) => "a number",
+            Scalar::Duration(_) => "a duration",
+            Scalar::Size(_) => "a size",
+            Scalar::Rate(_) => "a rate",
+            Scalar::ByteRate(_) => "a byte rate",
+            Scalar::Ratio(_) => "a ratio",
+            Scalar::Word(_) => "a word",
+            Scalar::Str(_) => "a string",
         }
     }
 }
@@ -55,7 +56,7 @@ pub struct Dimension {
 #[derive(Clone, Debug)]
 pub struct Coord {
     pub dim: String,
-    pub value: Val,
+    pub value: Scalar,
     /// As written in the file; used in labels and topic names.
     pub text: String,
 }
@@ -233,7 +234,7 @@ pub enum RateSpec {
 }
 
 impl RateSpec {
-    /// The target rate at `elapsed` into the measured phase, `None` when unlimited.
+    /// How long a shape lasts (the sum of its segments); `None` for a rate that sets no length.
     pub fn total_duration(&self) -> Option<Duration> {
         match self {
             RateSpec::Shape(segs) => Some(segs.iter().map(|s| s.duration).sum()),
@@ -299,9 +300,10 @@ pub enum KeySpec {
 
 // ---- expectations ----------------------------------------------------------------------------
 
-/// What a metric measures, for type checking assertions.
+/// What a metric or constant measures (its physical dimension, not a matrix dimension), for
+/// type checking assertions: `ack.p50` and `5ms` are both a duration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum Dim {
+pub enum Unit {
     /// Counts, ratios and percentages.
     Number,
     Duration,
@@ -310,14 +312,14 @@ pub enum Dim {
     ByteRate,
 }
 
-impl Dim {
+impl Unit {
     pub fn name(self) -> &'static str {
         match self {
-            Dim::Number => "a number",
-            Dim::Duration => "a duration",
-            Dim::Size => "a size",
-            Dim::Rate => "a rate (messages per second)",
-            Dim::ByteRate => "a byte rate",
+            Unit::Number => "a number",
+            Unit::Duration => "a duration",
+            Unit::Size => "a size",
+            Unit::Rate => "a rate (messages per second)",
+            Unit::ByteRate => "a byte rate",
         }
     }
 }
@@ -367,13 +369,13 @@ pub enum Metric {
 }
 
 impl Metric {
-    pub fn dim(self) -> Dim {
+    pub fn unit(self) -> Unit {
         match self {
-            Metric::Elapsed | Metric::Latency(..) => Dim::Duration,
-            Metric::Throughput | Metric::RateTarget | Metric::RateAchieved => Dim::Rate,
-            Metric::ThroughputBytes => Dim::ByteRate,
-            Metric::DiskBytes | Metric::BatchBytes => Dim::Size,
-            _ => Dim::Number,
+            Metric::Elapsed | Metric::Latency(..) => Unit::Duration,
+            Metric::Throughput | Metric::RateTarget | Metric::RateAchieved => Unit::Rate,
+            Metric::ThroughputBytes => Unit::ByteRate,
+            Metric::DiskBytes | Metric::BatchBytes => Unit::Size,
+            _ => Unit::Number,
         }
     }
 
@@ -394,12 +396,33 @@ impl Metric {
 pub enum Expr {
     Metric {
         metric: Metric,
-        select: Vec<(String, Val)>,
+        select: Vec<(String, Scalar)>,
         span: Span,
     },
-    /// A constant in base units (seconds, bytes, per second) with its dimension.
-    Const(f64, Dim),
+    /// A constant in base units (seconds, bytes, per second) with its unit.
+    Const(f64, Unit),
     Binary(Box<Expr>, BinOp, Box<Expr>),
+}
+
+impl Expr {
+    /// What the expression measures: a sum keeps its terms' unit, a product takes the unit of
+    /// its non-number factor, a quotient of like units is a number.
+    pub fn unit(&self) -> Unit {
+        match self {
+            Expr::Metric { metric, .. } => metric.unit(),
+            Expr::Const(_, u) => *u,
+            Expr::Binary(l, op, r) => {
+                let (l, r) = (l.unit(), r.unit());
+                match op {
+                    BinOp::Add | BinOp::Sub => l,
+                    BinOp::Mul if l == Unit::Number => r,
+                    BinOp::Mul => l,
+                    BinOp::Div if l == r => Unit::Number,
+                    BinOp::Div => l,
+                }
+            }
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -412,7 +435,7 @@ pub enum Test {
 pub struct Clause {
     pub dim: String,
     pub negate: bool,
-    pub values: Vec<Val>,
+    pub values: Vec<Scalar>,
 }
 
 #[derive(Clone, Debug)]
@@ -434,16 +457,16 @@ impl Clause {
     }
 }
 
-impl fmt::Display for Val {
+impl fmt::Display for Scalar {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Val::Number(n) => write!(f, "{n}"),
-            Val::Duration(d) => write!(f, "{d:?}"),
-            Val::Size(b) => write!(f, "{b}B"),
-            Val::Rate(r) => write!(f, "{r}/s"),
-            Val::ByteRate(r) => write!(f, "{r}B/s"),
-            Val::Ratio(r) => write!(f, "{r}x"),
-            Val::Word(w) | Val::Str(w) => f.write_str(w),
+            Scalar::Number(n) => write!(f, "{n}"),
+            Scalar::Duration(d) => write!(f, "{d:?}"),
+            Scalar::Size(b) => write!(f, "{b}B"),
+            Scalar::Rate(r) => write!(f, "{r}/s"),
+            Scalar::ByteRate(r) => write!(f, "{r}B/s"),
+            Scalar::Ratio(r) => write!(f, "{r}x"),
+            Scalar::Word(w) | Scalar::Str(w) => f.write_str(w),
         }
     }
 }

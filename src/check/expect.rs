@@ -1,8 +1,9 @@
 //! Assertions: metric names, units and cell references are checked here, once per assertion.
 
-use super::{units, Axis, Checker};
+use super::axes::Axis;
+use super::{units, Checker};
 use crate::diagnostic::{closest, suggest, Diagnostic, Kind};
-use crate::model::{Assertion, BinOp, Clause, Dim, Expr, LatencyKind, Metric, Stat, Test, Val};
+use crate::model::{Assertion, BinOp, Clause, Expr, LatencyKind, Metric, Scalar, Stat, Test, Unit};
 use crate::syntax::{self, ClauseOp, ValueKind};
 
 /// Names offered in "did you mean" (the percentile families accept any `pNN`).
@@ -126,16 +127,16 @@ pub(super) fn assertion(
         return None;
     }
     // Both sides must measure the same thing.
-    let ld = lhs.1;
-    let rhs_dims: Vec<(Dim, crate::source::Span)> = match &test {
-        Test::Compare(_, r) => vec![(dim_of(r), syntax_rhs_span(a))],
+    let lu = lhs.1;
+    let rhs_units: Vec<(Unit, crate::source::Span)> = match &test {
+        Test::Compare(_, r) => vec![(r.unit(), syntax_rhs_span(a))],
         Test::Within(l, h) => vec![
-            (dim_of(l), syntax_rhs_span(a)),
-            (dim_of(h), syntax_rhs_span(a)),
+            (l.unit(), syntax_rhs_span(a)),
+            (h.unit(), syntax_rhs_span(a)),
         ],
     };
-    for (rd, span) in rhs_dims {
-        if rd != ld {
+    for (ru, span) in rhs_units {
+        if ru != lu {
             c.err(
                 Diagnostic::new(
                     Kind::Type,
@@ -143,12 +144,12 @@ pub(super) fn assertion(
                     format!(
                         "`{}` is {}, but this is {}",
                         c.sources.text(a.lhs.span()).trim(),
-                        ld.name(),
-                        rd.name()
+                        lu.name(),
+                        ru.name()
                     ),
                 )
-                .label(format!("{} here", rd.name()))
-                .help(unit_hint(ld)),
+                .label(format!("{} here", ru.name()))
+                .help(unit_hint(lu)),
             );
             return None;
         }
@@ -184,44 +185,17 @@ fn syntax_rhs_span(a: &syntax::Assertion) -> crate::source::Span {
     }
 }
 
-fn unit_hint(d: Dim) -> String {
-    match d {
-        Dim::Duration => "write a duration such as `5ms`".into(),
-        Dim::Size => "write a size such as `10MB`".into(),
-        Dim::Rate => "write a rate such as `5000/s`".into(),
-        Dim::ByteRate => "write a byte rate such as `50MB/s`".into(),
-        Dim::Number => "write a plain number, a ratio such as `10x`, or a percentage".into(),
+fn unit_hint(u: Unit) -> String {
+    match u {
+        Unit::Duration => "write a duration such as `5ms`".into(),
+        Unit::Size => "write a size such as `10MB`".into(),
+        Unit::Rate => "write a rate such as `5000/s`".into(),
+        Unit::ByteRate => "write a byte rate such as `50MB/s`".into(),
+        Unit::Number => "write a plain number, a ratio such as `10x`, or a percentage".into(),
     }
 }
 
-pub fn dim_of(e: &Expr) -> Dim {
-    match e {
-        Expr::Metric { metric, .. } => metric.dim(),
-        Expr::Const(_, d) => *d,
-        Expr::Binary(l, op, r) => {
-            let (l, r) = (dim_of(l), dim_of(r));
-            match op {
-                BinOp::Add | BinOp::Sub => l,
-                BinOp::Mul => {
-                    if l == Dim::Number {
-                        r
-                    } else {
-                        l
-                    }
-                }
-                BinOp::Div => {
-                    if l == r {
-                        Dim::Number
-                    } else {
-                        l
-                    }
-                }
-            }
-        }
-    }
-}
-
-fn expr(c: &mut Checker, e: &syntax::Expr, axes: &[Axis], consumer: bool) -> Option<(Expr, Dim)> {
+fn expr(c: &mut Checker, e: &syntax::Expr, axes: &[Axis], consumer: bool) -> Option<(Expr, Unit)> {
     match e {
         syntax::Expr::Literal(v) => {
             let val = match &v.kind {
@@ -230,12 +204,12 @@ fn expr(c: &mut Checker, e: &syntax::Expr, axes: &[Axis], consumer: bool) -> Opt
                 _ => return None,
             };
             let (x, d) = match val {
-                Val::Number(n) | Val::Ratio(n) => (n, Dim::Number),
-                Val::Duration(d) => (d.as_secs_f64(), Dim::Duration),
-                Val::Size(b) => (b as f64, Dim::Size),
-                Val::Rate(r) => (r, Dim::Rate),
-                Val::ByteRate(r) => (r, Dim::ByteRate),
-                Val::Word(_) | Val::Str(_) => return None,
+                Scalar::Number(n) | Scalar::Ratio(n) => (n, Unit::Number),
+                Scalar::Duration(d) => (d.as_secs_f64(), Unit::Duration),
+                Scalar::Size(b) => (b as f64, Unit::Size),
+                Scalar::Rate(r) => (r, Unit::Rate),
+                Scalar::ByteRate(r) => (r, Unit::ByteRate),
+                Scalar::Word(_) | Scalar::Str(_) => return None,
             };
             Some((Expr::Const(x, d), d))
         }
@@ -279,23 +253,23 @@ fn expr(c: &mut Checker, e: &syntax::Expr, axes: &[Axis], consumer: bool) -> Opt
                     select,
                     span: m.span,
                 },
-                metric.dim(),
+                metric.unit(),
             ))
         }
         syntax::Expr::Binary(l, op, r, span) => {
-            let (le, ld) = expr(c, l, axes, consumer)?;
-            let (re, rd) = expr(c, r, axes, consumer)?;
+            let (le, lu) = expr(c, l, axes, consumer)?;
+            let (re, ru) = expr(c, r, axes, consumer)?;
             let ok = match op {
-                BinOp::Add | BinOp::Sub => ld == rd,
-                BinOp::Mul => ld == Dim::Number || rd == Dim::Number,
-                BinOp::Div => rd == Dim::Number || ld == rd,
+                BinOp::Add | BinOp::Sub => lu == ru,
+                BinOp::Mul => lu == Unit::Number || ru == Unit::Number,
+                BinOp::Div => ru == Unit::Number || lu == ru,
             };
             if !ok {
                 c.err(
                     Diagnostic::new(
                         Kind::Type,
                         *span,
-                        format!("cannot combine {} with {} this way", ld.name(), rd.name()),
+                        format!("cannot combine {} with {} this way", lu.name(), ru.name()),
                     )
                     .label("mismatched units")
                     .help("add or subtract like with like; multiply or divide by plain numbers"),
@@ -303,7 +277,7 @@ fn expr(c: &mut Checker, e: &syntax::Expr, axes: &[Axis], consumer: bool) -> Opt
                 return None;
             }
             let e = Expr::Binary(Box::new(le), *op, Box::new(re));
-            let d = dim_of(&e);
+            let d = e.unit();
             Some((e, d))
         }
     }
@@ -316,7 +290,7 @@ fn pick(
     var_span: crate::source::Span,
     value: &syntax::Value,
     axes: &[Axis],
-) -> Option<Val> {
+) -> Option<Scalar> {
     let Some(axis) = axes.iter().find(|a| a.name == var) else {
         let names: Vec<&str> = axes.iter().map(|a| a.name.as_str()).collect();
         c.err(
@@ -331,7 +305,7 @@ fn pick(
         return None;
     };
     let val = c.scalar_plain(value)?;
-    if axis.values.iter().any(|v| v.val == val) {
+    if axis.values.iter().any(|v| v.scalar == val) {
         return Some(val);
     }
     let texts: Vec<&str> = axis.values.iter().map(|v| v.text.as_str()).collect();

@@ -7,8 +7,14 @@ use std::sync::OnceLock;
 use rdkafka::config::ClientConfig;
 use rdkafka::error::KafkaError;
 
+use super::axes::Picks;
+use super::{units, Checker, Setting};
+use crate::diagnostic::{closest, Diagnostic, Kind};
+use crate::model::{Prop, Props, Scalar};
+use crate::syntax::ValueKind;
+
 /// Java-client names people paste from articles, with the librdkafka way to say it.
-pub fn java_only(key: &str) -> Option<&'static str> {
+fn java_only(key: &str) -> Option<&'static str> {
     Some(match key {
         "buffer.memory" => "the Java client's buffer.memory is librdkafka's `queue.buffering.max.kbytes` (in KiB), together with `queue.buffering.max.messages`",
         "max.poll.records" => "librdkafka has no equivalent: its consumer hands out one message per poll, and kafkabench polls in a loop",
@@ -27,7 +33,7 @@ pub fn java_only(key: &str) -> Option<&'static str> {
 }
 
 /// Every property name librdkafka knows, for "did you mean".
-pub fn known_names() -> &'static [String] {
+fn known_names() -> &'static [String] {
     static NAMES: OnceLock<Vec<String>> = OnceLock::new();
     NAMES.get_or_init(|| {
         let mut names = crate::native::conf::property_names();
@@ -54,7 +60,7 @@ pub fn known_names() -> &'static [String] {
 }
 
 /// Asks librdkafka whether `key = value` is acceptable. Err carries librdkafka's own words.
-pub fn validate(
+fn validate(
     cache: &mut HashMap<(String, String), Result<(), String>>,
     key: &str,
     value: &str,
@@ -75,7 +81,7 @@ pub fn validate(
 
 /// Topic-level configs of Kafka 4.x brokers. Used for suggestions and to catch typos before a
 /// broker is contacted; the broker still has the last word when the topic is created.
-pub const TOPIC_CONFIGS: &[&str] = &[
+pub(super) const TOPIC_CONFIGS: &[&str] = &[
     "cleanup.policy",
     "compression.type",
     "compression.gzip.level",
@@ -112,7 +118,7 @@ pub const TOPIC_CONFIGS: &[&str] = &[
 ];
 
 /// Whether a property takes bytes (so a size like `1MiB` may be given).
-pub fn takes_bytes(key: &str) -> bool {
+fn takes_bytes(key: &str) -> bool {
     key.ends_with(".bytes")
         || key.ends_with(".size")
         || key.contains("kbytes")
@@ -120,6 +126,115 @@ pub fn takes_bytes(key: &str) -> bool {
 }
 
 /// Whether a property takes milliseconds (so a duration like `5ms` may be given).
-pub fn takes_millis(key: &str) -> bool {
+fn takes_millis(key: &str) -> bool {
     key.ends_with(".ms") || key == "linger.ms"
+}
+
+impl Checker<'_> {
+    /// A value as the text a Kafka property takes, with units converted by what the key takes.
+    pub(super) fn prop_text(&mut self, key: &str, e: &Setting, ctx: &Picks) -> Option<String> {
+        let val = self.scalar(&e.value, ctx)?;
+        let vspan = self.resolve(&e.value, ctx).map_or(e.value.span, |v| v.span);
+        let via = match &e.value.kind {
+            ValueKind::Var(n) => format!(" (through `{{{}}}`)", n.node),
+            _ => String::new(),
+        };
+        let mismatch = |this: &mut Self, wants: &str, hint: &str| {
+            this.err(
+                Diagnostic::new(
+                    Kind::Type,
+                    vspan,
+                    if wants.starts_with("does not") {
+                        format!("`{key}` {wants}{via}")
+                    } else {
+                        format!("`{key}` {wants}, but this is {}{via}", val.kind_name())
+                    },
+                )
+                .label(format!("{} given here", val.kind_name()))
+                .help(hint.to_string()),
+            );
+            None
+        };
+        match &val {
+            Scalar::Duration(d) if takes_millis(key) => Some(units::millis(*d)),
+            Scalar::Duration(_) => mismatch(
+                self,
+                "does not take a duration",
+                "write a plain value; only `*.ms` properties take durations",
+            ),
+            Scalar::Size(b) if key.contains("kbytes") => Some((b / 1024).to_string()),
+            Scalar::Size(b) if takes_bytes(key) => Some(b.to_string()),
+            Scalar::Size(_) if takes_millis(key) => {
+                mismatch(self, "takes a duration", "write a duration such as `5ms`")
+            }
+            Scalar::Size(_) => mismatch(
+                self,
+                "does not take a size",
+                "only byte-valued properties (`*.bytes`, `*.size`) take sizes",
+            ),
+            Scalar::Number(n) => Some(units::number_text(*n)),
+            Scalar::Word(s) | Scalar::Str(s) => Some(s.clone()),
+            Scalar::Rate(_) | Scalar::ByteRate(_) | Scalar::Ratio(_) => mismatch(
+                self,
+                "takes a plain value",
+                "rates and ratios belong in `workload` and `expect`",
+            ),
+        }
+    }
+
+    /// Checks one client property with librdkafka and adds it to `props`.
+    pub(super) fn prop(&mut self, props: &mut Props, e: &Setting, ctx: &Picks) {
+        let key = e.key.node.as_str();
+        // A name pasted from a Java article is the real mistake, whatever its value.
+        if let Some(note) = java_only(key) {
+            self.err(
+                Diagnostic::new(
+                    Kind::JavaProperty,
+                    e.key.span,
+                    format!("`{key}` is a Java client property; librdkafka does not know it"),
+                )
+                .label("not a librdkafka property")
+                .help(note),
+            );
+            return;
+        }
+        let Some(value) = self.prop_text(key, e, ctx) else {
+            return;
+        };
+        match validate(&mut self.prop_cache, key, &value) {
+            Ok(()) => props.0.push(Prop {
+                key: key.into(),
+                value,
+                span: Some(e.key.span),
+            }),
+            Err(why) if why.contains("No such configuration property") => {
+                let names: Vec<&str> = known_names().iter().map(|s| s.as_str()).collect();
+                let help = match closest(key, names.iter().copied()) {
+                    Some(c) => format!("did you mean `{c}`?"),
+                    None => "see librdkafka's CONFIGURATION.md for the property names".to_string(),
+                };
+                self.err(
+                    Diagnostic::new(
+                        Kind::Property,
+                        e.key.span,
+                        format!("librdkafka has no property `{key}`"),
+                    )
+                    .label("unknown client property")
+                    .help(help),
+                );
+            }
+            Err(why) => {
+                let vspan = self.resolve(&e.value, ctx).map_or(e.value.span, |v| v.span);
+                self.err(
+                    Diagnostic::new(
+                        Kind::Property,
+                        vspan,
+                        format!("librdkafka refuses `{key} = {value}`"),
+                    )
+                    .label("refused value")
+                    .help(why),
+                );
+            }
+        }
+    }
 }

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use crate::diagnostic::{suggest, Diagnostic, Kind};
-use crate::model::Val;
+use crate::model::Scalar;
 use crate::source::Span;
 use crate::syntax::{Quantity, RateLit};
 
@@ -63,26 +63,27 @@ fn unit_error(unit: &str, span: Span, candidates: &[&str], what: &str) -> Diagno
         .help(help)
 }
 
-pub fn quantity(q: &Quantity) -> Result<Val, Diagnostic> {
+pub(super) fn quantity(q: &Quantity) -> Result<Scalar, Diagnostic> {
     let n = q.number.value;
     let Some(unit) = &q.unit else {
-        return Ok(Val::Number(n));
+        return Ok(Scalar::Number(n));
     };
     let u = unit.node.as_str();
     if let Some((_, f)) = DURATION_UNITS.iter().find(|(x, _)| *x == u) {
-        return Ok(Val::Duration(Duration::from_secs_f64((n * f).min(1e12))));
+        // Capped (at ~30,000 years) because `from_secs_f64` panics on overflow.
+        return Ok(Scalar::Duration(Duration::from_secs_f64((n * f).min(1e12))));
     }
     if let Some((_, f)) = SIZE_UNITS.iter().find(|(x, _)| *x == u) {
-        return Ok(Val::Size((n * f).round().min(u64::MAX as f64) as u64));
+        return Ok(Scalar::Size((n * f).round().min(u64::MAX as f64) as u64));
     }
     match u {
-        "x" => Ok(Val::Ratio(n)),
-        "%" => Ok(Val::Ratio(n / 100.0)),
+        "x" => Ok(Scalar::Ratio(n)),
+        "%" => Ok(Scalar::Ratio(n / 100.0)),
         _ => Err(unit_error(u, unit.span, &all_units(), "units")),
     }
 }
 
-pub fn rate(r: &RateLit) -> Result<Val, Diagnostic> {
+pub(super) fn rate(r: &RateLit) -> Result<Scalar, Diagnostic> {
     let per = r.per.node.as_str();
     let Some((_, period)) = PERIODS.iter().find(|(p, _)| *p == per) else {
         let names: Vec<&str> = PERIODS.iter().map(|(p, _)| *p).collect();
@@ -94,8 +95,8 @@ pub fn rate(r: &RateLit) -> Result<Val, Diagnostic> {
         ));
     };
     match quantity(&r.amount)? {
-        Val::Number(n) => Ok(Val::Rate(n / period)),
-        Val::Size(b) => Ok(Val::ByteRate(b as f64 / period)),
+        Scalar::Number(n) => Ok(Scalar::Rate(n / period)),
+        Scalar::Size(b) => Ok(Scalar::ByteRate(b as f64 / period)),
         other => {
             let span = r.amount.unit.as_ref().map_or(r.per.span, |u| u.span);
             Err(Diagnostic::new(
@@ -110,7 +111,7 @@ pub fn rate(r: &RateLit) -> Result<Val, Diagnostic> {
 }
 
 /// Duration → the decimal milliseconds librdkafka's `*.ms` properties take.
-pub fn millis(d: Duration) -> String {
+pub(super) fn millis(d: Duration) -> String {
     let ms = d.as_secs_f64() * 1000.0;
     if ms.fract() == 0.0 {
         format!("{}", ms as u64)
@@ -120,7 +121,7 @@ pub fn millis(d: Duration) -> String {
 }
 
 /// Number → the text a client property takes.
-pub fn number_text(n: f64) -> String {
+pub(super) fn number_text(n: f64) -> String {
     if n.fract() == 0.0 && n.abs() < 1e15 {
         format!("{}", n as i64)
     } else {

@@ -1,0 +1,342 @@
+//! Axes of comparison: the matrix variables and the step axis (`steps`, or a cumulative
+//! `ladder`), and the cells they multiply out to.
+
+use super::{Checker, Setting, OVERRIDABLE};
+use crate::diagnostic::{suggest, Diagnostic, Kind};
+use crate::model::Scalar;
+use crate::source::{Span, Spanned};
+use crate::syntax::{Entry, Section, Value, ValueKind};
+
+/// The most cells a scenario may expand to; past this a matrix is almost surely a mistake.
+pub(super) const MAX_CELLS: usize = 1000;
+
+/// A matrix variable or the step axis while checking.
+pub(super) struct Axis {
+    pub name: String,
+    pub values: Vec<AxisValue>,
+}
+
+pub(super) struct AxisValue {
+    /// What `{var}` stands for in a cell that picks this value.
+    pub ast: Value,
+    pub scalar: Scalar,
+    /// As written, for labels and topic names.
+    pub text: String,
+    /// For steps: the overrides this step brings (cumulative for a ladder).
+    pub overrides: Vec<Setting>,
+}
+
+/// The coordinates of one cell while lowering: which value of each axis it picks.
+pub(super) struct Picks<'a> {
+    pub picks: Vec<(&'a Axis, &'a AxisValue)>,
+}
+
+impl Picks<'_> {
+    /// No axis at all: for values that may not refer to a variable.
+    pub fn none() -> Picks<'static> {
+        Picks { picks: vec![] }
+    }
+
+    pub fn lookup(&self, name: &str) -> Option<&AxisValue> {
+        self.picks
+            .iter()
+            .find(|(a, _)| a.name == name)
+            .map(|(_, v)| *v)
+    }
+
+    /// The variable names in scope, for "did you mean".
+    pub fn names(&self) -> Vec<&str> {
+        self.picks.iter().map(|(a, _)| a.name.as_str()).collect()
+    }
+}
+
+impl Checker<'_> {
+    /// One axis per matrix variable, in the order written.
+    pub(super) fn matrix(&mut self, sec: &Section) -> Vec<Axis> {
+        let mut axes: Vec<Axis> = Vec::new();
+        for e in &sec.entries {
+            let Entry::Setting(s) = e else {
+                self.err(
+                    Diagnostic::new(
+                        Kind::Syntax,
+                        entry_span(e),
+                        "a matrix holds `name = [values]`",
+                    )
+                    .label("not a variable")
+                    .help("e.g. `codec = [none, lz4, zstd]`"),
+                );
+                continue;
+            };
+            let name = s.key.node.clone();
+            if name == "step" || name.contains('.') {
+                self.err(
+                    Diagnostic::new(Kind::Variable, s.key.span, format!("`{name}` cannot name a matrix variable"))
+                        .label("reserved or dotted")
+                        .help("`step` is the name of the steps axis; variable names are plain words like `codec`"),
+                );
+                continue;
+            }
+            if axes.iter().any(|a| a.name == name) {
+                self.err(
+                    Diagnostic::new(
+                        Kind::Duplicate,
+                        s.key.span,
+                        format!("matrix variable `{name}` is declared twice"),
+                    )
+                    .label("again"),
+                );
+                continue;
+            }
+            let items: Vec<Value> = match &s.value.kind {
+                ValueKind::List(items) => items.clone(),
+                _ => vec![s.value.clone()],
+            };
+            if items.is_empty() {
+                self.err(
+                    Diagnostic::new(
+                        Kind::EmptyList,
+                        s.value.span,
+                        format!("matrix variable `{name}` has no values"),
+                    )
+                    .label("empty list")
+                    .help("give at least one value, e.g. `[0ms, 5ms]`, or remove the variable"),
+                );
+            }
+            let mut values: Vec<AxisValue> = Vec::new();
+            for v in items {
+                if let ValueKind::Var(r) = &v.kind {
+                    self.err(
+                        Diagnostic::new(
+                            Kind::Variable,
+                            r.span,
+                            "a matrix value cannot refer to a variable",
+                        )
+                        .label("here"),
+                    );
+                    continue;
+                }
+                let scalar = self
+                    .scalar_plain(&v)
+                    .unwrap_or_else(|| Scalar::Str(self.sources.text(v.span).to_string()));
+                let text = self.sources.text(v.span).trim_matches('"').to_string();
+                if values.iter().any(|x| x.scalar == scalar) {
+                    self.err(
+                        Diagnostic::new(
+                            Kind::Duplicate,
+                            v.span,
+                            format!("`{text}` appears twice in `{name}`"),
+                        )
+                        .label("repeated value"),
+                    );
+                    continue;
+                }
+                values.push(AxisValue {
+                    ast: v,
+                    scalar,
+                    text,
+                    overrides: vec![],
+                });
+            }
+            axes.push(Axis { name, values });
+        }
+        axes
+    }
+
+    /// The `step` axis: one value per named step, carrying the settings it overrides. In a
+    /// `ladder` (`cumulative`) each step keeps the overrides of the steps before it.
+    pub(super) fn steps(
+        &mut self,
+        sec: &Section,
+        cumulative: bool,
+        has_consumer: &mut bool,
+    ) -> Option<Axis> {
+        let mut values: Vec<AxisValue> = Vec::new();
+        let mut carried: Vec<Setting> = Vec::new();
+        for e in &sec.entries {
+            let Entry::Section(step) = e else {
+                self.err(
+                    Diagnostic::new(
+                        Kind::Syntax,
+                        entry_span(e),
+                        format!("`{}` holds named steps", sec.name.node),
+                    )
+                    .label("not a step")
+                    .help("e.g. `bigger_batches { producer.batch.size = 64KiB }`"),
+                );
+                continue;
+            };
+            let name = step.name.node.clone();
+            if values.iter().any(|v| v.text == name) {
+                self.err(
+                    Diagnostic::new(
+                        Kind::Duplicate,
+                        step.name.span,
+                        format!("step `{name}` is declared twice"),
+                    )
+                    .label("again"),
+                );
+                continue;
+            }
+            let mut own: Vec<Setting> = Vec::new();
+            for se in &step.entries {
+                match se {
+                    Entry::Setting(s) => {
+                        let (head, rest) = s
+                            .key
+                            .node
+                            .split_once('.')
+                            .unwrap_or((s.key.node.as_str(), ""));
+                        if !OVERRIDABLE.contains(&head) || rest.is_empty() {
+                            self.err(
+                                Diagnostic::new(
+                                    Kind::UnknownKey,
+                                    s.key.span,
+                                    format!(
+                                        "a step sets `section.key`; `{}` names no section",
+                                        s.key.node
+                                    ),
+                                )
+                                .label("unknown section")
+                                .help(format!(
+                                    "{} (e.g. `producer.linger.ms = 5`)",
+                                    suggest(head, OVERRIDABLE, "sections are")
+                                )),
+                            );
+                            continue;
+                        }
+                        let (section, key) = match rest.split_once("headers.") {
+                            Some(("", hk)) if head == "workload" => {
+                                ("workload.headers".to_string(), hk.to_string())
+                            }
+                            _ => (head.to_string(), rest.to_string()),
+                        };
+                        let key_span = Span::new(
+                            s.key.span.file,
+                            s.key.span.start + head.len() + 1,
+                            s.key.span.end,
+                        );
+                        if section == "consumer" {
+                            *has_consumer = true;
+                        }
+                        own.push(Setting {
+                            section,
+                            key: Spanned::new(key, key_span),
+                            value: s.value.clone(),
+                        });
+                    }
+                    Entry::Section(inner) if OVERRIDABLE.contains(&inner.name.node.as_str()) => {
+                        if inner.name.node == "consumer" {
+                            *has_consumer = true;
+                        }
+                        let n = inner.name.node.clone();
+                        self.flatten(inner, &n, &mut own)
+                    }
+                    Entry::Section(inner) => self.err(
+                        Diagnostic::new(
+                            Kind::UnknownSection,
+                            inner.name.span,
+                            format!("`{}` cannot be overridden in a step", inner.name.node),
+                        )
+                        .label("unknown block")
+                        .help(suggest(
+                            &inner.name.node,
+                            OVERRIDABLE,
+                            "a step may set",
+                        )),
+                    ),
+                    Entry::Expect(_, span) => self.err(
+                        Diagnostic::new(
+                            Kind::UnknownSection,
+                            *span,
+                            "`expect` belongs at the top of the scenario",
+                        )
+                        .label("move this out"),
+                    ),
+                    Entry::Include(i) => self.err(
+                        Diagnostic::new(Kind::Include, i.span, "include was not resolved")
+                            .label("here"),
+                    ),
+                }
+            }
+            let overrides = if cumulative {
+                for o in own {
+                    carried.retain(|c| !(c.section == o.section && c.key.node == o.key.node));
+                    carried.push(o);
+                }
+                carried.clone()
+            } else {
+                own
+            };
+            values.push(AxisValue {
+                ast: Value {
+                    kind: ValueKind::Word(name.clone()),
+                    span: step.name.span,
+                },
+                scalar: Scalar::Word(name.clone()),
+                text: name,
+                overrides,
+            });
+        }
+        if values.is_empty() {
+            self.err(
+                Diagnostic::new(
+                    Kind::EmptyList,
+                    sec.name.span,
+                    format!("`{}` has no steps", sec.name.node),
+                )
+                .label("empty")
+                .help("add a step, e.g. `baseline { }`"),
+            );
+            return None;
+        }
+        Some(Axis {
+            name: "step".into(),
+            values,
+        })
+    }
+
+    /// Every combination of one value per axis, the first axis varying slowest (steps, then
+    /// the matrix variables in order), or `None` when there is none to run or too many.
+    pub(super) fn combinations(&mut self, axes: &[Axis], span: Span) -> Option<Vec<Vec<usize>>> {
+        let total: usize = axes.iter().map(|a| a.values.len().max(1)).product();
+        if total > MAX_CELLS {
+            self.err(
+                Diagnostic::new(
+                    Kind::Value,
+                    span,
+                    format!("this expands to {total} runs; at most {MAX_CELLS} are allowed"),
+                )
+                .label("too many combinations")
+                .help("split the scenario, or use fewer values per variable"),
+            );
+            return None;
+        }
+        if axes.iter().any(|a| a.values.is_empty()) {
+            return None;
+        }
+        let mut combinations: Vec<Vec<usize>> = vec![vec![]];
+        for a in axes {
+            combinations = combinations
+                .into_iter()
+                .flat_map(|prefix| {
+                    (0..a.values.len()).map(move |i| {
+                        let mut p = prefix.clone();
+                        p.push(i);
+                        p
+                    })
+                })
+                .collect();
+        }
+        Some(combinations)
+    }
+}
+
+/// Where an entry starts, for a diagnostic about an entry of the wrong sort.
+fn entry_span(e: &Entry) -> Span {
+    match e {
+        Entry::Setting(s) => s.key.span,
+        Entry::Section(x) => x.name.span,
+        Entry::Expect(_, span) => *span,
+        Entry::Include(i) => i.span,
+    }
+}

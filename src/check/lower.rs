@@ -1,0 +1,226 @@
+//! Lowering one cell: the base settings with the cell's step overrides laid over them, resolved
+//! to a [`RunSpec`] (cluster, topic and its name, client properties, workload).
+
+use super::axes::{Axis, Picks};
+use super::{props, Checker, Setting};
+use crate::diagnostic::{suggest, Diagnostic, Kind};
+use crate::model::{Cell, Coord, Prop, Props, RunSpec, Scalar, TopicSpec};
+use crate::source::Span;
+
+const TOPIC_KEYS: &[&str] = &["partitions", "replication", "existing"];
+
+/// Where a scenario that names no cluster connects: `KAFKA_BOOTSTRAP`, else a broker on this
+/// machine (what `scripts/kafka-local` starts).
+const LOCAL_BOOTSTRAP: &str = "127.0.0.1:9092";
+
+impl Checker<'_> {
+    /// The cell that picks value `combination[i]` of axis `i`, or `None` when it does not check.
+    pub(super) fn cell(
+        &mut self,
+        axes: &[Axis],
+        combination: &[usize],
+        base: &[Setting],
+        has_consumer: bool,
+        name_span: Span,
+    ) -> Option<Cell> {
+        let picks = Picks {
+            picks: axes
+                .iter()
+                .zip(combination)
+                .map(|(a, &i)| (a, &a.values[i]))
+                .collect(),
+        };
+        let settings = overlay(base, &picks);
+        let consumer = has_consumer || settings.iter().any(|s| s.section == "consumer");
+        let spec = self.lower(&picks, &settings, consumer, name_span)?;
+        let coords = picks
+            .picks
+            .iter()
+            .map(|(a, v)| Coord {
+                dim: a.name.clone(),
+                value: v.scalar.clone(),
+                text: v.text.clone(),
+            })
+            .collect();
+        Some(Cell { coords, spec })
+    }
+
+    fn lower(
+        &mut self,
+        ctx: &Picks,
+        settings: &[Setting],
+        consumer_on: bool,
+        name_span: Span,
+    ) -> Option<RunSpec> {
+        let errors_before = self.diags.len();
+        let mut bootstrap: Option<String> = None;
+        let mut client = Props::default();
+        let mut producer = Props::default();
+        let mut consumer = Props::default();
+        let mut topic = TopicSpec {
+            name: String::new(),
+            partitions: 1,
+            replication: 1,
+            configs: Props::default(),
+            existing: false,
+        };
+        let mut topic_named = false;
+        let mut w = super::workload::WorkloadDraft::default();
+
+        for e in settings {
+            let key = e.key.node.as_str();
+            match e.section.as_str() {
+                "cluster" if key == "bootstrap" || key == "bootstrap.servers" => {
+                    match self.scalar(&e.value, ctx) {
+                        Some(Scalar::Str(s)) | Some(Scalar::Word(s)) => bootstrap = Some(s),
+                        Some(other) => self.err(
+                            Diagnostic::new(
+                                Kind::Type,
+                                e.value.span,
+                                format!(
+                                    "bootstrap is a string of host:port, not {}",
+                                    other.kind_name()
+                                ),
+                            )
+                            .label("expected \"host:port\""),
+                        ),
+                        None => {}
+                    }
+                }
+                "cluster" => self.prop(&mut client, e, ctx),
+                "producer" => self.prop(&mut producer, e, ctx),
+                "consumer" => self.prop(&mut consumer, e, ctx),
+                "topic" => self.topic_setting(&mut topic, &mut topic_named, e, ctx)?,
+                "workload" => self.workload_key(&mut w, e, ctx),
+                "workload.headers" => {
+                    if let Some(v) = self.scalar(&e.value, ctx) {
+                        let text = match v {
+                            Scalar::Str(s) | Scalar::Word(s) => s,
+                            _ => self.sources.text(e.value.span).to_string(),
+                        };
+                        w.headers.push((key.to_string(), text));
+                    }
+                }
+                _ => {}
+            }
+        }
+
+        if !topic_named {
+            self.err(
+                Diagnostic::new(Kind::Missing, name_span, "the scenario declares no topic")
+                    .label("in this scenario")
+                    .help("add `topic \"name\" { partitions = 3 }`; use `{var}` in the name for a fresh topic per cell"),
+            );
+        }
+        let workload = self.finish_workload(w, consumer_on, name_span)?;
+        if self.diags.len() > errors_before {
+            return None;
+        }
+        let bootstrap = bootstrap.unwrap_or_else(|| {
+            std::env::var("KAFKA_BOOTSTRAP").unwrap_or_else(|_| LOCAL_BOOTSTRAP.into())
+        });
+        Some(RunSpec {
+            bootstrap,
+            client,
+            topic,
+            producer,
+            consumer: consumer_on.then_some(consumer),
+            workload,
+        })
+    }
+
+    /// One `topic` setting. `None` stops lowering this cell (a partition or replica count out
+    /// of range makes the rest of its topic meaningless).
+    fn topic_setting(
+        &mut self,
+        topic: &mut TopicSpec,
+        named: &mut bool,
+        e: &Setting,
+        ctx: &Picks,
+    ) -> Option<()> {
+        let key = e.key.node.as_str();
+        match key {
+            "name" => {
+                if let Some(Scalar::Str(s)) = self.scalar(&e.value, ctx) {
+                    topic.name = sanitize_topic(&s);
+                    *named = true;
+                }
+            }
+            // The bounds are sanity limits: far above what a benchmark topic uses, low enough
+            // that a stray digit is caught before the broker is asked.
+            "partitions" => {
+                if let Some(n) = self.count(&e.value, ctx, "partitions") {
+                    topic.partitions = self.positive(n, e.value.span, "partitions", 100_000)?;
+                }
+            }
+            "replication" | "replication.factor" => {
+                if let Some(n) = self.count(&e.value, ctx, "replication") {
+                    topic.replication = self.positive(n, e.value.span, "replication", 32)?;
+                }
+            }
+            "existing" => match self.scalar(&e.value, ctx) {
+                Some(Scalar::Word(w)) if w == "true" || w == "false" => {
+                    topic.existing = w == "true"
+                }
+                _ => self.err(
+                    Diagnostic::new(Kind::Type, e.value.span, "`existing` is `true` or `false`")
+                        .label("expected true or false"),
+                ),
+            },
+            _ if props::TOPIC_CONFIGS.contains(&key) => {
+                if let Some(s) = self.prop_text(key, e, ctx) {
+                    topic.configs.0.push(Prop {
+                        key: key.into(),
+                        value: s,
+                        span: Some(e.key.span),
+                    });
+                }
+            }
+            _ => {
+                let cands: Vec<&str> = TOPIC_KEYS
+                    .iter()
+                    .chain(props::TOPIC_CONFIGS)
+                    .copied()
+                    .collect();
+                self.err(
+                    Diagnostic::new(Kind::UnknownKey, e.key.span, format!("unknown topic setting `{key}`"))
+                        .label("not a topic setting or a topic-level config")
+                        .help(suggest(key, &cands, "topic settings are `partitions`, `replication`, `existing` and Kafka's topic configs")),
+                )
+            }
+        }
+        Some(())
+    }
+}
+
+/// The base settings with each picked step's overrides laid over them: an override replaces
+/// the setting of the same section and key, or is added.
+fn overlay(base: &[Setting], picks: &Picks) -> Vec<Setting> {
+    let mut settings = base.to_vec();
+    for (_, v) in &picks.picks {
+        for o in &v.overrides {
+            if let Some(slot) = settings
+                .iter_mut()
+                .find(|s| s.section == o.section && s.key.node == o.key.node)
+            {
+                *slot = o.clone();
+            } else {
+                settings.push(o.clone());
+            }
+        }
+    }
+    settings
+}
+
+/// Kafka topic names allow `[a-zA-Z0-9._-]`; anything else from a template becomes `_`.
+fn sanitize_topic(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,392 @@
+//! Payload and key calls: `random(size:, compressibility:)`, `json(size:, event:)`,
+//! `constant(...)`, `file("path")`; keys `none`, `sequence`, `uniform(N)`, `zipf(N, s)`, fixed.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::axes::Picks;
+use super::Checker;
+use crate::diagnostic::{suggest, Diagnostic, Kind};
+use crate::model::{KeySpec, PayloadSpec, Scalar};
+use crate::source::{Span, Spanned};
+use crate::syntax::{Arg, Value, ValueKind};
+
+/// A payload file's lines, loaded once per check however many cells use it.
+pub(super) type Lines = Arc<Vec<Vec<u8>>>;
+
+/// The largest payload: far above Kafka's default 1 MB record limit, so a bigger one is a slipped
+/// unit rather than an experiment.
+const MAX_PAYLOAD: u64 = 64 * 1024 * 1024;
+
+/// The most distinct keys `uniform`/`zipf` draw from; keys are sampled without a table, so the
+/// bound only catches a slipped digit.
+const MAX_KEYS: u64 = 10_000_000;
+
+/// `constant(size: N)` sends the same pseudo-random bytes every record; a fixed seed makes them
+/// the same bytes in every run, so compression ratios compare across runs.
+const CONSTANT_SEED: u64 = 0x5eed;
+
+/// `zipf(N)` without an exponent: skewed enough that a few keys are hot, not so skewed that
+/// one key takes nearly everything.
+const DEFAULT_ZIPF_EXPONENT: f64 = 1.1;
+
+impl Checker<'_> {
+    /// A call's arguments by name, positional ones named by their place in `allowed`.
+    fn call_args<'v>(
+        &mut self,
+        name: &Spanned<String>,
+        args: &'v [Arg],
+        allowed: &[&str],
+    ) -> Vec<(String, &'v Value)> {
+        let mut out = Vec::new();
+        for (i, a) in args.iter().enumerate() {
+            let n = match &a.name {
+                Some(n) if allowed.contains(&n.node.as_str()) => n.node.clone(),
+                Some(n) => {
+                    self.err(
+                        Diagnostic::new(
+                            Kind::UnknownKey,
+                            n.span,
+                            format!("`{}` takes no argument `{}`", name.node, n.node),
+                        )
+                        .label("unknown argument")
+                        .help(suggest(&n.node, allowed, "arguments are")),
+                    );
+                    continue;
+                }
+                None => match allowed.get(i) {
+                    Some(n) => n.to_string(),
+                    None => {
+                        self.err(
+                            Diagnostic::new(
+                                Kind::Value,
+                                a.value.span,
+                                format!("too many arguments to `{}`", name.node),
+                            )
+                            .label("extra"),
+                        );
+                        continue;
+                    }
+                },
+            };
+            out.push((n, &a.value));
+        }
+        out
+    }
+
+    /// The payload a `payload = ...` value names, with a file payload's lines loaded.
+    pub(super) fn payload(&mut self, v: &Value, ctx: &Picks) -> Option<PayloadSpec> {
+        let rv = self.resolve(v, ctx)?;
+        let ValueKind::Call { name, args } = &rv.kind else {
+            self.err(
+                Diagnostic::new(Kind::Type, rv.span, "a payload is `random(size: ...)`, `json(size: ...)`, `file(\"path\")` or `constant(size: ...)`")
+                    .label("not a payload")
+                    .help("e.g. `payload = json(size: 1KiB)`"),
+            );
+            return None;
+        };
+        let kinds = ["random", "json", "file", "constant"];
+        match name.node.as_str() {
+            "random" => {
+                let a = self.call_args(name, args, &["size", "compressibility"]);
+                let mut size = None;
+                let mut comp = 0.0;
+                for (k, val) in a {
+                    match k.as_str() {
+                        "size" => size = self.size(val, ctx, "size"),
+                        _ => match self.scalar(val, ctx) {
+                            Some(Scalar::Ratio(r)) if (0.0..=1.0).contains(&r) => comp = r,
+                            _ => self.err(
+                                Diagnostic::new(
+                                    Kind::Value,
+                                    val.span,
+                                    "compressibility is a percentage from 0% to 100%",
+                                )
+                                .label("expected e.g. `50%`"),
+                            ),
+                        },
+                    }
+                }
+                let size = self.payload_size(size, rv.span, size_written(args))?;
+                Some(PayloadSpec::Random {
+                    size,
+                    compressibility: comp,
+                })
+            }
+            "json" => {
+                let a = self.call_args(name, args, &["size", "event"]);
+                let mut size = None;
+                let mut event = "order.created".to_string();
+                for (k, val) in a {
+                    match k.as_str() {
+                        "size" => size = self.size(val, ctx, "size"),
+                        _ => match self.scalar(val, ctx) {
+                            Some(Scalar::Str(s)) | Some(Scalar::Word(s)) => event = s,
+                            _ => self.err(
+                                Diagnostic::new(Kind::Type, val.span, "event is a string")
+                                    .label("expected \"...\""),
+                            ),
+                        },
+                    }
+                }
+                let size = self.payload_size(size, rv.span, size_written(args))?;
+                Some(PayloadSpec::Json { size, event })
+            }
+            "constant" => {
+                let a = self.call_args(name, args, &["size"]);
+                let (_, val) = a.into_iter().next().or_else(|| {
+                    self.err(
+                        Diagnostic::new(
+                            Kind::Missing,
+                            rv.span,
+                            "constant() needs a size or a string",
+                        )
+                        .label("here")
+                        .help("e.g. `constant(size: 100B)`"),
+                    );
+                    None
+                })?;
+                match self.scalar(val, ctx)? {
+                    Scalar::Size(b) => {
+                        let size = self.payload_size(Some(b), rv.span, true)?;
+                        let mut bytes = vec![0u8; size];
+                        crate::run::payload::fill_random(&mut bytes, CONSTANT_SEED);
+                        Some(PayloadSpec::Constant {
+                            bytes: Arc::new(bytes),
+                            size,
+                        })
+                    }
+                    Scalar::Str(s) => Some(PayloadSpec::Constant {
+                        size: s.len(),
+                        bytes: Arc::new(s.into_bytes()),
+                    }),
+                    other => {
+                        self.err(
+                            Diagnostic::new(
+                                Kind::Type,
+                                val.span,
+                                format!(
+                                    "constant() takes a size or a string, not {}",
+                                    other.kind_name()
+                                ),
+                            )
+                            .label("here"),
+                        );
+                        None
+                    }
+                }
+            }
+            "file" => {
+                let a = self.call_args(name, args, &["path"]);
+                let (_, val) = a.into_iter().next().or_else(|| {
+                    self.err(
+                        Diagnostic::new(Kind::Missing, rv.span, "file() needs a path")
+                            .label("here")
+                            .help("e.g. `file(\"data/orders.jsonl\")`"),
+                    );
+                    None
+                })?;
+                let Some(Scalar::Str(p)) = self.scalar(val, ctx) else {
+                    self.err(
+                        Diagnostic::new(Kind::Type, val.span, "file() takes a path string")
+                            .label("expected \"path\""),
+                    );
+                    return None;
+                };
+                let dir = self.sources.get(val.span.file).dir().to_path_buf();
+                let path = if Path::new(&p).is_absolute() {
+                    PathBuf::from(&p)
+                } else {
+                    dir.join(&p)
+                };
+                let loaded = self
+                    .files
+                    .entry(path.clone())
+                    .or_insert_with(|| load_lines(&path))
+                    .clone();
+                match loaded {
+                    Ok(lines) => Some(PayloadSpec::File { path, lines }),
+                    Err(why) => {
+                        self.err(
+                            Diagnostic::new(
+                                Kind::PayloadFile,
+                                val.span,
+                                format!("cannot use payload file {}: {why}", path.display()),
+                            )
+                            .label("this file")
+                            .help(format!(
+                                "paths are relative to the scenario's folder ({})",
+                                dir.display()
+                            )),
+                        );
+                        None
+                    }
+                }
+            }
+            other => {
+                self.err(
+                    Diagnostic::new(
+                        Kind::UnknownKey,
+                        name.span,
+                        format!("unknown payload `{other}`"),
+                    )
+                    .label("not a payload kind")
+                    .help(suggest(other, &kinds, "payloads are")),
+                );
+                None
+            }
+        }
+    }
+
+    /// A payload size in range; `written` says whether a (wrong) size was already reported.
+    fn payload_size(&mut self, size: Option<u64>, span: Span, written: bool) -> Option<usize> {
+        match size {
+            None if written => None,
+            Some(b) if (1..=MAX_PAYLOAD).contains(&b) => Some(b as usize),
+            Some(b) => {
+                self.err(
+                    Diagnostic::new(
+                        Kind::Value,
+                        span,
+                        format!("a payload of {b} bytes is out of range"),
+                    )
+                    .label("here")
+                    .help("payload sizes go from 1B to 64MiB"),
+                );
+                None
+            }
+            None => {
+                self.err(
+                    Diagnostic::new(Kind::Missing, span, "this payload needs a size")
+                        .label("here")
+                        .help("e.g. `size: 1KiB`"),
+                );
+                None
+            }
+        }
+    }
+
+    /// The key pattern a `key = ...` value names.
+    pub(super) fn key(&mut self, v: &Value, ctx: &Picks) -> Option<KeySpec> {
+        let rv = self.resolve(v, ctx)?;
+        let kinds = ["none", "sequence", "uniform", "zipf", "fixed"];
+        match &rv.kind {
+            ValueKind::Word(w) if w == "none" => Some(KeySpec::None),
+            ValueKind::Word(w) if w == "sequence" => Some(KeySpec::Sequence),
+            ValueKind::Str(s) => Some(KeySpec::Fixed(s.clone())),
+            ValueKind::Call { name, args } if name.node == "fixed" => match args
+                .first()
+                .map(|a| self.scalar(&a.value, ctx))
+            {
+                Some(Some(Scalar::Str(s))) | Some(Some(Scalar::Word(s))) => Some(KeySpec::Fixed(s)),
+                _ => {
+                    self.err(
+                        Diagnostic::new(Kind::Value, rv.span, "fixed() takes the key as a string")
+                            .label("here")
+                            .help("e.g. `fixed(\"store-42\")`"),
+                    );
+                    None
+                }
+            },
+            ValueKind::Call { name, args } if name.node == "uniform" || name.node == "zipf" => {
+                let allowed: &[&str] = if name.node == "zipf" {
+                    &["keys", "exponent"]
+                } else {
+                    &["keys"]
+                };
+                let a = self.call_args(name, args, allowed);
+                let mut n = None;
+                let mut s = DEFAULT_ZIPF_EXPONENT;
+                for (k, val) in a {
+                    if k == "keys" {
+                        n = self.count(val, ctx, "the number of keys");
+                    } else {
+                        match self.scalar(val, ctx) {
+                            Some(Scalar::Number(x)) if x > 0.0 && x < 10.0 => s = x,
+                            _ => self.err(
+                                Diagnostic::new(
+                                    Kind::Value,
+                                    val.span,
+                                    "a zipf exponent is a number above 0, typically 0.8 to 1.5",
+                                )
+                                .label("here"),
+                            ),
+                        }
+                    }
+                }
+                let n = match n {
+                    Some(n) if (1..=MAX_KEYS).contains(&n) => n,
+                    _ => {
+                        self.err(
+                            Diagnostic::new(
+                                Kind::Value,
+                                rv.span,
+                                format!(
+                                    "{}() needs the number of keys, 1 to 10 million",
+                                    name.node
+                                ),
+                            )
+                            .label("here")
+                            .help(format!("e.g. `{}(1000)`", name.node)),
+                        );
+                        return None;
+                    }
+                };
+                Some(if name.node == "zipf" {
+                    KeySpec::Zipf { n, s }
+                } else {
+                    KeySpec::Uniform(n)
+                })
+            }
+            ValueKind::Word(w)
+            | ValueKind::Call {
+                name: Spanned { node: w, .. },
+                ..
+            } => {
+                self.err(
+                    Diagnostic::new(
+                        Kind::UnknownKey,
+                        rv.span,
+                        format!("unknown key pattern `{w}`"),
+                    )
+                    .label("not a key pattern")
+                    .help(suggest(w, &kinds, "key patterns are")),
+                );
+                None
+            }
+            _ => {
+                self.err(
+                    Diagnostic::new(
+                        Kind::Type,
+                        rv.span,
+                        "a key is none, sequence, uniform(N), zipf(N, s) or a fixed string",
+                    )
+                    .label("not a key pattern"),
+                );
+                None
+            }
+        }
+    }
+}
+
+/// Whether the call's `size` was written (named, or as the first positional argument), so a
+/// missing size is reported only when it really is missing.
+fn size_written(args: &[Arg]) -> bool {
+    args.iter()
+        .enumerate()
+        .any(|(i, a)| a.name.as_ref().map_or(i == 0, |n| n.node == "size"))
+}
+
+fn load_lines(path: &Path) -> Result<Lines, String> {
+    let data = std::fs::read(path).map_err(|e| e.to_string().to_lowercase())?;
+    let lines: Vec<Vec<u8>> = data
+        .split(|b| *b == b'\n')
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+        .filter(|l| !l.is_empty())
+        .map(|l| l.to_vec())
+        .collect();
+    if lines.is_empty() {
+        return Err("it has no non-empty lines".into());
+    }
+    Ok(Arc::new(lines))
+}

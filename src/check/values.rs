@@ -1,0 +1,227 @@
+//! Value resolution: `{var}` to the value it stands for in a cell, `env()`, `{var}` templates in
+//! strings, and the typed getters (count, duration, size) that report a wrong kind of value.
+
+use std::time::Duration;
+
+use super::axes::Picks;
+use super::{units, Checker};
+use crate::diagnostic::{suggest, Diagnostic, Kind};
+use crate::model::Scalar;
+use crate::source::Span;
+use crate::syntax::{Arg, Value, ValueKind};
+
+impl Checker<'_> {
+    /// Follows `{var}` to the value it stands for in this cell.
+    pub(super) fn resolve<'v>(&mut self, v: &'v Value, ctx: &'v Picks) -> Option<&'v Value> {
+        match &v.kind {
+            ValueKind::Var(name) => match ctx.lookup(&name.node) {
+                Some(av) => Some(&av.ast),
+                None => {
+                    let names = ctx.names();
+                    self.err(
+                        Diagnostic::new(
+                            Kind::Variable,
+                            name.span,
+                            format!("unknown variable `{}`", name.node),
+                        )
+                        .label("not a matrix variable or `step`")
+                        .help(suggest(&name.node, &names, "variables are")),
+                    );
+                    None
+                }
+            },
+            _ => Some(v),
+        }
+    }
+
+    /// A scalar with no variables involved (matrix values, selector values).
+    pub(super) fn scalar_plain(&mut self, v: &Value) -> Option<Scalar> {
+        self.scalar(v, &Picks::none())
+    }
+
+    pub(super) fn scalar(&mut self, v: &Value, ctx: &Picks) -> Option<Scalar> {
+        let v = self.resolve(v, ctx)?;
+        match &v.kind {
+            ValueKind::Quantity(q) => units::quantity(q).map_err(|d| self.err(d)).ok(),
+            ValueKind::Rate(r) => units::rate(r).map_err(|d| self.err(d)).ok(),
+            ValueKind::Word(w) => Some(Scalar::Word(w.clone())),
+            ValueKind::Str(s) => self.template(s, v.span, ctx).map(Scalar::Str),
+            ValueKind::Call { name, args } if name.node == "env" => {
+                self.env_call(args, v.span, ctx).map(Scalar::Str)
+            }
+            _ => {
+                self.err(
+                    Diagnostic::new(Kind::Type, v.span, "expected a single value")
+                        .label(format!("this is {}", shape_name(&v.kind)))
+                        .help("write a number with its unit, a word or a string here"),
+                );
+                None
+            }
+        }
+    }
+
+    /// `env("NAME", "default")`: read when the scenario is checked.
+    fn env_call(&mut self, args: &[Arg], span: Span, ctx: &Picks) -> Option<String> {
+        let strs: Vec<Option<String>> = args
+            .iter()
+            .map(
+                |a| match self.resolve(&a.value, ctx).map(|v| v.kind.clone()) {
+                    Some(ValueKind::Str(s)) => Some(s),
+                    _ => None,
+                },
+            )
+            .collect();
+        match strs.as_slice() {
+            [Some(name)] => {
+                match std::env::var(name) {
+                    Ok(v) => Some(v),
+                    Err(_) => {
+                        self.err(
+                        Diagnostic::new(Kind::Value, span, format!("environment variable `{name}` is not set"))
+                            .label("no default given")
+                            .help(format!("set {name}, or give a default: env(\"{name}\", \"localhost:9092\")")),
+                    );
+                        None
+                    }
+                }
+            }
+            [Some(name), Some(default)] => {
+                Some(std::env::var(name).unwrap_or_else(|_| default.clone()))
+            }
+            _ => {
+                self.err(
+                    Diagnostic::new(
+                        Kind::Value,
+                        span,
+                        "env() takes a variable name and an optional default, both strings",
+                    )
+                    .label("here")
+                    .help("e.g. env(\"KAFKA_BOOTSTRAP\", \"localhost:9092\")"),
+                );
+                None
+            }
+        }
+    }
+
+    /// Fills `{var}` in a string with this cell's values as written.
+    fn template(&mut self, s: &str, span: Span, ctx: &Picks) -> Option<String> {
+        let mut out = String::new();
+        let mut rest = s;
+        let mut ok = true;
+        while let Some(i) = rest.find(['{', '\\']) {
+            out.push_str(&rest[..i]);
+            let tail = &rest[i..];
+            if let Some(esc) = tail.strip_prefix('\\') {
+                // `\{` and `\}` are literal braces.
+                out.push_str(&esc[..1.min(esc.len())]);
+                rest = &esc[1.min(esc.len())..];
+                continue;
+            }
+            let Some(end) = tail.find('}') else {
+                out.push_str(tail);
+                rest = "";
+                break;
+            };
+            let name = &tail[1..end];
+            match ctx.lookup(name) {
+                Some(av) => out.push_str(&av.text),
+                None => {
+                    ok = false;
+                    let names = ctx.names();
+                    let off = span.start + 1 + (s.len() - rest.len()) + i;
+                    let vspan = Span::new(span.file, off, (off + end + 1).min(span.end));
+                    self.err(
+                        Diagnostic::new(
+                            Kind::Variable,
+                            vspan,
+                            format!("unknown variable `{name}` in this name"),
+                        )
+                        .label("not a matrix variable or `step`")
+                        .help(suggest(name, &names, "variables are")),
+                    );
+                }
+            }
+            rest = &tail[end + 1..];
+        }
+        out.push_str(rest);
+        ok.then_some(out)
+    }
+
+    /// Reports a value of the wrong kind at the value it resolves to.
+    fn wrong_kind(&mut self, v: &Value, ctx: &Picks, message: String, label: String, help: &str) {
+        let rv = self.resolve(v, ctx).map_or(v.span, |x| x.span);
+        self.err(
+            Diagnostic::new(Kind::Type, rv, message)
+                .label(label)
+                .help(help),
+        );
+    }
+
+    pub(super) fn count(&mut self, v: &Value, ctx: &Picks, what: &str) -> Option<u64> {
+        match self.scalar(v, ctx)? {
+            Scalar::Number(n) if n >= 0.0 && n.fract() == 0.0 && n < 1e18 => Some(n as u64),
+            other => {
+                let (k, msg) = (
+                    other.kind_name(),
+                    format!("{what} is a whole number, not {}", other.kind_name()),
+                );
+                self.wrong_kind(
+                    v,
+                    ctx,
+                    msg,
+                    format!("expected a count, found {k}"),
+                    "write e.g. `100_000`",
+                );
+                None
+            }
+        }
+    }
+
+    pub(super) fn duration(&mut self, v: &Value, ctx: &Picks, what: &str) -> Option<Duration> {
+        match self.scalar(v, ctx)? {
+            Scalar::Duration(d) => Some(d),
+            other => {
+                let msg = format!("{what} is a duration, not {}", other.kind_name());
+                let help = "durations carry a unit: ns, us, ms, s, m, h (e.g. `30s`)";
+                self.wrong_kind(v, ctx, msg, "expected a duration".into(), help);
+                None
+            }
+        }
+    }
+
+    pub(super) fn size(&mut self, v: &Value, ctx: &Picks, what: &str) -> Option<u64> {
+        match self.scalar(v, ctx)? {
+            Scalar::Size(b) => Some(b),
+            other => {
+                let msg = format!("{what} is a size, not {}", other.kind_name());
+                let help = "sizes carry a unit: B, KB, KiB, MB, MiB, GB, GiB (e.g. `1KiB`)";
+                self.wrong_kind(v, ctx, msg, "expected a size".into(), help);
+                None
+            }
+        }
+    }
+
+    pub(super) fn positive(&mut self, n: u64, span: Span, what: &str, max: u64) -> Option<i32> {
+        if n == 0 || n > max {
+            self.err(
+                Diagnostic::new(
+                    Kind::Value,
+                    span,
+                    format!("{what} must be between 1 and {max}"),
+                )
+                .label(format!("{n} is out of range")),
+            );
+            return None;
+        }
+        Some(n as i32)
+    }
+}
+
+fn shape_name(k: &ValueKind) -> &'static str {
+    match k {
+        ValueKind::List(_) => "a list",
+        ValueKind::Call { .. } => "a function call",
+        ValueKind::Shape(_) => "a rate shape",
+        _ => "a value",
+    }
+}
