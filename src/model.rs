@@ -10,7 +10,6 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::source::Span;
-pub use crate::syntax::{BinOp, CmpOp};
 
 /// A typed scalar, as written in the scenario (`5ms`, `1KiB`, `zstd`, `8000/min`): what a
 /// `syntax::Value` becomes once its unit is known.
@@ -390,6 +389,40 @@ impl Metric {
                 | Metric::Latency(LatencyKind::E2e, _)
         )
     }
+}
+
+/// A comparison in an assertion. The model has its own operators, mapped from the syntax tree's
+/// by the check stage, so that nothing past it depends on the syntax.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmpOp {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+impl CmpOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            CmpOp::Lt => "<",
+            CmpOp::Le => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::Ge => ">=",
+            CmpOp::Eq => "==",
+            CmpOp::Ne => "!=",
+        }
+    }
+}
+
+/// Arithmetic between metrics and constants in an assertion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
 }
 
 #[derive(Clone, Debug)]

@@ -2,6 +2,8 @@
 //! applied (scale, bootstrap override, unique topic names) and kafkabench's own client defaults
 //! made explicit, so `kafkabench plan` shows exactly what `run` will do.
 
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -37,9 +39,12 @@ pub fn new_run_id() -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
-    let x = (nanos as u64) ^ ((std::process::id() as u64) << 32);
-    let mut r = crate::run::payload::Rng::new(x);
-    format!("{:06x}", r.next_u64() & 0xff_ffff)
+    // std's hasher mixes the bits (and is keyed afresh per process), so six hex digits of it
+    // differ even for invocations a nanosecond apart.
+    let mut h = RandomState::new().build_hasher();
+    h.write_u128(nanos);
+    h.write_u32(std::process::id());
+    format!("{:06x}", h.finish() & 0xff_ffff)
 }
 
 #[derive(Clone, Debug, Serialize)]
