@@ -273,8 +273,8 @@ fn a_step_may_hold_whole_sections_instead_of_dotted_keys() {
     );
 }
 
-/// Every run reads when any step declares a consumer, so end-to-end figures exist for each run
-/// a step is compared with; the step's consumer settings stay its own.
+/// A consumer in any step makes the scenario one with a consumer: every run reads, and the
+/// step's consumer settings stay its own.
 #[test]
 fn a_consumer_in_one_step_makes_every_run_read_but_its_settings_stay_in_that_step() {
     expect_runs(
