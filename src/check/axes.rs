@@ -28,17 +28,17 @@ pub(super) struct AxisValue {
 
 /// The coordinates of one cell while lowering: which value of each axis it picks.
 pub(super) struct Picks<'a> {
-    pub picks: Vec<(&'a Axis, &'a AxisValue)>,
+    pub chosen: Vec<(&'a Axis, &'a AxisValue)>,
 }
 
 impl Picks<'_> {
     /// No axis at all: for values that may not refer to a variable.
     pub fn none() -> Picks<'static> {
-        Picks { picks: vec![] }
+        Picks { chosen: vec![] }
     }
 
     pub fn lookup(&self, name: &str) -> Option<&AxisValue> {
-        self.picks
+        self.chosen
             .iter()
             .find(|(a, _)| a.name == name)
             .map(|(_, v)| *v)
@@ -46,7 +46,7 @@ impl Picks<'_> {
 
     /// The variable names in scope, for "did you mean".
     pub fn names(&self) -> Vec<&str> {
-        self.picks.iter().map(|(a, _)| a.name.as_str()).collect()
+        self.chosen.iter().map(|(a, _)| a.name.as_str()).collect()
     }
 }
 

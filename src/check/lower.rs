@@ -24,7 +24,7 @@ impl Checker<'_> {
         name_span: Span,
     ) -> Option<Cell> {
         let picks = Picks {
-            picks: axes
+            chosen: axes
                 .iter()
                 .zip(combination)
                 .map(|(a, &i)| (a, &a.values[i]))
@@ -34,7 +34,7 @@ impl Checker<'_> {
         let consumer = has_consumer || settings.iter().any(|s| s.section == "consumer");
         let spec = self.lower(&picks, &settings, consumer, name_span)?;
         let coords = picks
-            .picks
+            .chosen
             .iter()
             .map(|(a, v)| Coord {
                 dim: a.name.clone(),
@@ -197,7 +197,7 @@ impl Checker<'_> {
 /// the setting of the same section and key, or is added.
 fn overlay(base: &[Setting], picks: &Picks) -> Vec<Setting> {
     let mut settings = base.to_vec();
-    for (_, v) in &picks.picks {
+    for (_, v) in &picks.chosen {
         for o in &v.overrides {
             if let Some(slot) = settings
                 .iter_mut()
