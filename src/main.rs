@@ -1,3 +1,5 @@
+//! The kafkabench binary: parses the command line and hands it to the command layer.
+
 use std::process::ExitCode;
 
 use clap::Parser;

@@ -1,6 +1,7 @@
-//! Stage 5, measure: what one run measured, and how raw recordings become figures.
+//! Stage measure: what one run measured, and how the threads' raw recordings become figures.
 //! Latencies are recorded into per-thread HdrHistograms (nanoseconds, 3 significant digits)
-//! and merged once at the end; nothing is stored per sample.
+//! and merged once at the end; nothing is stored per sample. Figures are derived here and
+//! only here; `report` prints them.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -8,7 +9,7 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use crate::model::{LatencyKind, Metric, Props, Stat};
+use crate::model::{LatencyKind, Metric, Props, RateSpec, Stat};
 
 /// Highest latency a histogram tracks: one hour, in nanoseconds.
 const MAX_NS: u64 = 3_600_000_000_000;
@@ -113,7 +114,9 @@ pub struct RunResult {
     pub failed: u64,
     pub failed_by_kind: BTreeMap<String, u64>,
     pub queue_full: u64,
-    pub payload_bytes: u64,
+    /// Key and value bytes of the acked measured records (the JSON name predates keys).
+    #[serde(rename = "payload_bytes")]
+    pub key_value_bytes: u64,
     pub elapsed_secs: f64,
     pub throughput_msgs: f64,
     pub throughput_bytes: f64,
@@ -169,5 +172,165 @@ impl RunResult {
             Metric::RequestRecords => self.internals.records_per_request?,
             Metric::WireRatio => self.internals.wire_ratio?,
         })
+    }
+}
+
+/// What one producer thread recorded over the measured phase. Times are nanoseconds since the
+/// run's clock origin.
+pub struct ProducerRecording {
+    pub sent: u64,
+    pub acked: u64,
+    pub failed: u64,
+    pub failed_by_kind: BTreeMap<String, u64>,
+    pub queue_full: u64,
+    pub key_value_bytes: u64,
+    pub ack: Histogram<u64>,
+    pub service: Histogram<u64>,
+    pub send_delay: Histogram<u64>,
+    pub start_ns: u64,
+    /// 0 when nothing was sent.
+    pub first_send_ns: u64,
+    pub last_send_ns: u64,
+    pub last_ack_ns: u64,
+    pub internals: Internals,
+}
+
+impl ProducerRecording {
+    /// A producer that recorded nothing (it could not start).
+    pub fn empty() -> ProducerRecording {
+        ProducerRecording {
+            sent: 0,
+            acked: 0,
+            failed: 0,
+            failed_by_kind: BTreeMap::new(),
+            queue_full: 0,
+            key_value_bytes: 0,
+            ack: new_histogram(),
+            service: new_histogram(),
+            send_delay: new_histogram(),
+            start_ns: 0,
+            first_send_ns: 0,
+            last_send_ns: 0,
+            last_ack_ns: 0,
+            internals: Internals::default(),
+        }
+    }
+}
+
+/// What the consumer thread recorded: measured records read back.
+pub struct ConsumerRecording {
+    pub e2e: Histogram<u64>,
+    pub consumed: u64,
+    pub duplicated: u64,
+    pub reordered: u64,
+}
+
+/// Everything one run's threads recorded, and what the figures are measured against.
+pub struct Recordings<'a> {
+    pub producers: &'a [ProducerRecording],
+    pub consumer: Option<&'a ConsumerRecording>,
+    pub rate: &'a RateSpec,
+    /// Bytes the topic grew on disk over the measured phase, when it could be measured.
+    pub disk_bytes: Option<u64>,
+}
+
+impl RunResult {
+    /// Merges the threads' recordings into this run's figures.
+    pub fn derive_figures(&mut self, rec: &Recordings) {
+        let (mut ack, mut service, mut send_delay) =
+            (new_histogram(), new_histogram(), new_histogram());
+        let mut start = u64::MAX;
+        let (mut first_send, mut last_send, mut last_ack) = (u64::MAX, 0u64, 0u64);
+        for p in rec.producers {
+            self.sent += p.sent;
+            self.acked += p.acked;
+            self.failed += p.failed;
+            self.queue_full += p.queue_full;
+            self.key_value_bytes += p.key_value_bytes;
+            for (kind, n) in &p.failed_by_kind {
+                *self.failed_by_kind.entry(kind.clone()).or_default() += n;
+            }
+            // Same bounds on every histogram, so adding cannot fail.
+            let _ = ack.add(&p.ack);
+            let _ = service.add(&p.service);
+            let _ = send_delay.add(&p.send_delay);
+            start = start.min(p.start_ns);
+            if p.first_send_ns > 0 {
+                first_send = first_send.min(p.first_send_ns);
+            }
+            last_send = last_send.max(p.last_send_ns);
+            last_ack = last_ack.max(p.last_ack_ns);
+        }
+        self.internals = Internals::average(rec.producers.iter().map(|p| &p.internals));
+        let end = last_ack.max(last_send);
+        self.elapsed_secs = if end > start && start != u64::MAX {
+            (end - start) as f64 / 1e9
+        } else {
+            0.0
+        };
+        if self.elapsed_secs > 0.0 {
+            self.throughput_msgs = self.acked as f64 / self.elapsed_secs;
+            self.throughput_bytes = self.key_value_bytes as f64 / self.elapsed_secs;
+        }
+        // Over the gaps between sends: n records span n - 1 intervals.
+        self.achieved_rate = if self.sent > 1 && last_send > first_send {
+            (self.sent - 1) as f64 / ((last_send - first_send) as f64 / 1e9)
+        } else {
+            0.0
+        };
+        self.target_rate = target_rate(rec.rate);
+        self.ack = LatencySummary::from_histogram(&ack);
+        self.service = LatencySummary::from_histogram(&service);
+        self.send_delay = LatencySummary::from_histogram(&send_delay);
+        if let Some(c) = rec.consumer {
+            self.e2e = Some(LatencySummary::from_histogram(&c.e2e));
+            self.delivery = Some(Delivery {
+                consumed: c.consumed,
+                lost: self.acked.saturating_sub(c.consumed),
+                duplicated: c.duplicated,
+                reordered: c.reordered,
+            });
+        }
+        self.disk_bytes = rec.disk_bytes;
+        self.disk_ratio = rec
+            .disk_bytes
+            .filter(|d| *d > 0)
+            .map(|d| self.key_value_bytes as f64 / d as f64);
+    }
+}
+
+/// The rate asked for; a shape's is its average over its whole length.
+fn target_rate(rate: &RateSpec) -> Option<f64> {
+    match rate {
+        RateSpec::Unlimited => None,
+        RateSpec::Fixed(per_sec) => Some(*per_sec),
+        RateSpec::Shape(segments) => {
+            let secs: f64 = segments.iter().map(|s| s.duration.as_secs_f64()).sum();
+            let records: f64 = segments
+                .iter()
+                .map(|s| s.per_sec * s.duration.as_secs_f64())
+                .sum();
+            Some(records / secs.max(1e-9))
+        }
+    }
+}
+
+impl Internals {
+    /// The producers' internals together: averages of the averages, requests summed.
+    fn average<'a>(all: impl Iterator<Item = &'a Internals> + Clone) -> Internals {
+        let avg = |f: fn(&Internals) -> Option<f64>| {
+            let (sum, n) = all
+                .clone()
+                .filter_map(f)
+                .fold((0.0, 0u32), |(s, n), x| (s + x, n + 1));
+            (n > 0).then(|| sum / f64::from(n))
+        };
+        Internals {
+            batch_bytes_avg: avg(|i| i.batch_bytes_avg),
+            batch_records_avg: avg(|i| i.batch_records_avg),
+            records_per_request: avg(|i| i.records_per_request),
+            wire_ratio: avg(|i| i.wire_ratio),
+            produce_requests: all.map(|i| i.produce_requests).sum(),
+        }
     }
 }

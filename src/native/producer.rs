@@ -304,14 +304,15 @@ impl Delivery<'_> {
         unsafe { (*self.m)._private as usize }
     }
 
-    /// Value plus key bytes.
+    /// Key and value bytes of the record.
     #[inline]
-    pub fn bytes(&self) -> u64 {
+    pub fn key_value_bytes(&self) -> u64 {
         // SAFETY: as above.
         unsafe { ((*self.m).len + (*self.m).key_len) as u64 }
     }
 
-    /// librdkafka's own produce() → delivery time in microseconds (it reads the clock).
+    /// librdkafka's own produce() → delivery time in microseconds. It reads the clock, so the
+    /// caller asks only when it needs it (paced runs).
     pub fn latency_us(&self) -> i64 {
         // SAFETY: as above.
         unsafe { rd::rd_kafka_message_latency(self.m) }

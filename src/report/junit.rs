@@ -60,7 +60,7 @@ pub fn write(
             r#"    <testcase classname="kafkabench.{}" name="run">"#,
             esc(&p.scenario)
         )?;
-        writeln!(out, r#"      <error message="{}"/>"#, esc(f))?;
+        writeln!(out, r#"      <error message="{}"/>"#, esc(&f.to_string()))?;
         writeln!(out, "    </testcase>")?;
     }
     writeln!(out, "  </testsuite>")?;

@@ -129,16 +129,18 @@ impl Admin {
         }
     }
 
-    pub async fn topic_exists(&self, topic: &str) -> Result<(i32, bool), String> {
+    /// How many partitions `topic` has; None when it does not exist.
+    pub async fn topic_partitions(&self, topic: &str) -> Result<Option<i32>, String> {
         let md = self
             .client
             .inner()
             .fetch_metadata(Some(topic), Duration::from_secs(10))
             .map_err(|e| e.to_string())?;
-        match md.topics().iter().find(|t| t.name() == topic) {
-            Some(t) if t.error().is_none() => Ok((t.partitions().len() as i32, true)),
-            _ => Ok((0, false)),
-        }
+        Ok(md
+            .topics()
+            .iter()
+            .find(|t| t.name() == topic && t.error().is_none())
+            .map(|t| t.partitions().len() as i32))
     }
 
     pub async fn delete_topic(&self, topic: &str) -> Result<(), String> {

@@ -6,15 +6,14 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use hdrhistogram::Histogram;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::message::{Headers, Message};
 use rdkafka::{Offset, TopicPartitionList};
 
-use super::producer::{E2E_HEADER, E2E_HEADER_LEN};
-use super::Shared;
-use crate::measure::{new_histogram, record};
+use super::shared::Shared;
+use super::stamp;
+use crate::measure::{new_histogram, record, ConsumerRecording};
 
 pub struct ConsumerJob {
     pub config: ClientConfig,
@@ -26,11 +25,9 @@ pub struct ConsumerJob {
     pub drain: Duration,
 }
 
+/// What the consumer measured, and the first error it met (reported as a note).
 pub struct ConsumerOutcome {
-    pub e2e: Histogram<u64>,
-    pub consumed: u64,
-    pub duplicated: u64,
-    pub reordered: u64,
+    pub recording: ConsumerRecording,
     pub error: Option<String>,
 }
 
@@ -53,10 +50,12 @@ impl Seen {
 
 pub fn run(job: ConsumerJob) -> ConsumerOutcome {
     let mut out = ConsumerOutcome {
-        e2e: new_histogram(),
-        consumed: 0,
-        duplicated: 0,
-        reordered: 0,
+        recording: ConsumerRecording {
+            e2e: new_histogram(),
+            consumed: 0,
+            duplicated: 0,
+            reordered: 0,
+        },
         error: None,
     };
     let consumer: BaseConsumer = match job.config.create() {
@@ -104,7 +103,7 @@ pub fn run(job: ConsumerJob) -> ConsumerOutcome {
         }
         if job.shared.producers_done.load(Ordering::Acquire) {
             let expected = job.shared.expected.load(Ordering::Acquire);
-            if out.consumed >= expected {
+            if out.recording.consumed >= expected {
                 break;
             }
             let d = *drain_deadline.get_or_insert_with(|| Instant::now() + job.drain);
@@ -123,33 +122,32 @@ pub fn run(job: ConsumerJob) -> ConsumerOutcome {
             }
         };
         let now = t0.elapsed().as_nanos() as u64;
-        let Some(h) = m
+        let Some(stamp) = m
             .headers()
-            .and_then(|hs| hs.iter().find(|h| h.key == E2E_HEADER))
+            .and_then(|hs| hs.iter().find(|h| h.key == stamp::HEADER))
             .and_then(|h| h.value)
+            .and_then(stamp::decode)
         else {
-            continue;
+            continue; // not ours
         };
-        if h.len() == E2E_HEADER_LEN {
-            job.shared.consumed_any.fetch_add(1, Ordering::Release);
+        job.shared.consumed_any.fetch_add(1, Ordering::Release);
+        if !stamp.measured {
+            continue; // a warm-up record
         }
-        if h.len() != E2E_HEADER_LEN || h[20] == 0 {
-            continue; // not ours, or a warm-up record
-        }
-        let intended = u64::from_le_bytes(h[..8].try_into().unwrap_or_default());
-        let producer = u32::from_le_bytes(h[8..12].try_into().unwrap_or_default());
-        let seq = u64::from_le_bytes(h[12..20].try_into().unwrap_or_default());
-        if seen.entry(producer).or_default().insert(seq) {
-            out.duplicated += 1;
+        let rec = &mut out.recording;
+        if seen.entry(stamp.producer).or_default().insert(stamp.seq) {
+            rec.duplicated += 1;
             continue;
         }
-        out.consumed += 1;
-        record(&mut out.e2e, now.saturating_sub(intended));
-        let last = last_seq.entry((producer, m.partition())).or_insert(seq);
-        if seq < *last {
-            out.reordered += 1;
+        rec.consumed += 1;
+        record(&mut rec.e2e, now.saturating_sub(stamp.intended_ns));
+        let last = last_seq
+            .entry((stamp.producer, m.partition()))
+            .or_insert(stamp.seq);
+        if stamp.seq < *last {
+            rec.reordered += 1;
         } else {
-            *last = seq;
+            *last = stamp.seq;
         }
     }
     out

@@ -4,9 +4,13 @@
 #[derive(Clone)]
 pub struct Rng(u64);
 
+/// 2^64 divided by the golden ratio: its bits are well mixed, so small or similar seeds (0, 1,
+/// 2, …) still start far apart in the sequence.
+const GOLDEN_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+
 impl Rng {
     pub fn new(seed: u64) -> Rng {
-        Rng(seed ^ 0x9E37_79B9_7F4A_7C15)
+        Rng(seed ^ GOLDEN_GAMMA)
     }
 
     #[inline]
@@ -97,7 +101,6 @@ impl PayloadGen {
         }
     }
 
-    /// The value for record `seq`; `unix_ms` is stamped into JSON records.
     /// Whether every payload is a slice of data shared (`Arc`) with the run's spec and never
     /// written again (constant, file lines), so librdkafka may send it without copying.
     pub fn is_shared(&self) -> bool {
@@ -107,6 +110,7 @@ impl PayloadGen {
         )
     }
 
+    /// The value for record `seq`; `unix_ms` is stamped into JSON records.
     #[inline]
     pub fn next(&mut self, seq: u64, unix_ms: u64) -> &[u8] {
         match &self.spec {
@@ -147,6 +151,10 @@ impl PayloadGen {
     }
 }
 
+/// Mixed into the producer's seed for its key generator ("keys" in ASCII), so keys and random
+/// payloads of one producer come from different streams instead of repeating each other.
+const KEY_STREAM: u64 = 0x6b65_7973;
+
 /// Writes one record's key per call.
 pub struct KeyGen {
     spec: KeySpec,
@@ -163,7 +171,7 @@ impl KeyGen {
         };
         KeyGen {
             spec: spec.clone(),
-            rng: Rng::new(seed ^ 0x6b65_7973),
+            rng: Rng::new(seed ^ KEY_STREAM),
             buf: Vec::with_capacity(24),
             zipf,
         }
@@ -219,12 +227,12 @@ impl Zipf {
 
     fn big_h(&self, x: f64) -> f64 {
         let lx = x.ln();
-        helper2((1.0 - self.s) * lx) * lx
+        expm1_over_x((1.0 - self.s) * lx) * lx
     }
 
     fn big_h_inv(&self, x: f64) -> f64 {
         let t = (x * (1.0 - self.s)).max(-1.0);
-        (helper1(t) * x).exp()
+        (log1p_over_x(t) * x).exp()
     }
 
     pub fn sample(&self, rng: &mut Rng) -> u64 {
@@ -240,7 +248,7 @@ impl Zipf {
 }
 
 /// log1p(x)/x, stable near 0.
-fn helper1(x: f64) -> f64 {
+fn log1p_over_x(x: f64) -> f64 {
     if x.abs() > 1e-8 {
         x.ln_1p() / x
     } else {
@@ -249,7 +257,7 @@ fn helper1(x: f64) -> f64 {
 }
 
 /// expm1(x)/x, stable near 0.
-fn helper2(x: f64) -> f64 {
+fn expm1_over_x(x: f64) -> f64 {
     if x.abs() > 1e-8 {
         x.exp_m1() / x
     } else {

@@ -1,8 +1,10 @@
-//! One producer client on its own OS thread. The send loop allocates nothing per record (unless
-//! the scenario asks for headers or a consumer, which need a header per record), paces from a
-//! schedule of intended send times, and records latency from the intended time, so a stalled
-//! sender shows up in the figures instead of hiding (no coordinated omission). It sends and
-//! serves events through `native` (see there for why).
+//! One producer client on its own OS thread: the send loop.
+//!
+//! It allocates nothing per record (unless the scenario asks for headers or a consumer, which
+//! need a header per record), sends each record when the schedule says (`pacer`), never early
+//! and never skipping one, and records latency from the intended time, so a stalled sender
+//! shows up in the figures instead of hiding (no coordinated omission). It sends and serves
+//! events through `native` (see there for why).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
@@ -12,32 +14,44 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 use rdkafka::config::ClientConfig;
 use rdkafka::producer::{BaseProducer, NoCustomPartitioner, Producer, ProducerContext};
-use rdkafka::statistics::Statistics;
 use rdkafka::types::RDKafkaErrorCode;
 use rdkafka::ClientContext;
 
+use super::events::{self, Events};
+use super::pacer::{Pacer, Share, Slot};
 use super::payload::{KeyGen, PayloadGen};
-use super::Shared;
-use crate::measure::{new_histogram, record, Internals};
+use super::recorder::Recorder;
+use super::shared::Shared;
+use super::stamp::{self, Stamp};
+use crate::measure::{new_histogram, record, ProducerRecording};
 use crate::model::{RateSpec, Warmup, Workload};
-use crate::native::producer::{self as native, EventKind};
+use crate::native::producer as native;
 use crate::plan::STATS_INTERVAL_MS;
 
-/// Set in the delivery opaque for warm-up records, which are sent but not measured.
-const WARMUP_BIT: usize = 1 << 63;
-/// Header carrying what the consumer needs: intended send time, producer, sequence, phase.
-pub const E2E_HEADER: &str = "kb";
-pub const E2E_HEADER_LEN: usize = 21;
+/// A wait at least this long blocks on the event queue (millisecond granularity, so it wakes
+/// a millisecond early and finishes with a sleep): delivery reports that arrive meanwhile are
+/// stamped when they arrive, not when the wait ends.
+const BLOCK_ON_EVENTS_NS: u64 = 2_000_000;
+/// A shorter wait down to this sleeps (precise to about a microsecond with the thread's timer
+/// slack set to 1 µs); below it a sleep's own wake-up cost exceeds the wait, so it spins.
+const SLEEP_NS: u64 = 5_000;
+/// The shared `sent` counter (progress only) moves once per this many records, so the hot
+/// path does not write a shared cache line per record. A power of two: the test is a mask.
+const PROGRESS_BATCH: u64 = 64;
+/// Events are served every this many records even when there is no wait, so delivery reports
+/// are stamped promptly at unlimited rate and librdkafka's queue does not fill up.
+const SERVE_EVERY: u64 = 32;
+/// Spreads producer ids over the seed's bits (2^32 / golden ratio), so the producers of a run
+/// write different random payloads and keys.
+const SEED_SPREAD: u64 = 0x9E37_79B9;
 
 pub struct ProducerJob {
-    pub id: u32,
     pub config: ClientConfig,
     pub topic: String,
     pub workload: Workload,
-    /// This producer's share of the message count.
-    pub messages: Option<u64>,
-    /// This producer's share of the rate (1 / number of producers).
-    pub rate_share: f64,
+    /// Which records of the schedule (and of the message count) this producer sends; its
+    /// index is also its id in the end-to-end stamp.
+    pub share: Share,
     /// Stamp each record for the consumer.
     pub e2e: bool,
     pub shared: Arc<Shared>,
@@ -46,64 +60,18 @@ pub struct ProducerJob {
     pub flush_timeout: Duration,
 }
 
-/// Everything the delivery reports and statistics tell, kept by the producer's own thread:
-/// it is the only one that serves the producer's events, so nothing here is shared or locked.
-struct Recorder {
-    measuring: bool,
-    /// Paced runs keep service time (send → ack) apart from ack latency (intended → ack). At
-    /// unlimited rate the two are the same instant, so the per-record clock read is skipped.
-    paced: bool,
-    ack: Histogram<u64>,
-    service: Histogram<u64>,
-    /// Reports received, warm-up included (for in-flight limits).
-    delivered: u64,
-    acked: u64,
-    failed: u64,
-    failed_by_kind: BTreeMap<String, u64>,
-    payload_bytes: u64,
-    last_ack_ns: u64,
-    stats: StatsAcc,
-    stats_seen: u64,
+/// What one producer measured, and why it could not finish if it could not.
+pub struct ProducerOutcome {
+    pub recording: ProducerRecording,
+    pub error: Option<String>,
 }
 
-#[derive(Default, Clone, Copy)]
-struct StatsAcc {
-    base_txmsgs: i64,
-    base_txbytes: i64,
-    base_reqs: i64,
-    txmsgs: i64,
-    txbytes: i64,
-    reqs: i64,
-    batch_bytes_sum: i64,
-    batch_bytes_cnt: i64,
-    batch_records_sum: i64,
-    batch_records_cnt: i64,
-}
-
-impl Recorder {
-    fn stats(&mut self, s: &Statistics) {
-        let reqs: i64 = s
-            .brokers
-            .values()
-            .map(|b| b.req.get("Produce").copied().unwrap_or(0))
-            .sum();
-        let acc = &mut self.stats;
-        if self.measuring {
-            for t in s.topics.values() {
-                acc.batch_bytes_sum += t.batchsize.sum;
-                acc.batch_bytes_cnt += t.batchsize.cnt;
-                acc.batch_records_sum += t.batchcnt.sum;
-                acc.batch_records_cnt += t.batchcnt.cnt;
-            }
-        } else {
-            acc.base_txmsgs = s.txmsgs;
-            acc.base_txbytes = s.txmsg_bytes;
-            acc.base_reqs = reqs;
+impl ProducerOutcome {
+    fn failed_to_start(error: String) -> ProducerOutcome {
+        ProducerOutcome {
+            recording: ProducerRecording::empty(),
+            error: Some(error),
         }
-        acc.txmsgs = s.txmsgs;
-        acc.txbytes = s.txmsg_bytes;
-        acc.reqs = reqs;
-        self.stats_seen += 1;
     }
 }
 
@@ -120,129 +88,16 @@ impl ProducerContext for Quiet {
     fn delivery(&self, _: &rdkafka::producer::DeliveryResult<'_>, _: ()) {}
 }
 
-/// What one producer measured.
-pub struct ProducerOutcome {
-    pub sent: u64,
-    pub acked: u64,
-    pub failed: u64,
-    pub failed_by_kind: BTreeMap<String, u64>,
-    pub queue_full: u64,
-    pub payload_bytes: u64,
-    pub ack: Histogram<u64>,
-    pub service: Histogram<u64>,
-    pub send_delay: Histogram<u64>,
-    pub start_ns: u64,
-    pub first_send_ns: u64,
-    pub last_send_ns: u64,
-    pub last_ack_ns: u64,
-    pub internals: Internals,
-    pub error: Option<String>,
+enum Phase {
+    Warmup,
+    Measured,
 }
 
-impl ProducerOutcome {
-    fn failed_to_start(error: String) -> ProducerOutcome {
-        ProducerOutcome {
-            sent: 0,
-            acked: 0,
-            failed: 0,
-            failed_by_kind: BTreeMap::new(),
-            queue_full: 0,
-            payload_bytes: 0,
-            ack: new_histogram(),
-            service: new_histogram(),
-            send_delay: new_histogram(),
-            start_ns: 0,
-            first_send_ns: 0,
-            last_send_ns: 0,
-            last_ack_ns: 0,
-            internals: Internals::default(),
-            error: Some(error),
-        }
-    }
-}
-
-/// Intended send times. `None` from `next` ends the workload (a shape ran out).
-struct Pacer {
-    kind: PaceKind,
-    next_ns: f64,
-}
-
-enum PaceKind {
-    Unlimited,
-    Fixed {
-        interval_ns: f64,
-    },
-    /// (end of segment since start, interval or None for a pause).
-    Shape {
-        segs: Vec<(f64, Option<f64>)>,
-        idx: usize,
-    },
-}
-
-impl Pacer {
-    fn new(rate: &RateSpec, share: f64, start_ns: u64, stagger: f64) -> Pacer {
-        let kind = match rate {
-            RateSpec::Unlimited => PaceKind::Unlimited,
-            RateSpec::Fixed(r) => PaceKind::Fixed {
-                interval_ns: 1e9 / (r * share),
-            },
-            RateSpec::Shape(segs) => {
-                let mut end = 0.0;
-                let segs = segs
-                    .iter()
-                    .map(|s| {
-                        end += s.duration.as_nanos() as f64;
-                        (
-                            start_ns as f64 + end,
-                            (s.per_sec > 0.0).then(|| 1e9 / (s.per_sec * share)),
-                        )
-                    })
-                    .collect();
-                PaceKind::Shape { segs, idx: 0 }
-            }
-        };
-        // Producers start offset by a fraction of an interval so they do not send in lockstep.
-        let first_interval = match &kind {
-            PaceKind::Fixed { interval_ns } => *interval_ns,
-            PaceKind::Shape { segs, .. } => segs.first().and_then(|s| s.1).unwrap_or(0.0),
-            PaceKind::Unlimited => 0.0,
-        };
-        Pacer {
-            kind,
-            next_ns: start_ns as f64 + stagger * first_interval,
-        }
-    }
-
-    /// Some(None): send now (unlimited). Some(Some(t)): send at t. None: the shape is over.
-    #[inline]
-    fn next(&mut self) -> Option<Option<u64>> {
-        match &mut self.kind {
-            PaceKind::Unlimited => Some(None),
-            PaceKind::Fixed { interval_ns } => {
-                let t = self.next_ns;
-                self.next_ns += *interval_ns;
-                Some(Some(t as u64))
-            }
-            PaceKind::Shape { segs, idx } => loop {
-                let (end, interval) = *segs.get(*idx)?;
-                if self.next_ns >= end {
-                    *idx += 1;
-                    continue;
-                }
-                match interval {
-                    None => {
-                        self.next_ns = end;
-                        *idx += 1;
-                    }
-                    Some(iv) => {
-                        let t = self.next_ns;
-                        self.next_ns += iv;
-                        return Some(Some(t as u64));
-                    }
-                }
-            },
-        }
-    }
+/// What a phase sent: how many, and the first and last send times (ns since t0; 0 when none).
+struct Sent {
+    count: u64,
+    first_ns: u64,
+    last_ns: u64,
 }
 
 struct Sender<'a> {
@@ -259,125 +114,13 @@ struct Sender<'a> {
     send_delay: Histogram<u64>,
 }
 
-/// The producer's native handles and what its events told; a field of its own so the send
-/// loop can serve events while it holds a borrowed payload.
-struct Events<'a> {
-    p: native::Producer<'a>,
-    rec: Recorder,
-    t0: Instant,
-    shared: Arc<Shared>,
-}
-
-enum Phase {
-    Warmup,
-    Measured,
-}
-
-impl Events<'_> {
-    /// Serves the producer's events: waits up to `timeout_ms` for the first, then takes what
-    /// is already queued (bounded, so a flood of reports cannot starve the send loop).
-    fn serve(&mut self, timeout_ms: i32) {
-        let mut wait = timeout_ms;
-        for _ in 0..64 {
-            let Some(ev) = self.p.next_event(wait) else {
-                return;
-            };
-            wait = 0;
-            match ev.kind() {
-                EventKind::Delivery => self.delivered(&ev),
-                EventKind::Stats => {
-                    if let Some(s) = ev.stats_json().and_then(|j| serde_json::from_str(j).ok()) {
-                        self.rec.stats(&s);
-                    }
-                }
-                EventKind::Error => {
-                    let (code, reason) = ev.error();
-                    if code == RDKafkaErrorCode::AllBrokersDown {
-                        self.shared
-                            .cluster_lost(format!("all brokers are down ({reason})"));
-                    }
-                }
-                EventKind::Other => {}
-            }
-        }
-    }
-
-    /// One event's delivery reports. They were all acknowledged by the same response, so one
-    /// clock read stamps them all.
-    #[inline]
-    fn now_ns(&self) -> u64 {
-        self.t0.elapsed().as_nanos() as u64
-    }
-
-    fn delivered(&mut self, ev: &native::Event) {
-        let now = self.now_ns();
-        let r = &mut self.rec;
-        let (mut acked, mut failed) = (0u64, 0u64);
-        for d in ev.deliveries() {
-            r.delivered += 1;
-            let opaque = d.opaque();
-            if opaque & WARMUP_BIT != 0 {
-                continue;
-            }
-            match d.error() {
-                None => {
-                    acked += 1;
-                    r.payload_bytes += d.bytes();
-                    record(&mut r.ack, now.saturating_sub(opaque as u64));
-                    if r.paced {
-                        let us = d.latency_us();
-                        if us >= 0 {
-                            record(&mut r.service, us as u64 * 1000);
-                        }
-                    }
-                }
-                Some(code) => {
-                    failed += 1;
-                    *r.failed_by_kind.entry(format!("{code:?}")).or_default() += 1;
-                }
-            }
-        }
-        if acked > 0 {
-            r.acked += acked;
-            r.last_ack_ns = now;
-            self.shared.acked.fetch_add(acked, Ordering::Relaxed);
-        }
-        if failed > 0 {
-            r.failed += failed;
-            self.shared.failed.fetch_add(failed, Ordering::Relaxed);
-        }
-    }
-
-    /// Sends what lingers and serves events until every record is delivered or `timeout`
-    /// passes; false when records are still outstanding.
-    /// With the cluster lost, what is outstanding is purged and reported failed at once.
-    fn drain(&mut self, timeout: Duration) -> bool {
-        self.p.begin_flush();
-        let mut deadline = Instant::now() + timeout;
-        let mut purged = false;
-        while self.p.outq_len() > 0 {
-            if self.shared.lost() && !purged {
-                self.p.purge();
-                purged = true;
-                deadline = deadline.min(Instant::now() + Duration::from_secs(5));
-            }
-            if Instant::now() >= deadline {
-                return false;
-            }
-            self.serve(10);
-        }
-        !purged
-    }
-}
-
 impl Sender<'_> {
     #[inline]
     fn now_ns(&self) -> u64 {
         self.ev.now_ns()
     }
 
-    /// Waits until `t`, serving events meanwhile; never sends early. Long waits block on the
-    /// event queue, so a delivery report is stamped when it arrives, not when the wait ends.
+    /// Waits until `t`, serving events meanwhile; never sends early.
     fn wait_until(&mut self, t: u64) {
         loop {
             self.ev.serve(0);
@@ -386,9 +129,9 @@ impl Sender<'_> {
                 return;
             }
             let rem = t - now;
-            if rem >= 2_000_000 {
+            if rem >= BLOCK_ON_EVENTS_NS {
                 self.ev.serve((rem / 1_000_000) as i32 - 1);
-            } else if rem > 5_000 {
+            } else if rem > SLEEP_NS {
                 std::thread::sleep(Duration::from_nanos(rem));
             } else {
                 std::hint::spin_loop();
@@ -410,45 +153,43 @@ impl Sender<'_> {
         }
     }
 
-    /// Sends until the phase's end. Returns (sent, first send, last send) in ns since t0.
-    fn phase(
-        &mut self,
-        phase: Phase,
-        count: Option<u64>,
-        duration: Option<Duration>,
-    ) -> (u64, u64, u64) {
+    /// Sends this producer's share of the schedule until the phase's count or duration ends
+    /// (or the shape does).
+    fn phase(&mut self, phase: Phase, count: Option<u64>, duration: Option<Duration>) -> Sent {
         let w = &self.job.workload;
         let start = self.now_ns();
-        let stagger = self.job.id as f64 * self.job.rate_share;
-        let mut pacer = Pacer::new(&w.rate, self.job.rate_share, start, stagger);
+        let mut pacer = Pacer::new(&w.rate, self.job.share, start);
         let end_ns = duration.map(|d| start + d.as_nanos() as u64);
-        let warm = matches!(phase, Phase::Warmup);
+        let measured = matches!(phase, Phase::Measured);
         let mut sent = 0u64;
         let (mut first, mut last) = (0u64, 0u64);
-        let mut hdr = [0u8; E2E_HEADER_LEN];
-        let stamp = self.job.e2e;
+        let mut stamp_buf = [0u8; stamp::LEN];
+        let stamped = self.job.e2e;
         let user_headers = !w.headers.is_empty();
         let paced = self.ev.rec.paced;
-        let shared = self.payload.is_shared();
+        let no_copy = self.payload.is_shared();
         loop {
             if count.is_some_and(|c| sent >= c) || self.job.shared.stopping() {
                 break;
             }
-            let Some(slot) = pacer.next() else { break };
+            let slot = pacer.next_slot();
+            if slot == Slot::Done {
+                break;
+            }
             if let Some(limit) = w.in_flight {
                 self.in_flight_wait(limit);
             }
             // One clock read per record at unlimited rate, where intended and actual send
             // time are the same instant; paced records read it again after the wait.
             let (intended, actual) = match slot {
-                Some(t) => {
+                Slot::At(t) => {
                     if end_ns.is_some_and(|e| t >= e) {
                         break;
                     }
                     self.wait_until(t);
                     (t, self.now_ns())
                 }
-                None => {
+                Slot::Now | Slot::Done => {
                     let now = self.now_ns();
                     if end_ns.is_some_and(|e| now >= e) {
                         break;
@@ -460,15 +201,18 @@ impl Sender<'_> {
             let seq = self.seq;
             let value = self.payload.next(seq, unix_ms);
             let key = self.keys.next(seq);
-            let opaque = intended as usize | if warm { WARMUP_BIT } else { 0 };
-            let mut headers = (stamp || user_headers).then(|| {
+            let opaque = events::opaque(intended, measured);
+            let mut headers = (stamped || user_headers).then(|| {
                 let mut h = native::Headers::with_capacity(1 + w.headers.len());
-                if stamp {
-                    hdr[..8].copy_from_slice(&intended.to_le_bytes());
-                    hdr[8..12].copy_from_slice(&self.job.id.to_le_bytes());
-                    hdr[12..20].copy_from_slice(&seq.to_le_bytes());
-                    hdr[20] = u8::from(!warm);
-                    h.add(E2E_HEADER, &hdr);
+                if stamped {
+                    let s = Stamp {
+                        intended_ns: intended,
+                        producer: self.job.share.index as u32,
+                        seq,
+                        measured,
+                    };
+                    stamp::encode(&s, &mut stamp_buf);
+                    h.add(stamp::HEADER, &stamp_buf);
                 }
                 for (k, v) in &w.headers {
                     h.add(k, v.as_bytes());
@@ -476,12 +220,15 @@ impl Sender<'_> {
                 h
             });
             loop {
-                let res = if shared {
+                let res = if no_copy {
+                    // Constant and file payloads are handed to librdkafka by reference: no
+                    // copy and no allocation per record, which is most of the hot path's
+                    // cost at large payloads.
                     // SAFETY: shared payloads point into the spec's Arc data, which `run`
                     // keeps alive until after the producer is destroyed (`_payload_data`).
-                    unsafe { self.ev.p.produce_shared(value, key, opaque, headers) }
+                    unsafe { self.ev.producer.produce_shared(value, key, opaque, headers) }
                 } else {
-                    self.ev.p.produce(value, key, opaque, headers)
+                    self.ev.producer.produce(value, key, opaque, headers)
                 };
                 match res {
                     Ok(()) => {
@@ -491,7 +238,8 @@ impl Sender<'_> {
                         break;
                     }
                     Err((RDKafkaErrorCode::QueueFull, back)) => {
-                        // librdkafka's queue is full: serve delivery reports to make room.
+                        // librdkafka's queue is full: serve delivery reports to make room,
+                        // then send the same record (never skip it).
                         self.queue_full += 1;
                         headers = back;
                         self.ev.serve(1);
@@ -510,7 +258,7 @@ impl Sender<'_> {
                     }
                 }
             }
-            if !warm {
+            if measured {
                 if paced {
                     record(&mut self.send_delay, actual.saturating_sub(intended));
                 }
@@ -518,22 +266,33 @@ impl Sender<'_> {
                     first = actual.max(1);
                 }
                 last = actual;
-                if sent & 63 == 0 {
-                    self.job.shared.sent.fetch_add(64, Ordering::Relaxed);
+                if sent % PROGRESS_BATCH == 0 {
+                    self.job
+                        .shared
+                        .sent
+                        .fetch_add(PROGRESS_BATCH, Ordering::Relaxed);
                 }
             }
-            if sent & 31 == 0 {
+            if sent % SERVE_EVERY == 0 {
                 self.ev.serve(0);
             }
         }
-        if !warm {
-            self.job.shared.sent.fetch_add(sent & 63, Ordering::Relaxed);
+        if measured {
+            // The records since the last full batch.
+            self.job
+                .shared
+                .sent
+                .fetch_add(sent % PROGRESS_BATCH, Ordering::Relaxed);
             if !paced {
                 // Unlimited: every record is sent the moment it is due.
                 let _ = self.send_delay.record_n(0, sent);
             }
         }
-        (sent, first, last)
+        Sent {
+            count: sent,
+            first_ns: first,
+            last_ns: last,
+        }
     }
 }
 
@@ -577,27 +336,10 @@ pub fn run(job: ProducerJob) -> ProducerOutcome {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
         .saturating_sub(shared.t0.elapsed().as_millis() as u64);
-    let seed = (job.id as u64 + 1).wrapping_mul(0x9E37_79B9) ^ unix_ms_at_t0;
+    let seed = (job.share.index + 1).wrapping_mul(SEED_SPREAD) ^ unix_ms_at_t0;
+    let paced = !matches!(job.workload.rate, RateSpec::Unlimited);
     let mut s = Sender {
-        ev: Events {
-            p: native,
-            rec: Recorder {
-                measuring: false,
-                paced: !matches!(job.workload.rate, RateSpec::Unlimited),
-                ack: new_histogram(),
-                service: new_histogram(),
-                delivered: 0,
-                acked: 0,
-                failed: 0,
-                failed_by_kind: BTreeMap::new(),
-                payload_bytes: 0,
-                last_ack_ns: 0,
-                stats: StatsAcc::default(),
-                stats_seen: 0,
-            },
-            t0: shared.t0,
-            shared: shared.clone(),
-        },
+        ev: Events::new(native, Recorder::new(paced), shared.clone()),
         job: &job,
         unix_ms_at_t0,
         payload: PayloadGen::new(&job.workload.payload, seed),
@@ -611,9 +353,8 @@ pub fn run(job: ProducerJob) -> ProducerOutcome {
     };
 
     if let Some(w) = &job.workload.warmup {
-        let share = |n: u64| (n as f64 * job.rate_share).ceil() as u64;
         match w {
-            Warmup::Messages(n) => s.phase(Phase::Warmup, Some(share(*n)), None),
+            Warmup::Messages(n) => s.phase(Phase::Warmup, Some(job.share.count_of(*n)), None),
             Warmup::Duration(d) => s.phase(Phase::Warmup, None, Some(*d)),
         };
         s.ev.drain(job.flush_timeout);
@@ -625,7 +366,8 @@ pub fn run(job: ProducerJob) -> ProducerOutcome {
     job.barrier.wait();
     s.ev.rec.measuring = true;
     let start_ns = s.now_ns();
-    let (sent, first, last) = s.phase(Phase::Measured, job.messages, job.workload.duration);
+    let messages = job.workload.messages.map(|m| job.share.count_of(m));
+    let sent = s.phase(Phase::Measured, messages, job.workload.duration);
 
     // Drain: every record gets its delivery report, bounded by the delivery timeout.
     let flushed = s.ev.drain(job.flush_timeout);
@@ -635,37 +377,32 @@ pub fn run(job: ProducerJob) -> ProducerOutcome {
     while s.ev.rec.stats_seen == seen && Instant::now() < deadline {
         s.ev.serve(10);
     }
+    finish(s, start_ns, sent, flushed)
+}
 
+/// The producer's recording, handed over once its phases are done.
+fn finish(mut s: Sender, start_ns: u64, sent: Sent, flushed: bool) -> ProducerOutcome {
+    let error = (!flushed).then(|| {
+        format!(
+            "{} records still undelivered after {}s",
+            s.ev.producer.outq_len(),
+            s.job.flush_timeout.as_secs()
+        )
+    });
+    let internals = s.ev.rec.internals();
     let r = &mut s.ev.rec;
-    let acc = r.stats;
-    let div = |a: i64, b: i64| (b > 0).then(|| a as f64 / b as f64);
-    let internals = Internals {
-        batch_bytes_avg: div(acc.batch_bytes_sum, acc.batch_bytes_cnt),
-        batch_records_avg: div(acc.batch_records_sum, acc.batch_records_cnt),
-        records_per_request: div(acc.txmsgs - acc.base_txmsgs, acc.reqs - acc.base_reqs),
-        wire_ratio: div(acc.txbytes - acc.base_txbytes, acc.batch_bytes_sum),
-        produce_requests: (acc.reqs - acc.base_reqs).max(0) as u64,
-    };
     let mut failed_by_kind = std::mem::take(&mut r.failed_by_kind);
     for (k, v) in &s.enqueue_failed_by_kind {
         *failed_by_kind.entry(format!("enqueue: {k}")).or_default() += v;
     }
-    let error = (!flushed).then(|| {
-        format!(
-            "{} records still undelivered after {}s",
-            s.ev.p.outq_len(),
-            job.flush_timeout.as_secs()
-        )
-    });
-    let r = &mut s.ev.rec;
     let ack = std::mem::replace(&mut r.ack, new_histogram());
-    ProducerOutcome {
-        sent,
+    let recording = ProducerRecording {
+        sent: sent.count,
         acked: r.acked,
         failed: r.failed + s.enqueue_failed,
         failed_by_kind,
         queue_full: s.queue_full,
-        payload_bytes: r.payload_bytes,
+        key_value_bytes: r.key_value_bytes,
         // Unlimited: sent when due, so service time is the ack latency itself.
         service: if r.paced {
             std::mem::replace(&mut r.service, new_histogram())
@@ -675,10 +412,10 @@ pub fn run(job: ProducerJob) -> ProducerOutcome {
         ack,
         send_delay: std::mem::replace(&mut s.send_delay, new_histogram()),
         start_ns,
-        first_send_ns: first,
-        last_send_ns: last,
+        first_send_ns: sent.first_ns,
+        last_send_ns: sent.last_ns,
         last_ack_ns: r.last_ack_ns,
         internals,
-        error,
-    }
+    };
+    ProducerOutcome { recording, error }
 }

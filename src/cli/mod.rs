@@ -1,16 +1,19 @@
-//! The command line: parses arguments, runs the pipeline, renders at the edge. Library code
-//! returns outcomes; only this module writes to the terminal.
+//! The command layer: the command line's types, and dispatch to one file per command. Stages
+//! below return values; only this layer writes to the terminal.
+
+mod check;
+mod plan;
+mod progress;
+mod run;
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::diagnostic::{render_json, render_text, Diagnostics};
+use crate::diagnostic::{render_text, Diagnostics};
 use crate::exit::{Outcome, HELP};
-use crate::format::plural;
 use crate::model::Scenario;
-use crate::plan::{plan, PlanOptions};
 use crate::source::Sources;
 
 #[derive(Parser, Debug)]
@@ -111,11 +114,12 @@ fn parse_scale(s: &str) -> Result<f64, String> {
     }
 }
 
+/// Runs the command; its outcome is the exit code.
 pub fn main(cli: Cli) -> Outcome {
     match cli.command {
-        Command::Check(a) => check_cmd(&a),
-        Command::Plan(a) => plan_cmd(&a),
-        Command::Run(a) => crate::run::command(&a),
+        Command::Check(a) => check::command(&a),
+        Command::Plan(a) => plan::command(&a),
+        Command::Run(a) => run::command(&a),
     }
 }
 
@@ -127,6 +131,7 @@ pub fn load(path: &Path) -> (Sources, Result<Scenario, Diagnostics>) {
     (sources, result)
 }
 
+/// Renders diagnostics on stderr: colour and terminal width when it is a terminal.
 pub fn print_diagnostics(diags: &Diagnostics, sources: &Sources) {
     let stderr = std::io::stderr();
     let color = stderr.is_terminal() && std::env::var_os("NO_COLOR").is_none();
@@ -141,73 +146,4 @@ fn terminal_width() -> usize {
         .ok()
         .and_then(|c| c.parse().ok())
         .unwrap_or(100)
-}
-
-fn check_cmd(a: &CheckArgs) -> Outcome {
-    let mut outcome = Outcome::Ok;
-    let mut json_out = Vec::new();
-    for f in &a.files {
-        let (sources, result) = load(f);
-        match (result, a.format) {
-            (Ok(s), DiagFormat::Text) => {
-                let runs = s.cells.len();
-                println!(
-                    "{}: ok ({} run{}, {} assertion{})",
-                    f.display(),
-                    runs,
-                    plural(runs),
-                    s.assertions.len(),
-                    plural(s.assertions.len())
-                );
-            }
-            (Ok(_), DiagFormat::Json) => json_out.push(
-                serde_json::json!({"file": f.display().to_string(), "ok": true, "diagnostics": []}),
-            ),
-            (Err(d), DiagFormat::Text) => {
-                outcome = Outcome::Invalid;
-                print_diagnostics(&d, &sources);
-            }
-            (Err(d), DiagFormat::Json) => {
-                outcome = Outcome::Invalid;
-                let mut v = render_json(&d, &sources);
-                v["file"] = serde_json::json!(f.display().to_string());
-                v["ok"] = serde_json::json!(false);
-                json_out.push(v);
-            }
-        }
-    }
-    if a.format == DiagFormat::Json {
-        let doc = serde_json::json!({"schema_version": 1, "files": json_out});
-        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
-    }
-    outcome
-}
-
-fn plan_cmd(a: &PlanArgs) -> Outcome {
-    let (sources, result) = load(&a.file);
-    let scenario = match result {
-        Ok(s) => s,
-        Err(d) => {
-            print_diagnostics(&d, &sources);
-            return Outcome::Invalid;
-        }
-    };
-    let opts = PlanOptions {
-        bootstrap: a.scaling.bootstrap.clone(),
-        scale: a.scaling.scale,
-        ..PlanOptions::default()
-    };
-    let p = plan(&scenario, &opts);
-    let mut out = std::io::stdout().lock();
-    let res = match a.format {
-        PlanFormat::Text => crate::report::plan_text(&p, &mut out),
-        PlanFormat::Json => serde_json::to_writer_pretty(&mut out, &p)
-            .map_err(std::io::Error::other)
-            .and_then(|_| writeln!(out)),
-        PlanFormat::Yaml => serde_yaml::to_writer(&mut out, &p).map_err(std::io::Error::other),
-    };
-    match res {
-        Ok(()) => Outcome::Ok,
-        Err(_) => Outcome::RunFailed,
-    }
 }

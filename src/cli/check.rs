@@ -1,0 +1,46 @@
+//! `kafkabench check`: validate scenario files, diagnostics as text or JSON.
+
+use super::{load, print_diagnostics, CheckArgs, DiagFormat};
+use crate::diagnostic::render_json;
+use crate::exit::Outcome;
+use crate::format::plural;
+
+pub fn command(a: &CheckArgs) -> Outcome {
+    let mut outcome = Outcome::Ok;
+    let mut json_out = Vec::new();
+    for f in &a.files {
+        let (sources, result) = load(f);
+        match (result, a.format) {
+            (Ok(s), DiagFormat::Text) => {
+                let runs = s.cells.len();
+                println!(
+                    "{}: ok ({} run{}, {} assertion{})",
+                    f.display(),
+                    runs,
+                    plural(runs),
+                    s.assertions.len(),
+                    plural(s.assertions.len())
+                );
+            }
+            (Ok(_), DiagFormat::Json) => json_out.push(
+                serde_json::json!({"file": f.display().to_string(), "ok": true, "diagnostics": []}),
+            ),
+            (Err(d), DiagFormat::Text) => {
+                outcome = Outcome::Invalid;
+                print_diagnostics(&d, &sources);
+            }
+            (Err(d), DiagFormat::Json) => {
+                outcome = Outcome::Invalid;
+                let mut v = render_json(&d, &sources);
+                v["file"] = serde_json::json!(f.display().to_string());
+                v["ok"] = serde_json::json!(false);
+                json_out.push(v);
+            }
+        }
+    }
+    if a.format == DiagFormat::Json {
+        let doc = serde_json::json!({"schema_version": 1, "files": json_out});
+        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+    }
+    outcome
+}

@@ -1,0 +1,69 @@
+//! Why a run stopped: the run stage's error, all its wording in one `Display`.
+
+use std::time::Duration;
+
+/// What went wrong in one run. The exit code it leads to is decided in `crate::exit`.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// No client could be created, or the cluster did not answer (the message names the
+    /// address and how to start a local broker).
+    #[error("{0}")]
+    Unreachable(String),
+    /// The cluster answered the topic creation with a refusal (it may already exist).
+    #[error("{0}")]
+    TopicRefused(String),
+    #[error("creating topic {topic}: no answer within {}s", .after.as_secs())]
+    TopicCreationTimedOut { topic: String, after: Duration },
+    #[error("topic {0} does not exist (the scenario says `existing = true`)")]
+    TopicMissing(String),
+    /// Looking the topic up failed (a metadata request that got no answer).
+    #[error("{0}")]
+    TopicLookup(String),
+    /// A partition of the topic has no leader in time.
+    #[error("{0}")]
+    TopicNotReady(String),
+    #[error("cannot start {thread}: {source}")]
+    ThreadStart {
+        thread: &'static str,
+        source: std::io::Error,
+    },
+    #[error("{0} panicked")]
+    ThreadPanicked(&'static str),
+    #[error("internal task failed: {0}")]
+    Task(#[from] tokio::task::JoinError),
+    /// The measured phase ran, and the cluster was lost during it (librdkafka: all brokers
+    /// down).
+    #[error("{0}")]
+    ClusterLost(String),
+    /// The measured phase ran, and a producer could not finish it (records left undelivered,
+    /// a client that could not be created).
+    #[error("{0}")]
+    Incomplete(String),
+}
+
+impl RunError {
+    /// The run got as far as measuring (so its partial figures are in the report).
+    pub fn during_measurement(&self) -> bool {
+        matches!(self, RunError::ClusterLost(_) | RunError::Incomplete(_))
+    }
+}
+
+/// A run that failed: which one, and why.
+#[derive(Debug)]
+pub struct RunFailure {
+    /// 1-based, as the user counts runs.
+    pub run: usize,
+    pub label: String,
+    pub error: RunError,
+}
+
+impl std::fmt::Display for RunFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let RunFailure { run, label, error } = self;
+        if error.during_measurement() {
+            write!(f, "run {run} ({label}) failed: {error}")
+        } else {
+            write!(f, "run {run} ({label}): {error}")
+        }
+    }
+}

@@ -1,0 +1,137 @@
+//! The producer's event server: delivery reports, statistics and errors off its event queue.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rdkafka::types::RDKafkaErrorCode;
+
+use super::recorder::Recorder;
+use super::shared::Shared;
+use crate::native::producer::{self as native, EventKind};
+
+/// Set in the delivery opaque for warm-up records, which are sent but not measured. Intended
+/// times are nanoseconds since the run started, far below 2^63.
+const WARMUP_BIT: usize = 1 << 63;
+
+/// The delivery opaque of a record: its intended send time, and whether it is measured.
+#[inline]
+pub fn opaque(intended_ns: u64, measured: bool) -> usize {
+    intended_ns as usize | if measured { 0 } else { WARMUP_BIT }
+}
+
+/// How many events one `serve` takes at most, so a flood of reports cannot starve the sender.
+const EVENTS_PER_SERVE: usize = 64;
+
+/// The producer's native handles and what its events told; a value of its own so the send
+/// loop can serve events while it holds a borrowed payload.
+pub struct Events<'a> {
+    pub producer: native::Producer<'a>,
+    pub rec: Recorder,
+    t0: Instant,
+    shared: Arc<Shared>,
+}
+
+impl<'a> Events<'a> {
+    pub fn new(producer: native::Producer<'a>, rec: Recorder, shared: Arc<Shared>) -> Events<'a> {
+        Events {
+            producer,
+            rec,
+            t0: shared.t0,
+            shared,
+        }
+    }
+
+    /// Nanoseconds since the run's clock origin.
+    #[inline]
+    pub fn now_ns(&self) -> u64 {
+        self.t0.elapsed().as_nanos() as u64
+    }
+
+    /// Serves the producer's events: waits up to `timeout_ms` for the first, then takes what
+    /// is already queued.
+    pub fn serve(&mut self, timeout_ms: i32) {
+        let mut wait = timeout_ms;
+        for _ in 0..EVENTS_PER_SERVE {
+            let Some(ev) = self.producer.next_event(wait) else {
+                return;
+            };
+            wait = 0;
+            match ev.kind() {
+                EventKind::Delivery => self.delivered(&ev),
+                EventKind::Stats => {
+                    if let Some(s) = ev.stats_json().and_then(|j| serde_json::from_str(j).ok()) {
+                        self.rec.stats(&s);
+                    }
+                }
+                EventKind::Error => {
+                    let (code, reason) = ev.error();
+                    if code == RDKafkaErrorCode::AllBrokersDown {
+                        self.shared
+                            .cluster_lost(format!("all brokers are down ({reason})"));
+                    }
+                }
+                EventKind::Other => {}
+            }
+        }
+    }
+
+    /// One event's delivery reports. They were all acknowledged by the same response, so one
+    /// clock read stamps them all.
+    fn delivered(&mut self, ev: &native::Event) {
+        let now = self.now_ns();
+        let r = &mut self.rec;
+        let (mut acked, mut failed) = (0u64, 0u64);
+        for d in ev.deliveries() {
+            r.delivered += 1;
+            let opaque = d.opaque();
+            if opaque & WARMUP_BIT != 0 {
+                continue;
+            }
+            match d.error() {
+                None => {
+                    acked += 1;
+                    r.acked(now, opaque as u64, d.key_value_bytes());
+                    if r.paced {
+                        r.service(d.latency_us());
+                    }
+                }
+                Some(code) => {
+                    failed += 1;
+                    *r.failed_by_kind.entry(format!("{code:?}")).or_default() += 1;
+                }
+            }
+        }
+        // The shared counters move once per event, not per record.
+        if acked > 0 {
+            r.acked += acked;
+            r.last_ack_ns = now;
+            self.shared.acked.fetch_add(acked, Ordering::Relaxed);
+        }
+        if failed > 0 {
+            r.failed += failed;
+            self.shared.failed.fetch_add(failed, Ordering::Relaxed);
+        }
+    }
+
+    /// Sends what lingers and serves events until every record is delivered or `timeout`
+    /// passes; false when records are still outstanding.
+    /// With the cluster lost, what is outstanding is purged and reported failed at once.
+    pub fn drain(&mut self, timeout: Duration) -> bool {
+        self.producer.begin_flush();
+        let mut deadline = Instant::now() + timeout;
+        let mut purged = false;
+        while self.producer.outq_len() > 0 {
+            if self.shared.lost() && !purged {
+                self.producer.purge();
+                purged = true;
+                deadline = deadline.min(Instant::now() + Duration::from_secs(5));
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            self.serve(10);
+        }
+        !purged
+    }
+}

@@ -1,0 +1,120 @@
+//! What one producer's delivery reports and statistics told, kept by its own thread.
+//!
+//! Only the producer's own thread serves its events, so this is a plain struct: no lock and
+//! no atomic per record.
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+use rdkafka::statistics::Statistics;
+
+use crate::measure::{new_histogram, record, Internals};
+
+pub struct Recorder {
+    /// Statistics windows count towards the run from the measured phase on.
+    pub measuring: bool,
+    /// Paced runs keep service time (send → ack) apart from ack latency (intended → ack). At
+    /// unlimited rate the two are the same instant, so the per-record clock read is skipped.
+    pub paced: bool,
+    pub ack: Histogram<u64>,
+    pub service: Histogram<u64>,
+    /// Reports received, warm-up included (for in-flight limits).
+    pub delivered: u64,
+    pub acked: u64,
+    pub failed: u64,
+    pub failed_by_kind: BTreeMap<String, u64>,
+    pub key_value_bytes: u64,
+    pub last_ack_ns: u64,
+    stats: StatsCounters,
+    /// Statistics events seen, so the end of a run can wait for one more window.
+    pub stats_seen: u64,
+}
+
+/// librdkafka's cumulative counters: their values when the measured phase starts (the
+/// baseline) and the latest, plus batch sizes summed over measured windows only.
+#[derive(Default, Clone, Copy)]
+struct StatsCounters {
+    base_txmsgs: i64,
+    base_txbytes: i64,
+    base_reqs: i64,
+    txmsgs: i64,
+    txbytes: i64,
+    reqs: i64,
+    batch_bytes_sum: i64,
+    batch_bytes_cnt: i64,
+    batch_records_sum: i64,
+    batch_records_cnt: i64,
+}
+
+impl Recorder {
+    pub fn new(paced: bool) -> Recorder {
+        Recorder {
+            measuring: false,
+            paced,
+            ack: new_histogram(),
+            service: new_histogram(),
+            delivered: 0,
+            acked: 0,
+            failed: 0,
+            failed_by_kind: BTreeMap::new(),
+            key_value_bytes: 0,
+            last_ack_ns: 0,
+            stats: StatsCounters::default(),
+            stats_seen: 0,
+        }
+    }
+
+    /// One acknowledged measured record: ack latency from its intended send time.
+    #[inline]
+    pub fn acked(&mut self, now_ns: u64, intended_ns: u64, key_value_bytes: u64) {
+        self.key_value_bytes += key_value_bytes;
+        record(&mut self.ack, now_ns.saturating_sub(intended_ns));
+    }
+
+    /// One paced record's service time (produce → ack), as librdkafka measured it.
+    #[inline]
+    pub fn service(&mut self, us: i64) {
+        if us >= 0 {
+            record(&mut self.service, us as u64 * 1000);
+        }
+    }
+
+    /// One statistics window.
+    pub fn stats(&mut self, s: &Statistics) {
+        let reqs: i64 = s
+            .brokers
+            .values()
+            .map(|b| b.req.get("Produce").copied().unwrap_or(0))
+            .sum();
+        let acc = &mut self.stats;
+        if self.measuring {
+            for t in s.topics.values() {
+                acc.batch_bytes_sum += t.batchsize.sum;
+                acc.batch_bytes_cnt += t.batchsize.cnt;
+                acc.batch_records_sum += t.batchcnt.sum;
+                acc.batch_records_cnt += t.batchcnt.cnt;
+            }
+        } else {
+            acc.base_txmsgs = s.txmsgs;
+            acc.base_txbytes = s.txmsg_bytes;
+            acc.base_reqs = reqs;
+        }
+        acc.txmsgs = s.txmsgs;
+        acc.txbytes = s.txmsg_bytes;
+        acc.reqs = reqs;
+        self.stats_seen += 1;
+    }
+
+    /// Batching as the statistics saw it over the measured phase.
+    pub fn internals(&self) -> Internals {
+        let acc = &self.stats;
+        let div = |a: i64, b: i64| (b > 0).then(|| a as f64 / b as f64);
+        Internals {
+            batch_bytes_avg: div(acc.batch_bytes_sum, acc.batch_bytes_cnt),
+            batch_records_avg: div(acc.batch_records_sum, acc.batch_records_cnt),
+            records_per_request: div(acc.txmsgs - acc.base_txmsgs, acc.reqs - acc.base_reqs),
+            wire_ratio: div(acc.txbytes - acc.base_txbytes, acc.batch_bytes_sum),
+            produce_requests: (acc.reqs - acc.base_reqs).max(0) as u64,
+        }
+    }
+}

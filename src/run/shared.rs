@@ -1,0 +1,70 @@
+//! What the threads of one run and the orchestrator share: stop flags and live counters.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// State shared by the threads of one run and the orchestrator. The counters are for progress
+/// and for the consumer's stopping rule; the figures come from each thread's own recording.
+pub struct Shared {
+    /// The run's clock origin: every recorded time is nanoseconds since this instant.
+    pub t0: Instant,
+    interrupt: Arc<AtomicBool>,
+    lost: AtomicBool,
+    lost_reason: Mutex<Option<String>>,
+    /// Measured records sent, updated in batches (see the producer's send loop).
+    pub sent: AtomicU64,
+    pub acked: AtomicU64,
+    pub failed: AtomicU64,
+    pub producers_done: AtomicBool,
+    /// Records the consumer has read (warm-up included), for `in_flight_until = consumed`.
+    pub consumed_any: AtomicU64,
+    /// Acked measured records, known once producers are done: what the consumer must see.
+    pub expected: AtomicU64,
+}
+
+impl Shared {
+    pub fn new(interrupt: Arc<AtomicBool>) -> Shared {
+        Shared {
+            t0: Instant::now(),
+            interrupt,
+            lost: AtomicBool::new(false),
+            lost_reason: Mutex::new(None),
+            sent: AtomicU64::new(0),
+            acked: AtomicU64::new(0),
+            failed: AtomicU64::new(0),
+            producers_done: AtomicBool::new(false),
+            consumed_any: AtomicU64::new(0),
+            expected: AtomicU64::new(u64::MAX),
+        }
+    }
+
+    /// Stop producing: Ctrl-C, or the cluster is gone.
+    #[inline]
+    pub fn stopping(&self) -> bool {
+        self.interrupt.load(Ordering::Relaxed) || self.lost.load(Ordering::Relaxed)
+    }
+
+    pub fn interrupted(&self) -> bool {
+        self.interrupt.load(Ordering::Relaxed)
+    }
+
+    /// The cluster is gone: nothing more will be delivered, so nothing waits for it.
+    pub fn lost(&self) -> bool {
+        self.lost.load(Ordering::Relaxed)
+    }
+
+    /// Marks the cluster lost; the first reason given is the one reported.
+    pub fn cluster_lost(&self, reason: String) {
+        if !self.lost.swap(true, Ordering::AcqRel) {
+            *self.lost_reason.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason);
+        }
+    }
+
+    pub fn lost_reason(&self) -> Option<String> {
+        self.lost_reason
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}

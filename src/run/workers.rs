@@ -1,0 +1,195 @@
+//! The measured part of one run: its producer and consumer threads, the barriers around
+//! warm-up, the disk size before and after, and the merge of what they recorded.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+use super::admin;
+use super::consumer::{self, ConsumerJob};
+use super::error::RunError;
+use super::lifecycle::blocking;
+use super::logdirs;
+use super::pacer::Share;
+use super::producer::{self, ProducerJob};
+use super::progress::Ticker;
+use super::shared::Shared;
+use super::RunOptions;
+use crate::measure::{Recordings, RunResult};
+use crate::model::Props;
+use crate::plan::RunPlan;
+
+/// librdkafka's default `delivery.timeout.ms`, when the scenario does not set it.
+const DEFAULT_DELIVERY_TIMEOUT_MS: u64 = 300_000;
+/// librdkafka's default `fetch.wait.max.ms`.
+const DEFAULT_FETCH_WAIT_MS: u64 = 500;
+
+/// Starts the threads, runs warm-up and the measured phase, and merges their recordings.
+pub async fn measure(
+    rp: &RunPlan,
+    runs: usize,
+    opts: &RunOptions,
+    interrupt: Arc<AtomicBool>,
+    brokers: &[String],
+    partitions: i32,
+    notes: &mut Vec<String>,
+) -> Result<RunResult, RunError> {
+    let topic = rp.topic.name.clone();
+    let w = &rp.workload;
+    let shared = Arc::new(Shared::new(interrupt));
+    let producers = w.producers;
+    let has_consumer = rp.consumer.is_some();
+    // Every producer, the consumer and the orchestrator meet twice: warm-up done, then go.
+    let barrier = Arc::new(Barrier::new(
+        producers as usize + usize::from(has_consumer) + 1,
+    ));
+    let timeout_ms: u64 = rp
+        .producer
+        .get("delivery.timeout.ms")
+        .or(rp.producer.get("message.timeout.ms"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(DEFAULT_DELIVERY_TIMEOUT_MS);
+    // A little past librdkafka's own timeout, so its failure reports arrive first.
+    let flush_timeout = Duration::from_millis(timeout_ms) + Duration::from_secs(5);
+
+    let consumer_handle = match &rp.consumer {
+        Some(c) => {
+            let fetch_wait: u64 = c
+                .get("fetch.wait.max.ms")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(DEFAULT_FETCH_WAIT_MS);
+            let job = ConsumerJob {
+                config: admin::config(c),
+                topic: topic.clone(),
+                partitions,
+                shared: shared.clone(),
+                barrier: barrier.clone(),
+                drain: Duration::from_secs(10) + Duration::from_millis(fetch_wait * 2),
+            };
+            let h = std::thread::Builder::new()
+                .name("kb-consumer".into())
+                .spawn(move || consumer::run(job))
+                .map_err(|source| RunError::ThreadStart {
+                    thread: "the consumer thread",
+                    source,
+                })?;
+            Some(h)
+        }
+        None => None,
+    };
+
+    let mut handles = Vec::new();
+    for index in 0..producers {
+        let job = ProducerJob {
+            config: admin::config(&rp.producer),
+            topic: topic.clone(),
+            workload: w.clone(),
+            share: Share {
+                index: u64::from(index),
+                of: u64::from(producers),
+            },
+            e2e: has_consumer,
+            shared: shared.clone(),
+            barrier: barrier.clone(),
+            flush_timeout,
+        };
+        let h = std::thread::Builder::new()
+            .name(format!("kb-producer-{index}"))
+            .spawn(move || producer::run(job))
+            .map_err(|source| RunError::ThreadStart {
+                thread: "a producer thread",
+                source,
+            })?;
+        handles.push(h);
+    }
+
+    // Warm-up done → disk baseline → go.
+    let (b, brs, t) = (barrier.clone(), brokers.to_vec(), topic.clone());
+    let disk_before = blocking(move || {
+        b.wait();
+        let d = logdirs::topic_bytes(&brs, &t, partitions);
+        b.wait();
+        d
+    })
+    .await?;
+
+    let ticker = opts
+        .progress
+        .clone()
+        .map(|sink| Ticker::start(sink, shared.clone(), rp.index + 1, runs, rp.label.clone()));
+
+    let joined =
+        blocking(move || handles.into_iter().map(|h| h.join()).collect::<Vec<_>>()).await?;
+    let mut prods = Vec::new();
+    for o in joined {
+        prods.push(o.map_err(|_| RunError::ThreadPanicked("a producer thread"))?);
+    }
+    let acked_total: u64 = prods.iter().map(|o| o.recording.acked).sum();
+    shared.expected.store(acked_total, Ordering::Release);
+    shared.producers_done.store(true, Ordering::Release);
+    let cons = match consumer_handle {
+        Some(h) => Some(
+            blocking(move || h.join())
+                .await?
+                .map_err(|_| RunError::ThreadPanicked("the consumer thread"))?,
+        ),
+        None => None,
+    };
+    if let Some(t) = ticker {
+        t.finish();
+    }
+
+    let (brs, t) = (brokers.to_vec(), topic.clone());
+    let disk_after = if shared.lost() {
+        Err("the cluster was lost during the run".to_string())
+    } else {
+        blocking(move || logdirs::topic_bytes(&brs, &t, partitions)).await?
+    };
+    let disk_bytes = match (disk_before, disk_after) {
+        (Ok(b), Ok(a)) => Some(a.saturating_sub(b)),
+        (Err(e), _) | (_, Err(e)) => {
+            notes.push(format!(
+                "run {}: on-disk size unavailable: {e}",
+                rp.index + 1
+            ));
+            None
+        }
+    };
+    if let Some(e) = cons.as_ref().and_then(|c| c.error.as_ref()) {
+        notes.push(format!("run {}: {e}", rp.index + 1));
+    }
+
+    let mut r = RunResult {
+        index: rp.index,
+        label: rp.label.clone(),
+        coords: rp
+            .cell
+            .coords
+            .iter()
+            .map(|c| (c.dim.clone(), c.text.clone()))
+            .collect::<BTreeMap<_, _>>(),
+        topic,
+        producer_config: rp.producer.masked(),
+        consumer_config: rp.consumer.as_ref().map(Props::masked),
+        ..RunResult::default()
+    };
+    let (recordings, errors): (Vec<_>, Vec<_>) =
+        prods.into_iter().map(|o| (o.recording, o.error)).unzip();
+    r.derive_figures(&Recordings {
+        producers: &recordings,
+        consumer: cons.as_ref().map(|c| &c.recording),
+        rate: &w.rate,
+        disk_bytes,
+    });
+
+    let errors: Vec<String> = errors.into_iter().flatten().collect();
+    let lost = shared.lost_reason();
+    r.cluster_lost = lost.is_some();
+    r.complete = lost.is_none() && !shared.interrupted() && errors.is_empty();
+    r.error = lost.or_else(|| (!errors.is_empty()).then(|| errors.join("; ")));
+    if shared.interrupted() {
+        r.error = Some("interrupted".into());
+    }
+    Ok(r)
+}
