@@ -11,6 +11,7 @@ pub mod measure;
 pub mod model;
 pub mod native;
 pub mod plan;
+pub mod random;
 pub mod report;
 pub mod run;
 pub mod source;

@@ -106,7 +106,7 @@ fn bad_files_fail_fast_and_clearly() {
     let binary = dir.path().join("bin.kbs");
     std::fs::write(&binary, [0xff, 0xfe, 0x00, 0x80]).unwrap();
     let garbage = dir.path().join("garbage.kbs");
-    let mut rng = kafkabench::run::payload::Rng::new(1);
+    let mut rng = kafkabench::random::Rng::new(1);
     let junk: String = (0..10_000_000)
         .map(|_| (b' ' + (rng.next_u64() % 94) as u8) as char)
         .collect();

@@ -150,7 +150,7 @@ impl Checker<'_> {
                     Scalar::Size(b) => {
                         let size = self.payload_size(Some(b), rv.span, true)?;
                         let mut bytes = vec![0u8; size];
-                        crate::run::payload::fill_random(&mut bytes, CONSTANT_SEED);
+                        crate::random::fill_random(&mut bytes, CONSTANT_SEED);
                         Some(PayloadSpec::Constant {
                             bytes: Arc::new(bytes),
                             size,
