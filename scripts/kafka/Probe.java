@@ -1,6 +1,9 @@
 // Readiness probe for scripts/kafka-local, run in Java's source-launcher mode (no build step):
 // waits until the cluster reports the expected number of brokers, then proves it accepts an
 // acks=all write. Exit 0 when ready, 1 when the deadline passes.
+// Arguments: bootstrap, broker count, timeout in seconds, and optionally a client properties file
+// (security.protocol, SASL and truststore settings for a secured listener).
+import java.io.FileReader;
 import java.util.*;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.*;
@@ -17,6 +20,9 @@ public class Probe {
         p.put("bootstrap.servers", bootstrap);
         p.put("request.timeout.ms", "3000");
         p.put("default.api.timeout.ms", "5000");
+        if (args.length > 3) {
+            try (FileReader security = new FileReader(args[3])) { p.load(security); }
+        }
         String last = "no answer yet";
         while (System.currentTimeMillis() < deadline) {
             try (Admin admin = Admin.create(p)) {

@@ -1,11 +1,13 @@
 //! Cluster administration through rdkafka: reachability, topic lifecycle, broker addresses.
 
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
-use rdkafka::client::DefaultClientContext;
+use rdkafka::client::{ClientContext, DefaultClientContext};
 use rdkafka::config::{ClientConfig, RDKafkaLogLevel};
 use rdkafka::error::KafkaError;
+use rdkafka::producer::{BaseProducer, DeliveryResult, Producer, ProducerContext};
 use rdkafka::types::RDKafkaErrorCode;
 
 use crate::model::{Props, TopicSpec};
@@ -28,8 +30,113 @@ pub fn config(props: &Props) -> ClientConfig {
     c
 }
 
+/// A refusal that waiting cannot cure, as librdkafka reported it while connecting: without it
+/// a wrong password or an untrusted certificate would look like an unreachable cluster.
+enum Refusal {
+    Authentication(String),
+    Tls(String),
+}
+
+impl Refusal {
+    fn describe(&self, bootstrap: &str) -> String {
+        match self {
+            Refusal::Authentication(reason) => format!(
+                "authentication failed at {bootstrap}: {reason}; check sasl.mechanism, sasl.username \
+                 and sasl.password in the cluster block"
+            ),
+            Refusal::Tls(reason) => format!(
+                "TLS handshake with {bootstrap} failed: {reason}; ssl.ca.location must name the \
+                 CA certificate that signed the brokers' certificates"
+            ),
+        }
+    }
+}
+
+/// What librdkafka's error callback said during the first contact.
+#[derive(Default)]
+struct Heard {
+    refusal: Option<Refusal>,
+    /// The latest other broker error: it names a security.protocol mismatch, which librdkafka
+    /// can only guess at, so it explains a timeout rather than ending the wait.
+    last: Option<String>,
+}
+
+#[derive(Default)]
+struct FirstContact {
+    heard: Mutex<Heard>,
+}
+
+impl FirstContact {
+    fn heard(&self) -> std::sync::MutexGuard<'_, Heard> {
+        self.heard.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl ClientContext for FirstContact {
+    fn error(&self, error: KafkaError, reason: &str) {
+        let mut heard = self.heard();
+        match error.rdkafka_error_code() {
+            Some(RDKafkaErrorCode::Authentication) => {
+                heard
+                    .refusal
+                    .get_or_insert(Refusal::Authentication(reason.to_string()));
+            }
+            Some(RDKafkaErrorCode::SSL) => {
+                heard
+                    .refusal
+                    .get_or_insert(Refusal::Tls(reason.to_string()));
+            }
+            // "1/1 brokers are down" says less than the error that took them down.
+            Some(RDKafkaErrorCode::AllBrokersDown) => {}
+            _ => heard.last = Some(reason.to_string()),
+        }
+    }
+}
+
+// A producer because its poll serves librdkafka's error events; an admin client's main queue
+// is never polled, so its error callback never runs.
+impl ProducerContext for FirstContact {
+    type DeliveryOpaque = ();
+    fn delivery(&self, _: &DeliveryResult<'_>, _: ()) {}
+}
+
+/// Asks for metadata until the cluster answers, a refusal arrives, or `CONNECT_TIMEOUT` passes.
+fn first_contact(props: &Props, bootstrap: &str) -> Result<(), String> {
+    let probe: BaseProducer<FirstContact> = config(props)
+        .create_with_context(FirstContact::default())
+        .map_err(|e| format!("cannot create a Kafka client for {bootstrap}: {e}"))?;
+    let deadline = Instant::now() + CONNECT_TIMEOUT;
+    loop {
+        let answer = probe
+            .client()
+            .fetch_metadata(None, Duration::from_millis(250));
+        probe.poll(Duration::ZERO);
+        let mut heard = probe.context().heard();
+        if let Some(refusal) = heard.refusal.take() {
+            return Err(refusal.describe(bootstrap));
+        }
+        match answer {
+            Ok(_) => return Ok(()),
+            Err(e) if Instant::now() >= deadline => {
+                let why = heard.last.take().unwrap_or_else(|| e.to_string());
+                return Err(unreachable(bootstrap, &why));
+            }
+            Err(_) => {}
+        }
+    }
+}
+
+fn unreachable(bootstrap: &str, why: &str) -> String {
+    format!(
+        "cannot reach Kafka at {bootstrap} within {}s ({why}); start a local broker with `scripts/kafka-local up`, \
+         or point kafkabench elsewhere with --bootstrap or KAFKA_BOOTSTRAP",
+        CONNECT_TIMEOUT.as_secs()
+    )
+}
+
 impl Admin {
     pub fn connect(props: &Props, bootstrap: &str) -> Result<Admin, String> {
+        first_contact(props, bootstrap)?;
         let client: AdminClient<DefaultClientContext> = config(props)
             .create()
             .map_err(|e| format!("cannot create a Kafka client for {bootstrap}: {e}"))?;
@@ -43,14 +150,11 @@ impl Admin {
 
     /// `host:port` of every broker, proving the cluster answers.
     pub fn brokers(&self) -> Result<Vec<String>, String> {
-        let md = self.client.inner().fetch_metadata(None, CONNECT_TIMEOUT).map_err(|e| {
-            format!(
-                "cannot reach Kafka at {} within {}s ({e}); start a local broker with `scripts/kafka-local up`, \
-                 or point kafkabench elsewhere with --bootstrap or KAFKA_BOOTSTRAP",
-                self.bootstrap,
-                CONNECT_TIMEOUT.as_secs()
-            )
-        })?;
+        let md = self
+            .client
+            .inner()
+            .fetch_metadata(None, CONNECT_TIMEOUT)
+            .map_err(|e| unreachable(&self.bootstrap, &e.to_string()))?;
         let v: Vec<String> = md
             .brokers()
             .iter()
