@@ -8,6 +8,10 @@ use crate::source::{FileId, Span};
 /// At most this many alternatives in "expected one of": more is noise, not help.
 const MAX_EXPECTED: usize = 8;
 
+/// How pest words hitting its call limit ([`super::CALL_LIMIT`]) or its native stack guard; the
+/// user reads what that means for their file instead.
+const PEST_LIMITS: &[&str] = &["call limit", "stack limit"];
+
 /// What a user calls each rule.
 fn describe(rule: Rule) -> &'static str {
     match rule {
@@ -72,12 +76,12 @@ pub(super) fn syntax_error(file: FileId, text: &str, e: pest::error::Error<Rule>
         many => Some(format!("expected one of: {}", many.join(", "))),
     };
     let message = match e.variant {
-        pest::error::ErrorVariant::CustomError { message } if !message.contains("call limit") => {
-            message
-        }
-        pest::error::ErrorVariant::CustomError { .. } => {
+        pest::error::ErrorVariant::CustomError { message }
+            if PEST_LIMITS.iter().any(|limit| message.contains(limit)) =>
+        {
             "the file is too deeply nested or too complex to parse".to_string()
         }
+        pest::error::ErrorVariant::CustomError { message } => message,
         pest::error::ErrorVariant::ParsingError { .. } => {
             format!("unexpected {}", found(text, start))
         }
