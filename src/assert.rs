@@ -4,6 +4,8 @@
 //! that run; `metric[var=value]` means the run that differs from it only in those coordinates.
 //! Instances that resolve to the same runs are evaluated once.
 
+use std::fmt;
+
 use serde::Serialize;
 
 use crate::exit::Outcome;
@@ -12,6 +14,7 @@ use crate::model::{Assertion, BinOp, CmpOp, Expr, Test, Unit};
 use crate::plan::Plan;
 use crate::run::Execution;
 
+/// One assertion judged on one set of runs.
 #[derive(Clone, Debug, Serialize)]
 pub struct Verdict {
     pub assertion: String,
@@ -24,10 +27,47 @@ pub struct Verdict {
     pub bound: String,
     /// Why it failed: by how much, or what was not measured.
     pub detail: Option<String>,
-    #[serde(skip)]
-    pub line: usize,
 }
 
+/// Why a verdict did not pass. All wording of the family is in the one `Display` below.
+#[derive(Clone, Debug, PartialEq)]
+enum Shortfall {
+    /// A selector names a run the plan does not have.
+    NoSuchRun,
+    /// The run exists but was not executed (an interrupted or failed invocation).
+    NotExecuted,
+    /// The run executed but the metric has no figure (e.g. no disk measurement).
+    NotMeasured { run: String },
+    /// Measured, and outside the bound; `by` is the relative distance when the bound is not 0.
+    OutOfBound {
+        measured: String,
+        bound: String,
+        by: Option<f64>,
+    },
+}
+
+impl fmt::Display for Shortfall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Shortfall::NoSuchRun => f.write_str("no such run"),
+            Shortfall::NotExecuted => f.write_str("the run did not execute"),
+            Shortfall::NotMeasured { run } => write!(f, "not measured in run `{run}`"),
+            Shortfall::OutOfBound {
+                measured,
+                bound,
+                by,
+            } => {
+                write!(f, "measured {measured} against {bound}")?;
+                match by {
+                    Some(by) => write!(f, " ({:+.1}%)", by * 100.0),
+                    None => Ok(()),
+                }
+            }
+        }
+    }
+}
+
+/// A verdict per assertion instance, in the order of the assertions, then of the runs.
 pub fn evaluate(p: &Plan, results: &[RunResult]) -> Vec<Verdict> {
     let mut out = Vec::new();
     for a in &p.assertions {
@@ -97,17 +137,18 @@ fn collect_refs(p: &Plan, ci: usize, a: &Assertion, out: &mut Vec<usize>) -> boo
     exprs(a).into_iter().all(|e| walk(p, ci, e, out))
 }
 
-fn value(p: &Plan, ci: usize, e: &Expr, results: &[RunResult]) -> Result<f64, String> {
+fn value(p: &Plan, ci: usize, e: &Expr, results: &[RunResult]) -> Result<f64, Shortfall> {
     match e {
         Expr::Const(x, _) => Ok(*x),
         Expr::Metric { metric, select, .. } => {
-            let i = target(p, ci, select).ok_or("no such run")?;
+            let i = target(p, ci, select).ok_or(Shortfall::NoSuchRun)?;
             let r = results
                 .iter()
                 .find(|r| r.index == i)
-                .ok_or("the run did not execute")?;
-            r.metric(*metric)
-                .ok_or_else(|| format!("not measured in run `{}`", r.label))
+                .ok_or(Shortfall::NotExecuted)?;
+            r.metric(*metric).ok_or_else(|| Shortfall::NotMeasured {
+                run: r.label.clone(),
+            })
         }
         Expr::Binary(l, op, r) => {
             let (l, r) = (value(p, ci, l, results)?, value(p, ci, r, results)?);
@@ -137,19 +178,18 @@ fn judge(p: &Plan, ci: usize, a: &Assertion, results: &[RunResult], refs: &[usiz
         measured: "-".into(),
         bound: "-".into(),
         detail: None,
-        line: 0,
     };
     let lhs = match value(p, ci, &a.lhs, results) {
         Ok(x) => x,
         Err(e) => {
-            v.detail = Some(e);
+            v.detail = Some(e.to_string());
             return v;
         }
     };
-    v.measured = fmt(lhs, dim);
+    v.measured = shown(lhs, dim);
     let res = match &a.test {
         Test::Compare(op, rhs) => value(p, ci, rhs, results).map(|r| {
-            v.bound = format!("{} {}", op.symbol(), fmt(r, dim));
+            v.bound = format!("{} {}", op.symbol(), shown(r, dim));
             let pass = match op {
                 CmpOp::Lt => lhs < r,
                 CmpOp::Le => lhs <= r,
@@ -162,7 +202,7 @@ fn judge(p: &Plan, ci: usize, a: &Assertion, results: &[RunResult], refs: &[usiz
         }),
         Test::Within(lo, hi) => value(p, ci, lo, results).and_then(|l| {
             value(p, ci, hi, results).map(|h| {
-                v.bound = format!("in {}..{}", fmt(l, dim), fmt(h, dim));
+                v.bound = format!("in {}..{}", shown(l, dim), shown(h, dim));
                 let pass = lhs >= l && lhs <= h;
                 (pass, if lhs < l { l } else { h })
             })
@@ -172,26 +212,21 @@ fn judge(p: &Plan, ci: usize, a: &Assertion, results: &[RunResult], refs: &[usiz
         Ok((pass, bound)) => {
             v.pass = pass;
             if !pass {
-                let by = if bound != 0.0 {
-                    format!(" ({:+.1}%)", (lhs - bound) / bound.abs() * 100.0)
-                } else {
-                    String::new()
+                let shortfall = Shortfall::OutOfBound {
+                    measured: v.measured.clone(),
+                    bound: v.bound.clone(),
+                    by: (bound != 0.0).then(|| (lhs - bound) / bound.abs()),
                 };
-                v.detail = Some(format!(
-                    "measured {} against {}{}",
-                    fmt(lhs, dim),
-                    v.bound,
-                    by
-                ));
+                v.detail = Some(shortfall.to_string());
             }
         }
-        Err(e) => v.detail = Some(e),
+        Err(e) => v.detail = Some(e.to_string()),
     }
     v
 }
 
 /// A value in base units, formatted for its dimension.
-pub fn fmt(x: f64, d: Unit) -> String {
+fn shown(x: f64, d: Unit) -> String {
     use crate::format::{human_bytes, human_duration};
     match d {
         Unit::Duration => human_duration(x),

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceSpan};
 use serde::Serialize;
 
+use crate::format::plural;
 use crate::source::{Sources, Span};
 
 /// What kind of mistake; each has a stable code users can search for.
@@ -201,7 +202,7 @@ pub fn render_text(diags: &Diagnostics, sources: &Sources, color: bool, width: u
         out.push('\n');
     }
     let n = diags.len();
-    let _ = writeln!(out, "{} problem{} found", n, if n == 1 { "" } else { "s" });
+    let _ = writeln!(out, "{n} problem{} found", plural(n));
     out
 }
 

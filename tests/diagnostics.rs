@@ -1,37 +1,77 @@
-//! Rendered diagnostics, snapshot-tested: every fixture under tests/fixtures/invalid renders
-//! without colour at a fixed width, so a change in wording or span shows up in review.
+//! Rendered diagnostics, snapshot-tested: each fixture under tests/fixtures/invalid is its own
+//! test, rendered without colour at a fixed width, so a change in wording or span shows up in
+//! review and one failing fixture does not hide the others.
 
 use std::path::Path;
 
-use kafkabench::diagnostic::render_text;
+use kafkabench::diagnostic::{render_text, Diagnostics};
+use kafkabench::model::Scenario;
+use kafkabench::source::Sources;
+
+const FIXTURES: &str = "tests/fixtures/invalid";
+
+/// One `#[test]` per fixture, named after the file; its snapshot is `diagnostics__<name>.snap`.
+macro_rules! each_fixture {
+    ($($name:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                renders_like_its_snapshot(stringify!($name));
+            }
+        )*
+
+        const LISTED: &[&str] = &[$(stringify!($name)),*];
+    };
+}
+
+each_fixture!(
+    bad_expectations,
+    empty_matrix,
+    five_mistakes,
+    java_properties,
+    missing_payload_file,
+    syntax_error,
+    unknown_names,
+    wrong_kind,
+);
+
+/// Parse and check, as `kafkabench check` does.
+fn load(path: &Path) -> (Sources, Result<Scenario, Diagnostics>) {
+    let mut sources = Sources::default();
+    let result = kafkabench::syntax::load(path, &mut sources)
+        .and_then(|ast| kafkabench::check::check(&ast, &sources));
+    (sources, result)
+}
+
+fn renders_like_its_snapshot(name: &str) {
+    let path = Path::new(FIXTURES).join(format!("{name}.kbs"));
+    let (sources, result) = load(&path);
+    let diags = result
+        .err()
+        .unwrap_or_else(|| panic!("{} should be invalid", path.display()));
+    let text = render_text(&diags, &sources, false, 100);
+    assert!(
+        !text.contains("rule") && !text.contains("EOI"),
+        "pest internals leaked:\n{text}"
+    );
+    insta::assert_snapshot!(name, text);
+}
 
 #[test]
-fn invalid_fixtures_render_stably() {
-    let mut files: Vec<_> = std::fs::read_dir("tests/fixtures/invalid")
+fn every_invalid_fixture_has_its_own_test() {
+    let mut on_disk: Vec<String> = std::fs::read_dir(FIXTURES)
         .expect("fixtures")
         .map(|e| e.expect("entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "kbs"))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
         .collect();
-    files.sort();
-    assert!(files.len() >= 8, "fixtures present: {files:?}");
-    for f in files {
-        let (sources, result) = kafkabench::cli::load(Path::new(&f));
-        let diags = result
-            .err()
-            .unwrap_or_else(|| panic!("{} should be invalid", f.display()));
-        let text = render_text(&diags, &sources, false, 100);
-        assert!(
-            !text.contains("rule") && !text.contains("EOI"),
-            "pest internals leaked:\n{text}"
-        );
-        let name = f.file_stem().unwrap().to_string_lossy().into_owned();
-        insta::assert_snapshot!(name, text);
-    }
+    on_disk.sort();
+    assert_eq!(on_disk, LISTED, "add the new fixture to each_fixture!");
 }
 
 #[test]
 fn five_independent_mistakes_give_five_diagnostics() {
-    let (_, result) = kafkabench::cli::load(Path::new("tests/fixtures/invalid/five_mistakes.kbs"));
+    let (_, result) = load(Path::new("tests/fixtures/invalid/five_mistakes.kbs"));
     let d = result.expect_err("invalid");
     assert_eq!(d.len(), 5, "{d:#?}");
     let helps: Vec<String> = d.items.iter().filter_map(|x| x.help.clone()).collect();

@@ -1,7 +1,7 @@
 //! One test per grammar construct: the parser turns each into the AST node a reader expects.
 
 use kafkabench::source::FileId;
-use kafkabench::syntax::{parse, ClauseOp, CmpOp, Entry, Expr, Test, ValueKind};
+use kafkabench::syntax::{parse, BinOp, ClauseOp, CmpOp, Entry, Expr, Test, ValueKind};
 
 fn entries(body: &str) -> Vec<Entry> {
     let src = format!("scenario \"t\" {{\n{body}\n}}");
@@ -28,15 +28,21 @@ fn assertion(a: &str) -> kafkabench::syntax::Assertion {
 fn scenario_name_and_description() {
     let ast = parse(FileId(0), "scenario \"promo\" { description = \"burst\" }").unwrap();
     assert_eq!(ast.name.node, "promo");
-    assert!(matches!(&ast.entries[0], Entry::Setting(s) if s.key.node == "description"));
+    assert!(matches!(&ast.entries[0], Entry::Setting(s)
+        if s.key.node == "description" && s.value.kind == ValueKind::Str("burst".into())));
 }
 
 #[test]
-fn comments_both_styles() {
-    assert_eq!(
-        entries("# a comment\n// another\nx = 1 # trailing").len(),
-        1
-    );
+fn comments_both_styles_are_skipped() {
+    let e = entries("# a comment\n// another\nx = 1 # trailing\ny = 2 // trailing");
+    let keys: Vec<&str> = e
+        .iter()
+        .map(|x| match x {
+            Entry::Setting(s) => s.key.node.as_str(),
+            e => panic!("{e:?}"),
+        })
+        .collect();
+    assert_eq!(keys, ["x", "y"]);
 }
 
 #[test]
@@ -55,6 +61,10 @@ fn numbers_with_separators_and_fractions() {
 
 #[test]
 fn units_are_glued_to_numbers() {
+    assert!(
+        parse(FileId(0), "scenario \"t\" { x = 5 ms }").is_err(),
+        "a unit after a space is not the number's unit"
+    );
     for (text, unit) in [
         ("5ms", "ms"),
         ("1KiB", "KiB"),
@@ -79,7 +89,10 @@ fn rates_per_second_and_minute_and_bytes() {
         v => panic!("{v:?}"),
     }
     match value("50MB/s") {
-        ValueKind::Rate(r) => assert_eq!(r.amount.unit.unwrap().node, "MB"),
+        ValueKind::Rate(r) => assert_eq!(
+            (r.amount.unit.unwrap().node.as_str(), r.per.node.as_str()),
+            ("MB", "s")
+        ),
         v => panic!("{v:?}"),
     }
 }
@@ -87,7 +100,26 @@ fn rates_per_second_and_minute_and_bytes() {
 #[test]
 fn rate_shapes() {
     match value("8000/min for 1m, then 20000/s for 30s, then 200/s for 1m") {
-        ValueKind::Shape(segs) => assert_eq!(segs.len(), 3),
+        ValueKind::Shape(segs) => {
+            let read: Vec<(Option<u64>, &str, Option<u64>)> = segs
+                .iter()
+                .map(|s| {
+                    (
+                        s.rate.amount.number.integer,
+                        s.rate.per.node.as_str(),
+                        s.duration.number.integer,
+                    )
+                })
+                .collect();
+            assert_eq!(
+                read,
+                [
+                    (Some(8000), "min", Some(1)),
+                    (Some(20000), "s", Some(30)),
+                    (Some(200), "s", Some(1))
+                ]
+            );
+        }
         v => panic!("{v:?}"),
     }
     assert!(matches!(value("5000/s for 10s"), ValueKind::Shape(s) if s.len() == 1));
@@ -169,9 +201,33 @@ fn ranges_conditions_and_selectors() {
 }
 
 #[test]
-fn arithmetic_and_parentheses() {
+fn arithmetic_is_left_associative_with_precedence_and_parentheses() {
+    // `(a - b) / 2`: the parentheses make the subtraction the left operand of the division.
     let a = assertion("(e2e.p50 - ack.p50) / 2 < 1ms");
-    assert!(matches!(a.lhs, Expr::Binary(..)));
+    match a.lhs {
+        Expr::Binary(l, BinOp::Div, r, _) => {
+            assert!(matches!(*l, Expr::Binary(_, BinOp::Sub, _, _)), "{l:?}");
+            assert!(matches!(*r, Expr::Literal(_)), "{r:?}");
+        }
+        e => panic!("{e:?}"),
+    }
+    // `a - b * 2 - c`: `*` binds tighter, and `-` groups to the left: `(a - (b * 2)) - c`.
+    let b = assertion("e2e.p50 - ack.p50 * 2 - ack.p99 < 1ms");
+    match b.lhs {
+        Expr::Binary(l, BinOp::Sub, r, _) => {
+            assert!(matches!(*r, Expr::Metric(_)), "{r:?}");
+            match *l {
+                Expr::Binary(_, BinOp::Sub, inner, _) => {
+                    assert!(
+                        matches!(*inner, Expr::Binary(_, BinOp::Mul, _, _)),
+                        "{inner:?}"
+                    )
+                }
+                e => panic!("{e:?}"),
+            }
+        }
+        e => panic!("{e:?}"),
+    }
 }
 
 #[test]

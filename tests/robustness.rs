@@ -84,13 +84,21 @@ proptest! {
 fn deep_nesting_is_refused_quickly() {
     let t = Instant::now();
     let text = format!("scenario \"s\" {{ {} }}", "a { ".repeat(50_000));
-    assert!(kafkabench::syntax::parse(FileId(0), &text).is_err());
+    let refused = kafkabench::syntax::parse(FileId(0), &text).expect_err("too deep to parse");
+    assert_eq!(
+        refused.message,
+        "the file is too deeply nested or too complex to parse"
+    );
     let expr = format!(
         "scenario \"s\" {{ expect {{ {}1{} < 1 }} }}",
         "(".repeat(20_000),
         ")".repeat(20_000)
     );
-    let _ = kafkabench::syntax::parse(FileId(0), &expr);
+    let refused = kafkabench::syntax::parse(FileId(0), &expr).expect_err("too deep to parse");
+    assert_eq!(
+        refused.message,
+        "the file is too deeply nested or too complex to parse"
+    );
     assert!(
         t.elapsed() < Duration::from_secs(5),
         "took {:?}",

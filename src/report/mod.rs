@@ -80,19 +80,10 @@ pub fn plan_text(p: &Plan, out: &mut dyn Write) -> io::Result<()> {
 
 fn props_inline(p: &Props, lead: &str) -> String {
     let items: Vec<String> = p
+        .masked()
         .iter()
         .filter(|x| x.key != "bootstrap.servers")
-        .map(|x| {
-            format!(
-                "{}={}",
-                x.key,
-                if crate::model::is_secret(&x.key) {
-                    crate::model::MASK
-                } else {
-                    &x.value
-                }
-            )
-        })
+        .map(|x| format!("{}={}", x.key, x.value))
         .collect();
     if items.is_empty() {
         String::new()

@@ -1,4 +1,6 @@
-// Shared helpers for integration tests: where the broker is, and running the real binary.
+//! Shared helpers for integration tests: where the broker is, and running the real binary.
+//! A directory module, so cargo does not build it as a test binary of its own.
+// Each test binary uses some of these helpers, not all.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
