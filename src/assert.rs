@@ -240,13 +240,9 @@ fn shown(x: f64, d: Unit) -> String {
 
 /// The exit outcome: a failed run beats a failed assertion, Ctrl-C beats both.
 pub fn outcome(exec: &Execution, verdicts: &[Verdict]) -> Outcome {
-    if exec.interrupted {
-        Outcome::Interrupted
-    } else if exec.failure.is_some() {
-        Outcome::RunFailed
-    } else if verdicts.iter().any(|v| !v.pass) {
-        Outcome::AssertionFailed
-    } else {
-        Outcome::Ok
-    }
+    Outcome::decide(
+        exec.interrupted,
+        exec.failure.is_some(),
+        verdicts.iter().any(|v| !v.pass),
+    )
 }

@@ -32,6 +32,33 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// The one decision of a command's exit code from what happened, most severe first: an
+    /// interruption (the user stopped it) over a failed run (the cluster or an output failed us,
+    /// whatever the `RunError`) over a failed assertion (the scenario ran and a bound did not
+    /// hold).
+    pub fn decide(interrupted: bool, run_failed: bool, assertion_failed: bool) -> Outcome {
+        if interrupted {
+            Outcome::Interrupted
+        } else if run_failed {
+            Outcome::RunFailed
+        } else if assertion_failed {
+            Outcome::AssertionFailed
+        } else {
+            Outcome::Ok
+        }
+    }
+
+    /// The outcome's name in result files (`"run_failed"`), stable like the code.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::AssertionFailed => "assertion_failed",
+            Outcome::Invalid => "invalid",
+            Outcome::RunFailed => "run_failed",
+            Outcome::Interrupted => "interrupted",
+        }
+    }
+
     pub fn code(self) -> u8 {
         match self {
             Outcome::Ok => OK,

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 /// Bottom → top. A module may import from a strictly lower layer, or from itself; modules on the
 /// same layer may not import each other. `main` and `lib` (the crate root) stand above all.
 const LAYERS: &[&[&str]] = &[
-    &["format", "exit", "source"],
+    &["format", "exit", "source", "random"],
     &["diagnostic"],
     &["native"],
     &["model"],
