@@ -25,7 +25,9 @@ cargo build --release --locked --quiet
 # The librdkafka tree rdkafka-sys built (newest if several).
 out=$(ls -dt target/release/build/rdkafka-sys-*/out 2>/dev/null | head -1)
 zstd=$(ls -dt target/release/build/zstd-sys-*/out 2>/dev/null | head -1)
-[ -f "$out/src/librdkafka.a" ] && [ -f "$zstd/libzstd.a" ] || {
+# librdkafka is built with TLS (rdkafka's ssl-vendored): link the same OpenSSL it was built with.
+ssl=$(ls -dt target/release/build/openssl-sys-*/out/openssl-build/install/lib 2>/dev/null | head -1)
+[ -f "$out/src/librdkafka.a" ] && [ -f "$zstd/libzstd.a" ] && [ -f "$ssl/libssl.a" ] || {
   echo "cannot find the librdkafka build under target/release/build (cargo build --release first)" >&2
   exit 2
 }
@@ -34,7 +36,7 @@ perf_bin=bench/build/rdkafka_performance
 if [ ! -x "$perf_bin" ] || [ "$out/src/librdkafka.a" -nt "$perf_bin" ]; then
   echo "building $perf_bin from $out/examples/rdkafka_performance.c" >&2
   cc -O2 -w -I"$out/src" "$out/examples/rdkafka_performance.c" "$out/src/librdkafka.a" \
-    "$zstd/libzstd.a" -lz -lm -ldl -lpthread -lrt -o "$perf_bin"
+    "$zstd/libzstd.a" "$ssl/libssl.a" "$ssl/libcrypto.a" -lz -lm -ldl -lpthread -lrt -o "$perf_bin"
 fi
 
 # shellcheck source=../scripts/broker-env
