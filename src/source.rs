@@ -3,7 +3,7 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Index of a file in [`Sources`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -98,9 +98,23 @@ impl SourceFile {
 }
 
 /// All files of one scenario: the main file first, then includes in the order they were met.
-#[derive(Debug, Default, Clone)]
+///
+/// Also the byte ranges that hold secrets: the check stage marks them through a shared
+/// reference (it holds `&Sources`), and [`Sources::shown_text`] is what diagnostics render, so a
+/// snippet never shows a password that sits on the line it points at.
+#[derive(Debug, Default)]
 pub struct Sources {
     files: Vec<Arc<SourceFile>>,
+    hidden: Mutex<Vec<Span>>,
+}
+
+impl Clone for Sources {
+    fn clone(&self) -> Self {
+        Sources {
+            files: self.files.clone(),
+            hidden: Mutex::new(self.hidden_spans()),
+        }
+    }
 }
 
 impl Sources {
@@ -116,5 +130,62 @@ impl Sources {
     pub fn text(&self, span: Span) -> &str {
         let f = self.get(span.file);
         f.text.get(span.start..span.end).unwrap_or("")
+    }
+
+    /// Marks a span as secret: it is shown as `*` wherever source text is rendered.
+    pub fn hide(&self, span: Span) {
+        if !span.is_empty() {
+            self.hidden
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(span);
+        }
+    }
+
+    fn hidden_spans(&self) -> Vec<Span> {
+        self.hidden
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// A file's text as any output may show it: every hidden byte range replaced by `*`, one
+    /// per byte, so every offset and line stays where it was.
+    pub fn shown_text(&self, id: FileId) -> String {
+        let mut bytes = self.get(id).text.clone().into_bytes();
+        for s in self.hidden_spans().iter().filter(|s| s.file == id) {
+            let end = s.end.min(bytes.len());
+            for b in bytes.iter_mut().take(end).skip(s.start) {
+                *b = b'*';
+            }
+        }
+        // Whole characters are replaced (spans start and end on character boundaries), so the
+        // bytes are still UTF-8; lossy only guards a span that does not.
+        String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hidden_span_is_shown_as_stars_of_equal_length() {
+        let mut s = Sources::default();
+        let id = s.add("a.kbs".into(), "p = \"hunter2\" # é\nx = 1".into());
+        s.hide(Span::new(id, 4, 13));
+        let shown = s.shown_text(id);
+        assert_eq!(shown, "p = ********* # é\nx = 1");
+        assert_eq!(shown.len(), s.get(id).text.len());
+    }
+
+    #[test]
+    fn a_secret_of_several_byte_characters_keeps_every_offset() {
+        let mut s = Sources::default();
+        let id = s.add("a.kbs".into(), "p = \"pässwörd\"\n".into());
+        s.hide(Span::new(id, 4, 16));
+        let shown = s.shown_text(id);
+        assert!(!shown.contains("ss"), "{shown}");
+        assert_eq!(shown.len(), s.get(id).text.len());
     }
 }
