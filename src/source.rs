@@ -142,6 +142,40 @@ impl Sources {
         }
     }
 
+    /// Hides, by reading the text alone, the value of every `key = value` whose key `secret`
+    /// names. For files that did not parse, so have no tree to find values in; a value ends at
+    /// the end of its string, call or list, or at a space, `}` or `#`, and never past its line.
+    pub fn hide_assignments(&self, secret: impl Fn(&str) -> bool) {
+        for (i, f) in self.files.iter().enumerate() {
+            let file = FileId(i as u32);
+            let t = f.text.as_bytes();
+            let mut line_start = 0;
+            for line in f.text.split_inclusive('\n') {
+                for (at, _) in line.match_indices('=') {
+                    let eq = line_start + at;
+                    let before = t.get(eq.wrapping_sub(1)).copied().unwrap_or(b' ');
+                    if matches!(before, b'=' | b'!' | b'<' | b'>') || t.get(eq + 1) == Some(&b'=') {
+                        continue;
+                    }
+                    let head = f.text[line_start..eq].trim_end();
+                    let key_from = head
+                        .rfind(|c: char| !(c.is_ascii_alphanumeric() || "._-".contains(c)))
+                        .map_or(0, |k| k + 1);
+                    if !secret(&head[key_from..]) {
+                        continue;
+                    }
+                    let line_end = line_start + line.trim_end_matches(['\n', '\r']).len();
+                    let start = eq
+                        + 1
+                        + (f.text[eq + 1..line_end].len()
+                            - f.text[eq + 1..line_end].trim_start().len());
+                    self.hide(Span::new(file, start, value_end(t, start, line_end)));
+                }
+                line_start += line.len();
+            }
+        }
+    }
+
     fn hidden_spans(&self) -> Vec<Span> {
         self.hidden
             .lock()
@@ -165,6 +199,26 @@ impl Sources {
     }
 }
 
+/// Where a value written at `start` ends, by its brackets and quotes.
+fn value_end(t: &[u8], start: usize, line_end: usize) -> usize {
+    let (mut depth, mut quoted, mut escaped) = (0usize, false, false);
+    for (i, &b) in t.iter().enumerate().take(line_end).skip(start) {
+        match b {
+            _ if escaped => escaped = false,
+            b'\\' if quoted => escaped = true,
+            b'"' if quoted && depth == 0 => return i + 1,
+            b'"' => quoted = !quoted,
+            _ if quoted => {}
+            b'(' | b'[' => depth += 1,
+            b')' | b']' if depth <= 1 => return i + 1,
+            b')' | b']' => depth -= 1,
+            b' ' | b'\t' | b'}' | b'#' | b',' if depth == 0 => return i,
+            _ => {}
+        }
+    }
+    line_end
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,6 +231,18 @@ mod tests {
         let shown = s.shown_text(id);
         assert_eq!(shown, "p = ********* # é\nx = 1");
         assert_eq!(shown.len(), s.get(id).text.len());
+    }
+
+    #[test]
+    fn a_file_that_did_not_parse_has_its_secret_assignments_hidden_by_reading() {
+        let mut s = Sources::default();
+        let text = "a { pw = \"x y\" b == 1  pw = env(\"V\", \"d e\") pw=[1, 2] other = 3 }\npw = hunter2\n";
+        let id = s.add("a.kbs".into(), text.into());
+        s.hide_assignments(|k| k == "pw");
+        assert_eq!(
+            s.shown_text(id),
+            "a { pw = ***** b == 1  pw = *************** pw=****** other = 3 }\npw = *******\n"
+        );
     }
 
     #[test]

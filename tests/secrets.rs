@@ -212,6 +212,17 @@ rows! {
         exit: 2,
         shows: "cannot vary",
     },
+    check_text_masks_a_secret_beside_a_syntax_error: Row {
+        scenario: r#"scenario "secrets" {
+  cluster { sasl.password = "@LIT@"  bootstrap == "127.0.0.1:9092" }
+  topic "kb-secrets" { partitions = 1 }
+  workload { messages = 20 }
+}
+"#,
+        args: &["check", "@FILE@"],
+        exit: 2,
+        shows: "kb::syntax",
+    },
     run_masks_a_secret_refused_by_librdkafka: Row {
         scenario: r#"scenario "secrets" {
   producer { ssl_key = env("KB_TEST_SECRET") }
