@@ -195,7 +195,7 @@ pub fn render_text(diags: &Diagnostics, sources: &Sources, color: bool, width: u
     for d in &diags.items {
         let source = d.span.map(|s| {
             let f = sources.get(s.file);
-            NamedSource::new(f.path.display().to_string(), f.text.clone())
+            NamedSource::new(f.path.display().to_string(), sources.shown_text(s.file))
         });
         let r = Rendered { d, source };
         let _ = handler.render_report(&mut out, &r);

@@ -3,7 +3,7 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Index of a file in [`Sources`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -98,9 +98,23 @@ impl SourceFile {
 }
 
 /// All files of one scenario: the main file first, then includes in the order they were met.
-#[derive(Debug, Default, Clone)]
+///
+/// Also the byte ranges that hold secrets: the check stage marks them through a shared
+/// reference (it holds `&Sources`), and [`Sources::shown_text`] is what diagnostics render, so a
+/// snippet never shows a password that sits on the line it points at.
+#[derive(Debug, Default)]
 pub struct Sources {
     files: Vec<Arc<SourceFile>>,
+    hidden: Mutex<Vec<Span>>,
+}
+
+impl Clone for Sources {
+    fn clone(&self) -> Self {
+        Sources {
+            files: self.files.clone(),
+            hidden: Mutex::new(self.hidden_spans()),
+        }
+    }
 }
 
 impl Sources {
@@ -116,5 +130,128 @@ impl Sources {
     pub fn text(&self, span: Span) -> &str {
         let f = self.get(span.file);
         f.text.get(span.start..span.end).unwrap_or("")
+    }
+
+    /// Marks a span as secret: it is shown as `*` wherever source text is rendered.
+    pub fn hide(&self, span: Span) {
+        if !span.is_empty() {
+            self.hidden
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(span);
+        }
+    }
+
+    /// Hides, by reading the text alone, the value of every `key = value` whose key `secret`
+    /// names. For files that did not parse, so have no tree to find values in; a value ends at
+    /// the end of its string, call or list, or at a space, `}` or `#`, and never past its line.
+    pub fn hide_assignments(&self, secret: impl Fn(&str) -> bool) {
+        for (i, f) in self.files.iter().enumerate() {
+            let file = FileId(i as u32);
+            let t = f.text.as_bytes();
+            let mut line_start = 0;
+            for line in f.text.split_inclusive('\n') {
+                for (at, _) in line.match_indices('=') {
+                    let eq = line_start + at;
+                    let before = t.get(eq.wrapping_sub(1)).copied().unwrap_or(b' ');
+                    if matches!(before, b'=' | b'!' | b'<' | b'>') || t.get(eq + 1) == Some(&b'=') {
+                        continue;
+                    }
+                    let head = f.text[line_start..eq].trim_end();
+                    let key_from = head
+                        .rfind(|c: char| !(c.is_ascii_alphanumeric() || "._-".contains(c)))
+                        .map_or(0, |k| k + 1);
+                    if !secret(&head[key_from..]) {
+                        continue;
+                    }
+                    let line_end = line_start + line.trim_end_matches(['\n', '\r']).len();
+                    let start = eq
+                        + 1
+                        + (f.text[eq + 1..line_end].len()
+                            - f.text[eq + 1..line_end].trim_start().len());
+                    self.hide(Span::new(file, start, value_end(t, start, line_end)));
+                }
+                line_start += line.len();
+            }
+        }
+    }
+
+    fn hidden_spans(&self) -> Vec<Span> {
+        self.hidden
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// A file's text as any output may show it: every hidden byte range replaced by `*`, one
+    /// per byte, so every offset and line stays where it was.
+    pub fn shown_text(&self, id: FileId) -> String {
+        let mut bytes = self.get(id).text.clone().into_bytes();
+        for s in self.hidden_spans().iter().filter(|s| s.file == id) {
+            let end = s.end.min(bytes.len());
+            for b in bytes.iter_mut().take(end).skip(s.start) {
+                *b = b'*';
+            }
+        }
+        // Whole characters are replaced (spans start and end on character boundaries), so the
+        // bytes are still UTF-8; lossy only guards a span that does not.
+        String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into())
+    }
+}
+
+/// Where a value written at `start` ends, by its brackets and quotes.
+fn value_end(t: &[u8], start: usize, line_end: usize) -> usize {
+    let (mut depth, mut quoted, mut escaped) = (0usize, false, false);
+    for (i, &b) in t.iter().enumerate().take(line_end).skip(start) {
+        match b {
+            _ if escaped => escaped = false,
+            b'\\' if quoted => escaped = true,
+            b'"' if quoted && depth == 0 => return i + 1,
+            b'"' => quoted = !quoted,
+            _ if quoted => {}
+            b'(' | b'[' => depth += 1,
+            b')' | b']' if depth <= 1 => return i + 1,
+            b')' | b']' => depth -= 1,
+            b' ' | b'\t' | b'}' | b'#' | b',' if depth == 0 => return i,
+            _ => {}
+        }
+    }
+    line_end
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hidden_span_is_shown_as_stars_of_equal_length() {
+        let mut s = Sources::default();
+        let id = s.add("a.kbs".into(), "p = \"hunter2\" # é\nx = 1".into());
+        s.hide(Span::new(id, 4, 13));
+        let shown = s.shown_text(id);
+        assert_eq!(shown, "p = ********* # é\nx = 1");
+        assert_eq!(shown.len(), s.get(id).text.len());
+    }
+
+    #[test]
+    fn a_file_that_did_not_parse_has_its_secret_assignments_hidden_by_reading() {
+        let mut s = Sources::default();
+        let text = "a { pw = \"x y\" b == 1  pw = env(\"V\", \"d e\") pw=[1, 2] other = 3 }\npw = hunter2\n";
+        let id = s.add("a.kbs".into(), text.into());
+        s.hide_assignments(|k| k == "pw");
+        assert_eq!(
+            s.shown_text(id),
+            "a { pw = ***** b == 1  pw = *************** pw=****** other = 3 }\npw = *******\n"
+        );
+    }
+
+    #[test]
+    fn a_secret_of_several_byte_characters_keeps_every_offset() {
+        let mut s = Sources::default();
+        let id = s.add("a.kbs".into(), "p = \"pässwörd\"\n".into());
+        s.hide(Span::new(id, 4, 16));
+        let shown = s.shown_text(id);
+        assert!(!shown.contains("ss"), "{shown}");
+        assert_eq!(shown.len(), s.get(id).text.len());
     }
 }

@@ -39,6 +39,7 @@ const OVERRIDABLE: &[&str] = &["cluster", "topic", "producer", "consumer", "work
 /// Checks a parsed scenario. `sources` holds the files the spans point into; payload files are
 /// resolved relative to the file that names them.
 pub fn check(ast: &Ast, sources: &Sources) -> Result<Scenario, Diagnostics> {
+    props::hide_secrets(ast, sources);
     let mut c = Checker {
         sources,
         diags: Diagnostics::default(),

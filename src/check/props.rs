@@ -10,8 +10,9 @@ use rdkafka::error::KafkaError;
 use super::axes::Picks;
 use super::{units, Checker, Setting};
 use crate::diagnostic::{closest, Diagnostic, Kind};
-use crate::model::{Prop, Props, Scalar};
-use crate::syntax::ValueKind;
+use crate::model::{is_secret, Prop, Props, Scalar, MASK};
+use crate::source::Sources;
+use crate::syntax::{Ast, Entry, Value, ValueKind};
 
 /// Java-client names people paste from articles, with the librdkafka way to say it.
 fn java_only(key: &str) -> Option<&'static str> {
@@ -28,6 +29,7 @@ fn java_only(key: &str) -> Option<&'static str> {
         "receive.buffer.bytes" => "librdkafka calls this `socket.receive.buffer.bytes`",
         "partitioner.class" => "librdkafka picks a built-in partitioner with `partitioner` (e.g. `murmur2_random`, `consistent_random`)",
         "interceptor.classes" | "metric.reporters" => "librdkafka has no Java plugins; drop this property",
+        "sasl.jaas.config" => "librdkafka takes no JAAS config: say `sasl.mechanism`, `sasl.username` and `sasl.password = env(\"KAFKA_PASSWORD\")`",
         _ => return None,
     })
 }
@@ -130,6 +132,65 @@ fn takes_millis(key: &str) -> bool {
     key.ends_with(".ms") || key == "linger.ms"
 }
 
+/// Marks the value of every secret setting in the file as hidden, before anything is checked:
+/// whatever diagnostic later shows its line (a typo beside it, a refusal at it, a section name
+/// that is wrong around it) renders `*` in its place. Through `env("X", "default")` only the
+/// default is a secret; through `{var}` the matrix values are.
+pub(super) fn hide_secrets(ast: &Ast, sources: &Sources) {
+    let mut vars = Vec::new();
+    hide_in(&ast.entries, sources, &mut vars);
+    if !vars.is_empty() {
+        hide_matrix_values(&ast.entries, &vars, sources);
+    }
+}
+
+fn hide_in(entries: &[Entry], sources: &Sources, vars: &mut Vec<String>) {
+    for e in entries {
+        match e {
+            Entry::Setting(s) if is_secret(&s.key.node) => hide_value(&s.value, sources, vars),
+            Entry::Section(sec) => hide_in(&sec.entries, sources, vars),
+            _ => {}
+        }
+    }
+}
+
+fn hide_value(v: &Value, sources: &Sources, vars: &mut Vec<String>) {
+    match &v.kind {
+        // The variable's name is not the secret; a default given in the file is.
+        ValueKind::Call { name, args } if name.node == "env" => {
+            for a in args.iter().skip(1) {
+                sources.hide(a.value.span);
+            }
+        }
+        ValueKind::Var(n) => vars.push(n.node.clone()),
+        _ => sources.hide(v.span),
+    }
+}
+
+fn hide_matrix_values(entries: &[Entry], vars: &[String], sources: &Sources) {
+    for e in entries {
+        let Entry::Section(sec) = e else { continue };
+        for inner in &sec.entries {
+            match inner {
+                Entry::Setting(s) if sec.name.node == "matrix" && vars.contains(&s.key.node) => {
+                    sources.hide(s.value.span)
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// librdkafka's words about a refused value, with the value masked where it is a secret:
+/// librdkafka quotes what it refuses.
+fn refusal_text(why: &str, key: &str, value: &str) -> String {
+    if is_secret(key) && !value.is_empty() {
+        why.replace(value, MASK)
+    } else {
+        why.to_string()
+    }
+}
+
 impl Checker<'_> {
     /// A value as the text a Kafka property takes, with units converted by what the key takes.
     pub(super) fn prop_text(&mut self, key: &str, e: &Setting, ctx: &Picks) -> Option<String> {
@@ -198,6 +259,23 @@ impl Checker<'_> {
             );
             return;
         }
+        if is_secret(key) {
+            if let ValueKind::Var(n) = &e.value.kind {
+                self.err(
+                    Diagnostic::new(
+                        Kind::Value,
+                        e.value.span,
+                        format!("`{key}` is a secret and cannot vary between runs"),
+                    )
+                    .label("a matrix value")
+                    .help(format!(
+                        "set `{key}` once, e.g. `{key} = env(\"KAFKA_PASSWORD\")`: `{{{}}}`'s values show in every run's label",
+                        n.node
+                    )),
+                );
+                return;
+            }
+        }
         let Some(value) = self.prop_text(key, e, ctx) else {
             return;
         };
@@ -229,10 +307,14 @@ impl Checker<'_> {
                     Diagnostic::new(
                         Kind::Property,
                         vspan,
-                        format!("librdkafka refuses `{key} = {value}`"),
+                        if is_secret(key) {
+                            format!("librdkafka refuses the value of `{key}` (a secret, not shown)")
+                        } else {
+                            format!("librdkafka refuses `{key} = {value}`")
+                        },
                     )
                     .label("refused value")
-                    .help(why),
+                    .help(refusal_text(&why, key, &value)),
                 );
             }
         }

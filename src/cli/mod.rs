@@ -126,8 +126,12 @@ pub fn main(cli: Cli) -> Outcome {
 /// Loads, parses and checks one file.
 pub fn load(path: &Path) -> (Sources, Result<Scenario, Diagnostics>) {
     let mut sources = Sources::default();
-    let result =
-        crate::syntax::load(path, &mut sources).and_then(|ast| crate::check::check(&ast, &sources));
+    let parsed = crate::syntax::load(path, &mut sources);
+    // Without a tree the check stage cannot hide secret values by their spans: read for them.
+    if parsed.is_err() {
+        sources.hide_assignments(crate::model::is_secret);
+    }
+    let result = parsed.and_then(|ast| crate::check::check(&ast, &sources));
     (sources, result)
 }
 
