@@ -238,11 +238,12 @@ fn shown(x: f64, d: Unit) -> String {
     }
 }
 
-/// The exit outcome: a failed run beats a failed assertion, Ctrl-C beats both.
-pub fn outcome(exec: &Execution, verdicts: &[Verdict]) -> Outcome {
+/// The exit outcome: a failed run (or a report file that could not be written) beats a failed
+/// assertion, an interrupt beats both.
+pub fn outcome(exec: &Execution, verdicts: &[Verdict], output_failed: bool) -> Outcome {
     Outcome::decide(
         exec.interrupted,
-        exec.failure.is_some(),
+        exec.failure.is_some() || output_failed,
         verdicts.iter().any(|v| !v.pass),
     )
 }
