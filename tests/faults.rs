@@ -143,6 +143,10 @@ fn sigterm_is_handled_like_ctrl_c_with_report_files_and_topic_deleted() {
     );
     assert!(out.contains("incomplete"), "{out}");
     assert!(
+        out.contains("[run] run `run` was cut short: this figure is incomplete"),
+        "{out}"
+    );
+    assert!(
         !out.contains("could not delete") && !err.contains("left behind"),
         "the topic is deleted:\n{out}\n{err}"
     );
