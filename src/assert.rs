@@ -38,6 +38,9 @@ enum Shortfall {
     NotExecuted,
     /// The run executed but the metric has no figure (e.g. no disk measurement).
     NotMeasured { run: String },
+    /// The run was cut short (an interrupt, a lost cluster) and the figure cannot be known
+    /// from part of it (e.g. `lost`: what was not read yet is not known to be lost).
+    CutShort { run: String },
     /// Measured, and outside the bound; `by` is the relative distance when the bound is not 0.
     OutOfBound {
         measured: String,
@@ -52,6 +55,9 @@ impl fmt::Display for Shortfall {
             Shortfall::NoSuchRun => f.write_str("no such run"),
             Shortfall::NotExecuted => f.write_str("the run did not execute"),
             Shortfall::NotMeasured { run } => write!(f, "not measured in run `{run}`"),
+            Shortfall::CutShort { run } => {
+                write!(f, "run `{run}` was cut short: this figure is incomplete")
+            }
             Shortfall::OutOfBound {
                 measured,
                 bound,
@@ -146,8 +152,13 @@ fn value(p: &Plan, ci: usize, e: &Expr, results: &[RunResult]) -> Result<f64, Sh
                 .iter()
                 .find(|r| r.index == i)
                 .ok_or(Shortfall::NotExecuted)?;
-            r.metric(*metric).ok_or_else(|| Shortfall::NotMeasured {
-                run: r.label.clone(),
+            r.metric(*metric).ok_or_else(|| {
+                let run = r.label.clone();
+                if r.complete {
+                    Shortfall::NotMeasured { run }
+                } else {
+                    Shortfall::CutShort { run }
+                }
             })
         }
         Expr::Binary(l, op, r) => {
@@ -238,11 +249,12 @@ fn shown(x: f64, d: Unit) -> String {
     }
 }
 
-/// The exit outcome: a failed run beats a failed assertion, Ctrl-C beats both.
-pub fn outcome(exec: &Execution, verdicts: &[Verdict]) -> Outcome {
+/// The exit outcome: a failed run (or a report file that could not be written) beats a failed
+/// assertion, an interrupt beats both.
+pub fn outcome(exec: &Execution, verdicts: &[Verdict], output_failed: bool) -> Outcome {
     Outcome::decide(
         exec.interrupted,
-        exec.failure.is_some(),
+        exec.failure.is_some() || output_failed,
         verdicts.iter().any(|v| !v.pass),
     )
 }

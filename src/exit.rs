@@ -6,20 +6,23 @@ use std::process::ExitCode;
 pub const OK: u8 = 0;
 /// The runs completed, and at least one assertion failed.
 pub const ASSERTION_FAILED: u8 = 1;
-/// The scenario (or the command line) is invalid; nothing was run.
+/// The scenario or the command line is invalid (a report file that cannot be written
+/// included); nothing was run.
 pub const INVALID: u8 = 2;
-/// The cluster could not be reached, or a run failed (broker lost, topic refused).
+/// The cluster could not be reached, or a run failed (broker lost, topic refused, nothing
+/// delivered), or a report file could not be written after the run.
 pub const RUN_FAILED: u8 = 3;
-/// Interrupted by Ctrl-C; what was measured has been reported.
+/// Interrupted by Ctrl-C or SIGTERM; what was measured has been reported.
 pub const INTERRUPTED: u8 = 130;
 
 pub const HELP: &str = "\
 Exit codes:
   0    every assertion held
   1    an assertion failed (the report says which bound, and by how much)
-  2    the scenario is invalid (diagnostics on stderr); nothing was run
-  3    the cluster could not be reached, or a run failed (partial report written)
-  130  interrupted (Ctrl-C); partial report written";
+  2    the scenario or the command line is invalid (e.g. an unwritable --json); nothing was run
+  3    the cluster could not be reached, a run failed or delivered nothing, or a report file
+       could not be written (partial report written)
+  130  interrupted (Ctrl-C or SIGTERM; a second one exits at once); partial report written";
 
 /// The outcome of a command, mapped to its exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 //! and merged once at the end; nothing is stored per sample. Figures are derived here and
 //! only here; `report` prints them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
@@ -90,8 +90,14 @@ pub struct Internals {
 pub struct Delivery {
     /// Distinct measured records read back.
     pub consumed: u64,
-    /// Acked records never read back within the drain time.
-    pub lost: u64,
+    /// Acked records never read back within the drain time; None when the run was cut short
+    /// (interrupted, cluster lost): the consumer stopped with it, so what it did not read is
+    /// not known to be lost.
+    pub lost: Option<u64>,
+    /// The run was cut short, so these figures cover only what was read before it stopped.
+    pub incomplete: bool,
+    /// Records reported failed (e.g. timed out) that were written all the same: read back.
+    pub failed_but_delivered: u64,
     pub duplicated: u64,
     /// Records that arrived before an earlier one of the same producer and partition.
     pub reordered: u64,
@@ -118,6 +124,9 @@ pub struct RunResult {
     #[serde(rename = "payload_bytes")]
     pub key_value_bytes: u64,
     pub elapsed_secs: f64,
+    /// How far past its planned duration the run finished (the drain of what the cluster
+    /// could not take in time); None for runs not bounded by a duration.
+    pub schedule_slip_secs: Option<f64>,
     pub throughput_msgs: f64,
     pub throughput_bytes: f64,
     pub target_rate: Option<f64>,
@@ -148,7 +157,7 @@ impl RunResult {
             Metric::Failed => self.failed as f64,
             Metric::QueueFull => self.queue_full as f64,
             Metric::Consumed => self.delivery.as_ref()?.consumed as f64,
-            Metric::Lost => self.delivery.as_ref()?.lost as f64,
+            Metric::Lost => self.delivery.as_ref()?.lost? as f64,
             Metric::Duplicated => self.delivery.as_ref()?.duplicated as f64,
             Metric::Reordered => self.delivery.as_ref()?.reordered as f64,
             Metric::Elapsed => self.elapsed_secs,
@@ -182,6 +191,8 @@ pub struct ProducerRecording {
     pub acked: u64,
     pub failed: u64,
     pub failed_by_kind: BTreeMap<String, u64>,
+    /// Sequence numbers of the records reported failed, when stamped for a consumer.
+    pub failed_seqs: Vec<u64>,
     pub queue_full: u64,
     pub key_value_bytes: u64,
     pub ack: Histogram<u64>,
@@ -203,6 +214,7 @@ impl ProducerRecording {
             acked: 0,
             failed: 0,
             failed_by_kind: BTreeMap::new(),
+            failed_seqs: Vec::new(),
             queue_full: 0,
             key_value_bytes: 0,
             ack: new_histogram(),
@@ -217,9 +229,35 @@ impl ProducerRecording {
     }
 }
 
+/// Which sequence numbers of one producer were read back: a growable bitset, one bit per
+/// record.
+#[derive(Default, Clone, Debug)]
+pub struct SeqSet(Vec<u64>);
+
+impl SeqSet {
+    /// Adds `seq`; true when it was there already.
+    pub fn insert(&mut self, seq: u64) -> bool {
+        let (w, b) = ((seq / 64) as usize, seq % 64);
+        if w >= self.0.len() {
+            self.0.resize(w + 1, 0);
+        }
+        let was = self.0[w] & (1 << b) != 0;
+        self.0[w] |= 1 << b;
+        was
+    }
+
+    pub fn contains(&self, seq: u64) -> bool {
+        self.0
+            .get((seq / 64) as usize)
+            .is_some_and(|w| w & (1 << (seq % 64)) != 0)
+    }
+}
+
 /// What the consumer thread recorded: measured records read back.
 pub struct ConsumerRecording {
     pub e2e: Histogram<u64>,
+    /// Per producer id, the sequence numbers read back.
+    pub seen: HashMap<u32, SeqSet>,
     pub consumed: u64,
     pub duplicated: u64,
     pub reordered: u64,
@@ -232,6 +270,29 @@ pub struct Recordings<'a> {
     pub rate: &'a RateSpec,
     /// Bytes the topic grew on disk over the measured phase, when it could be measured.
     pub disk_bytes: Option<u64>,
+    /// The planned duration of the measured phase, when it has one.
+    pub duration: Option<Duration>,
+    /// The run was cut short (interrupted, cluster lost): delivery cannot be judged.
+    pub cut_short: bool,
+}
+
+/// Lost and failed-but-delivered, record by record: a failed record that was read back is
+/// not an acked one, so it must not make up for an acked record that never was. With every
+/// record either acked or failed (a run that finished), the acked records read back are the
+/// distinct records read back less the failed ones among them.
+/// Producer `i` of `producers` wrote its stamps with id `i`.
+pub fn account(producers: &[ProducerRecording], consumer: &ConsumerRecording) -> (u64, u64) {
+    let failed_but_delivered: u64 = producers
+        .iter()
+        .enumerate()
+        .map(|(id, p)| match consumer.seen.get(&(id as u32)) {
+            Some(seen) => p.failed_seqs.iter().filter(|s| seen.contains(**s)).count() as u64,
+            None => 0,
+        })
+        .sum();
+    let acked: u64 = producers.iter().map(|p| p.acked).sum();
+    let acked_read = consumer.consumed.saturating_sub(failed_but_delivered);
+    (acked.saturating_sub(acked_read), failed_but_delivered)
 }
 
 impl RunResult {
@@ -282,11 +343,17 @@ impl RunResult {
         self.ack = LatencySummary::from_histogram(&ack);
         self.service = LatencySummary::from_histogram(&service);
         self.send_delay = LatencySummary::from_histogram(&send_delay);
+        self.schedule_slip_secs = rec
+            .duration
+            .map(|d| (self.elapsed_secs - d.as_secs_f64()).max(0.0));
         if let Some(c) = rec.consumer {
             self.e2e = Some(LatencySummary::from_histogram(&c.e2e));
+            let (lost, failed_but_delivered) = account(rec.producers, c);
             self.delivery = Some(Delivery {
                 consumed: c.consumed,
-                lost: self.acked.saturating_sub(c.consumed),
+                lost: (!rec.cut_short).then_some(lost),
+                incomplete: rec.cut_short,
+                failed_but_delivered,
                 duplicated: c.duplicated,
                 reordered: c.reordered,
             });
@@ -332,5 +399,103 @@ impl Internals {
             wire_ratio: avg(|i| i.wire_ratio),
             produce_requests: all.map(|i| i.produce_requests).sum(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A producer that sent `0..sent`, of which `failed` were reported failed.
+    fn producer(sent: u64, failed: &[u64]) -> ProducerRecording {
+        let mut p = ProducerRecording::empty();
+        p.sent = sent;
+        p.failed = failed.len() as u64;
+        p.acked = sent - p.failed;
+        p.failed_seqs = failed.to_vec();
+        p
+    }
+
+    /// A consumer that read these sequence numbers of each producer.
+    fn consumer(read: &[&[u64]]) -> ConsumerRecording {
+        let mut c = ConsumerRecording {
+            e2e: new_histogram(),
+            seen: HashMap::new(),
+            consumed: 0,
+            duplicated: 0,
+            reordered: 0,
+        };
+        for (id, seqs) in read.iter().enumerate() {
+            for s in *seqs {
+                c.seen.entry(id as u32).or_default().insert(*s);
+                c.consumed += 1;
+            }
+        }
+        c
+    }
+
+    #[test]
+    fn a_failed_record_read_back_does_not_hide_a_lost_acked_one() {
+        // Records 0..10; 7 failed (timed out) but was written; acked 3 was never read.
+        let producers = [producer(10, &[7])];
+        let c = consumer(&[&[0, 1, 2, 4, 5, 6, 7, 8, 9]]);
+        // acked − consumed would say 9 − 9 = 0 lost.
+        assert_eq!(account(&producers, &c), (1, 1));
+    }
+
+    #[test]
+    fn failed_records_are_matched_to_their_own_producer() {
+        // Producer 1's failed seq 2 was not written; producer 0's seq 2 (acked) was read.
+        let producers = [producer(3, &[]), producer(3, &[2])];
+        let c = consumer(&[&[0, 1, 2], &[0, 1]]);
+        assert_eq!(account(&producers, &c), (0, 0));
+    }
+
+    #[test]
+    fn every_acked_record_read_back_is_no_loss() {
+        let producers = [producer(4, &[1, 3])];
+        let c = consumer(&[&[0, 1, 2, 3]]);
+        assert_eq!(account(&producers, &c), (0, 2));
+    }
+
+    #[test]
+    fn a_cut_short_run_reports_delivery_incomplete_never_lost() {
+        let producers = [producer(100, &[])];
+        let c = consumer(&[&[0, 1, 2]]);
+        let mut r = RunResult::default();
+        r.derive_figures(&Recordings {
+            producers: &producers,
+            consumer: Some(&c),
+            rate: &RateSpec::Unlimited,
+            disk_bytes: None,
+            duration: None,
+            cut_short: true,
+        });
+        let d = r.delivery.clone().expect("a consumer ran");
+        assert_eq!((d.lost, d.incomplete), (None, true));
+        assert_eq!(
+            r.metric(Metric::Lost),
+            None,
+            "no assertion judges it as loss"
+        );
+    }
+
+    #[test]
+    fn a_run_that_ends_past_its_duration_reports_the_slip() {
+        let mut p = producer(10, &[]);
+        p.start_ns = 0;
+        p.first_send_ns = 1;
+        p.last_send_ns = 2_000_000_000;
+        p.last_ack_ns = 5_000_000_000;
+        let mut r = RunResult::default();
+        r.derive_figures(&Recordings {
+            producers: &[p],
+            consumer: None,
+            rate: &RateSpec::Unlimited,
+            disk_bytes: None,
+            duration: Some(Duration::from_secs(2)),
+            cut_short: false,
+        });
+        assert_eq!(r.schedule_slip_secs, Some(3.0));
     }
 }

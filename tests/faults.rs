@@ -14,8 +14,17 @@ use common::{fixture, repo, text};
 
 /// Starts kafkabench on the two-run fixture, writing JSON to `json`.
 fn spawn_long_run(json: &std::path::Path, bootstrap: Option<&str>) -> Child {
+    spawn(
+        &["run", &fixture("run/long_paced.kbs"), "--quiet", "--json"],
+        json,
+        bootstrap,
+    )
+}
+
+/// Starts kafkabench with `args` and then `json`.
+fn spawn(args: &[&str], json: &std::path::Path, bootstrap: Option<&str>) -> Child {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kafkabench"));
-    cmd.args(["run", &fixture("run/long_paced.kbs"), "--quiet", "--json"])
+    cmd.args(args)
         .arg(json)
         .current_dir(repo())
         .env("NO_COLOR", "1")
@@ -102,6 +111,77 @@ fn ctrl_c_reports_what_was_measured_and_exits_130() {
     );
 }
 
+fn signal(child: &Child, sig: i32) {
+    // SAFETY: sends a signal to the child this test spawned.
+    unsafe { libc::kill(child.id() as i32, sig) };
+}
+
+#[test]
+fn sigterm_is_handled_like_ctrl_c_with_report_files_and_topic_deleted() {
+    common::require_broker();
+    let dir = tempfile::tempdir().unwrap();
+    let (json, junit) = (dir.path().join("out.json"), dir.path().join("junit.xml"));
+    let child = spawn(
+        &[
+            "run",
+            &fixture("run/long_consumed.kbs"),
+            "--quiet",
+            "--junit",
+            junit.to_str().unwrap(),
+            "--json",
+        ],
+        &json,
+        None,
+    );
+    std::thread::sleep(Duration::from_secs(8));
+    signal(&child, libc::SIGTERM);
+    let (code, out, err, after) = wait_bounded(child, Duration::from_secs(40));
+    assert_eq!(code, 130, "stdout:\n{out}\nstderr:\n{err}");
+    assert!(
+        after < Duration::from_secs(20),
+        "took {after:?} after SIGTERM"
+    );
+    assert!(out.contains("incomplete"), "{out}");
+    assert!(
+        out.contains("[run] run `run` was cut short: this figure is incomplete"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("could not delete") && !err.contains("left behind"),
+        "the topic is deleted:\n{out}\n{err}"
+    );
+    let (doc, runs) = runs(&json);
+    assert_eq!(doc["outcome"], "interrupted");
+    assert_eq!(runs[0]["complete"], false);
+    // The consumer stopped with the run: what it had not read yet is not lost.
+    let d = &runs[0]["delivery"];
+    assert_eq!(d["incomplete"], true, "{d}");
+    assert_eq!(d["lost"], serde_json::Value::Null, "{d}");
+    let junit = std::fs::read_to_string(&junit).expect("JUnit written");
+    assert!(junit.contains(r#"errors="1""#), "{junit}");
+    assert!(junit.contains("<error message=\"interrupted"), "{junit}");
+    assert!(junit.contains("<skipped message="), "{junit}");
+}
+
+#[test]
+fn ctrl_c_while_connecting_exits_130_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    // Nothing answers there: connecting would wait for its 10 s bound.
+    let child = spawn_long_run(&json, Some("127.0.0.1:1"));
+    std::thread::sleep(Duration::from_secs(1));
+    signal(&child, libc::SIGINT);
+    let (code, out, err, after) = wait_bounded(child, Duration::from_secs(20));
+    assert_eq!(code, 130, "stdout:\n{out}\nstderr:\n{err}");
+    assert!(
+        after < Duration::from_secs(3),
+        "took {after:?} after Ctrl-C"
+    );
+    let (doc, runs) = runs(&json);
+    assert_eq!(doc["outcome"], "interrupted");
+    assert!(runs.is_empty(), "{doc}");
+}
+
 /// A second single-node cluster, stopped (and its data wiped) when dropped.
 struct SecondBroker {
     home: tempfile::TempDir,
@@ -137,19 +217,25 @@ impl SecondBroker {
     }
 
     fn kill_hard(&self) {
+        self.signal(libc::SIGKILL);
+    }
+
+    fn signal(&self, sig: i32) {
         let pid_file: PathBuf = self.home.path().join("node1.pid");
         let pid: i32 = std::fs::read_to_string(pid_file)
             .unwrap()
             .trim()
             .parse()
             .unwrap();
-        // SAFETY: SIGKILL to the broker process this test started.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
+        // SAFETY: a signal to the broker process this test started.
+        unsafe { libc::kill(pid, sig) };
     }
 }
 
 impl Drop for SecondBroker {
     fn drop(&mut self) {
+        // A paused broker would not stop.
+        self.signal(libc::SIGCONT);
         let _ = self.kafka_local().args(["down", "--wipe"]).output();
     }
 }
@@ -182,4 +268,31 @@ fn losing_the_broker_mid_run_reports_finished_runs_and_exits_3() {
     if let Some(cut) = runs.get(1) {
         assert_eq!(cut["complete"], false, "{doc}");
     }
+}
+
+#[test]
+fn a_second_interrupt_exits_at_once_naming_the_topic_left_behind() {
+    let broker = SecondBroker::up(19092);
+    let bootstrap = format!("127.0.0.1:{}", broker.port);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let child = spawn_long_run(&json, Some(&bootstrap));
+    std::thread::sleep(Duration::from_secs(10));
+    // A paused broker answers nothing and drops nothing: every wait on it runs to its bound.
+    broker.signal(libc::SIGSTOP);
+    signal(&child, libc::SIGINT);
+    std::thread::sleep(Duration::from_secs(8));
+    signal(&child, libc::SIGINT);
+    let (code, out, err, after) = wait_bounded(child, Duration::from_secs(60));
+    broker.signal(libc::SIGCONT);
+    assert_eq!(code, 130, "stdout:\n{out}\nstderr:\n{err}");
+    assert!(
+        after < Duration::from_secs(3),
+        "took {after:?} after the second interrupt"
+    );
+    assert!(
+        err.contains("interrupted again") && err.contains("topic kb-test-long-long"),
+        "names what it leaves behind:\n{err}"
+    );
+    assert!(err.contains("left behind"), "{err}");
 }

@@ -99,3 +99,154 @@ fn unreachable_cluster_exits_3_naming_the_address() {
         started.elapsed()
     );
 }
+
+#[test]
+fn a_report_file_in_a_missing_folder_exits_2_before_any_work() {
+    let started = std::time::Instant::now();
+    let out = kafkabench(&[
+        "run",
+        &fixture("run/bound_ok.kbs"),
+        "--quiet",
+        // Unreachable: were the cluster tried first, this would take the 10 s connect bound.
+        "--bootstrap",
+        "127.0.0.1:1",
+        "--json",
+        "no-such-folder/out.json",
+    ]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr:\n{stderr}");
+    assert!(
+        stderr.contains("cannot write --json no-such-folder/out.json"),
+        "{stderr}"
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "took {:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn a_junit_path_that_is_a_folder_exits_2_and_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("out.json");
+    // A folder: not writable as a file even by root (tests may run as root, where permission
+    // bits do not stop a write).
+    let folder = dir.path().to_str().unwrap();
+    let out = kafkabench(&[
+        "run",
+        &fixture("run/bound_ok.kbs"),
+        "--quiet",
+        "--bootstrap",
+        "127.0.0.1:1",
+        "--json",
+        json.to_str().unwrap(),
+        "--junit",
+        folder,
+    ]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr:\n{stderr}");
+    assert!(
+        stderr.contains(&format!("cannot write --junit {folder}")),
+        "{stderr}"
+    );
+    assert!(!json.exists(), "the writable one is not left behind");
+}
+
+#[test]
+fn a_report_file_that_fails_while_written_exits_3_with_the_report_printed() {
+    common::require_broker();
+    // /dev/full opens for writing and then refuses every byte (ENOSPC).
+    let out = kafkabench(&[
+        "run",
+        &fixture("run/bound_ok.kbs"),
+        "--quiet",
+        "--json",
+        "/dev/full",
+    ]);
+    let stdout = expect_exit(&out, 3);
+    assert!(stdout.contains("PASS  failed == 0"), "{stdout}");
+    assert!(
+        text(&out.stderr).contains("cannot write /dev/full"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn a_run_that_delivered_nothing_fails_with_the_cause() {
+    common::require_broker();
+    let out = kafkabench(&["run", &fixture("run/nothing_delivered.kbs"), "--quiet"]);
+    expect_exit(&out, 3);
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(
+            "nothing was delivered: all 20 records sent failed (MessageSizeTooLarge: 20)"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_duration_run_the_cluster_cannot_keep_up_with_says_how_far_it_slipped() {
+    common::require_broker();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("out.json");
+    let out = kafkabench(&[
+        "run",
+        &fixture("run/slow_drain.kbs"),
+        "--quiet",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let stdout = expect_exit(&out, 0);
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json).unwrap()).expect("valid JSON");
+    let run = &v["runs"][0];
+    let slip = run["schedule_slip_secs"].as_f64().expect("slip reported");
+    let elapsed = run["elapsed_secs"].as_f64().unwrap();
+    assert!(slip >= 1.0, "{run}");
+    assert!(
+        (elapsed - 2.0 - slip).abs() < 0.01,
+        "slip = elapsed - duration: {run}"
+    );
+    assert!(
+        stdout.contains("past its planned duration: the cluster could not keep up"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn failed_records_read_back_are_reported_apart_and_hide_no_loss() {
+    common::require_broker();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("out.json");
+    let out = kafkabench(&[
+        "run",
+        &fixture("run/failed_but_delivered.kbs"),
+        "--quiet",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let stdout = expect_exit(&out, 0);
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json).unwrap()).expect("valid JSON");
+    let run = &v["runs"][0];
+    let d = &run["delivery"];
+    let (acked, failed) = (
+        run["acked"].as_u64().unwrap(),
+        run["failed"].as_u64().unwrap(),
+    );
+    let consumed = d["consumed"].as_u64().unwrap();
+    let fbd = d["failed_but_delivered"].as_u64().expect("reported");
+    assert_eq!(d["incomplete"], false, "{run}");
+    assert!(failed > 0, "the fixture makes records fail: {run}");
+    assert!(fbd <= failed, "{run}");
+    // Per record: every acked record was read, so nothing is lost, and what was read beyond
+    // the acked records is exactly the failed ones that were written.
+    assert_eq!(d["lost"], 0, "{run}");
+    assert_eq!(consumed, acked + fbd, "{run}");
+    if fbd > 0 {
+        assert!(stdout.contains("were delivered all the same"), "{stdout}");
+    }
+}

@@ -311,6 +311,24 @@ impl Delivery<'_> {
         unsafe { ((*self.m).len + (*self.m).key_len) as u64 }
     }
 
+    /// The value of the record's last header named `name`. It searches the header list, so
+    /// the caller asks only on the rare path (a failed record's stamp).
+    pub fn header(&self, name: &std::ffi::CStr) -> Option<&[u8]> {
+        let mut hdrs: *mut rd::rd_kafka_headers_t = ptr::null_mut();
+        let (mut value, mut size): (*const c_void, usize) = (ptr::null(), 0);
+        let ok = rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR;
+        // SAFETY: as above; the header list and its values live as long as the message.
+        unsafe {
+            if rd::rd_kafka_message_headers(self.m, &mut hdrs) != ok
+                || rd::rd_kafka_header_get_last(hdrs, name.as_ptr(), &mut value, &mut size) != ok
+                || value.is_null()
+            {
+                return None;
+            }
+            Some(std::slice::from_raw_parts(value.cast::<u8>(), size))
+        }
+    }
+
     /// librdkafka's own produce() → delivery time in microseconds. It reads the clock, so the
     /// caller asks only when it needs it (paced runs).
     pub fn latency_us(&self) -> i64 {

@@ -58,7 +58,12 @@ pub fn write(p: &Plan, exec: &Execution, out: &mut dyn Write) -> io::Result<()> 
         row.extend([ms(r.ack.p50_ms), ms(r.ack.p99_ms), ms(r.ack.p999_ms)]);
         if e2e {
             match (&r.e2e, &r.delivery) {
-                (Some(l), Some(d)) => row.extend([ms(l.p50_ms), ms(l.p99_ms), d.lost.to_string()]),
+                (Some(l), Some(d)) => row.extend([
+                    ms(l.p50_ms),
+                    ms(l.p99_ms),
+                    // Cut short: what was not read yet is not known to be lost.
+                    d.lost.map_or("incomplete".into(), |n| n.to_string()),
+                ]),
                 _ => row.extend(["-".into(), "-".into(), "-".into()]),
             }
         }
@@ -89,6 +94,25 @@ pub fn write(p: &Plan, exec: &Execution, out: &mut dyn Write) -> io::Result<()> 
             r.failed,
             kinds.join(", ")
         )?;
+    }
+    for r in &exec.results {
+        if let Some(d) = r.delivery.as_ref().filter(|d| d.failed_but_delivered > 0) {
+            writeln!(
+                out,
+                "  {}: {} of the failed records were delivered all the same (read back)",
+                r.label, d.failed_but_delivered
+            )?;
+        }
+        // Under a second is scheduling noise and the final ack's round trip.
+        if let Some(slip) = r.schedule_slip_secs.filter(|s| *s >= 1.0) {
+            writeln!(
+                out,
+                "  {}: finished {} past its planned duration: the cluster could not keep up, \
+                 and the records queued by then were drained after it",
+                r.label,
+                human_duration(slip)
+            )?;
+        }
     }
     for n in &exec.notes {
         writeln!(out, "  note: {n}")?;

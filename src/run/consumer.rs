@@ -31,27 +31,11 @@ pub struct ConsumerOutcome {
     pub error: Option<String>,
 }
 
-/// Which sequence numbers of one producer were seen: a growable bitset, 1 bit per record.
-#[derive(Default)]
-struct Seen(Vec<u64>);
-
-impl Seen {
-    /// True when `seq` was already seen.
-    fn insert(&mut self, seq: u64) -> bool {
-        let (w, b) = ((seq / 64) as usize, seq % 64);
-        if w >= self.0.len() {
-            self.0.resize(w + 1, 0);
-        }
-        let was = self.0[w] & (1 << b) != 0;
-        self.0[w] |= 1 << b;
-        was
-    }
-}
-
 pub fn run(job: ConsumerJob) -> ConsumerOutcome {
     let mut out = ConsumerOutcome {
         recording: ConsumerRecording {
             e2e: new_histogram(),
+            seen: HashMap::new(),
             consumed: 0,
             duplicated: 0,
             reordered: 0,
@@ -94,7 +78,6 @@ pub fn run(job: ConsumerJob) -> ConsumerOutcome {
     job.barrier.wait();
 
     let t0 = job.shared.t0;
-    let mut seen: HashMap<u32, Seen> = HashMap::new();
     let mut last_seq: HashMap<(u32, i32), u64> = HashMap::new();
     let mut drain_deadline: Option<Instant> = None;
     loop {
@@ -135,7 +118,12 @@ pub fn run(job: ConsumerJob) -> ConsumerOutcome {
             continue; // a warm-up record
         }
         let rec = &mut out.recording;
-        if seen.entry(stamp.producer).or_default().insert(stamp.seq) {
+        if rec
+            .seen
+            .entry(stamp.producer)
+            .or_default()
+            .insert(stamp.seq)
+        {
             rec.duplicated += 1;
             continue;
         }

@@ -35,6 +35,9 @@ pub enum RunError {
     /// down).
     #[error("{0}")]
     ClusterLost(String),
+    /// Interrupted (a signal) before the run measured anything.
+    #[error("interrupted before measuring")]
+    Interrupted,
     /// The measured phase ran, and a producer could not finish it (records left undelivered,
     /// a client that could not be created).
     #[error("{0}")]

@@ -8,6 +8,7 @@ use rdkafka::types::RDKafkaErrorCode;
 
 use super::recorder::Recorder;
 use super::shared::Shared;
+use super::stamp;
 use crate::native::producer::{self as native, EventKind};
 
 /// Set in the delivery opaque for warm-up records, which are sent but not measured. Intended
@@ -19,6 +20,9 @@ const WARMUP_BIT: usize = 1 << 63;
 pub fn opaque(intended_ns: u64, measured: bool) -> usize {
     intended_ns as usize | if measured { 0 } else { WARMUP_BIT }
 }
+
+/// How long an interrupted run still waits for the delivery reports of what it sent.
+const INTERRUPTED_DRAIN: Duration = Duration::from_secs(5);
 
 /// How many events one `serve` takes at most, so a flood of reports cannot starve the sender.
 const EVENTS_PER_SERVE: usize = 64;
@@ -69,6 +73,9 @@ impl<'a> Events<'a> {
                     if code == RDKafkaErrorCode::AllBrokersDown {
                         self.shared
                             .cluster_lost(format!("all brokers are down ({reason})"));
+                    } else {
+                        // Kept to explain a run that delivered nothing (e.g. authentication).
+                        self.shared.client_error(format!("{code:?}: {reason}"));
                     }
                 }
                 EventKind::Other => {}
@@ -99,6 +106,9 @@ impl<'a> Events<'a> {
                 Some(code) => {
                     failed += 1;
                     *r.failed_by_kind.entry(format!("{code:?}")).or_default() += 1;
+                    if let Some(s) = d.header(stamp::HEADER_C).and_then(stamp::decode) {
+                        r.failed_seqs.push(s.seq);
+                    }
                 }
             }
         }
@@ -116,12 +126,18 @@ impl<'a> Events<'a> {
 
     /// Sends what lingers and serves events until every record is delivered or `timeout`
     /// passes; false when records are still outstanding.
-    /// With the cluster lost, what is outstanding is purged and reported failed at once.
+    /// With the cluster lost, what is outstanding is purged and reported failed at once; once
+    /// interrupted, the wait is cut to `INTERRUPTED_DRAIN` (a person is waiting for the report).
     pub fn drain(&mut self, timeout: Duration) -> bool {
         self.producer.begin_flush();
         let mut deadline = Instant::now() + timeout;
         let mut purged = false;
+        let mut cut = false;
         while self.producer.outq_len() > 0 {
+            if self.shared.interrupted() && !cut {
+                cut = true;
+                deadline = deadline.min(Instant::now() + INTERRUPTED_DRAIN);
+            }
             if self.shared.lost() && !purged {
                 self.producer.purge();
                 purged = true;

@@ -8,6 +8,7 @@ pub mod admin;
 mod consumer;
 mod error;
 mod events;
+mod interrupt;
 mod lifecycle;
 pub mod logdirs;
 pub mod pacer;
@@ -23,6 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 pub use error::{RunError, RunFailure};
+pub use interrupt::LiveTopic;
 pub use progress::{Progress, ProgressPhase, ProgressSink};
 
 use crate::measure::RunResult;
@@ -41,19 +43,13 @@ pub struct RunOptions {
     pub keep_topics: bool,
     /// Where live progress goes, a few times a second; None for none.
     pub progress: Option<ProgressSink>,
+    /// The topic created and not yet deleted, for whoever ends the process early.
+    pub live_topic: LiveTopic,
 }
 
-/// Runs every planned run in order; stops at the first run that fails, and at Ctrl-C (which
-/// sets `interrupt`).
+/// Runs every planned run in order; stops at the first run that fails, and when `interrupt`
+/// is set (the caller sets it on a signal: Ctrl-C, SIGTERM).
 pub async fn execute(plan: &Plan, opts: &RunOptions, interrupt: Arc<AtomicBool>) -> Execution {
-    {
-        let flag = interrupt.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                flag.store(true, Ordering::SeqCst);
-            }
-        });
-    }
     let mut exec = Execution {
         results: Vec::new(),
         failure: None,
@@ -83,6 +79,10 @@ pub async fn execute(plan: &Plan, opts: &RunOptions, interrupt: Arc<AtomicBool>)
                     break;
                 }
                 stopped
+            }
+            Err(RunError::Interrupted) => {
+                exec.interrupted = true;
+                break;
             }
             Err(e) => Some(e),
         };

@@ -315,9 +315,16 @@ pub fn run(job: ProducerJob) -> ProducerOutcome {
     // Learn the partition leaders and connect before the clock starts: otherwise the first
     // records of a run wait for librdkafka's lazy metadata request, a start-up stall that would
     // be charged to the workload. A failure here is left to the run itself to report.
-    let _ = producer
-        .client()
-        .fetch_metadata(Some(&job.topic), Duration::from_secs(10));
+    // In short tries, so an interrupt is not held up by a cluster that does not answer.
+    let metadata_by = Instant::now() + Duration::from_secs(10);
+    while !shared.stopping() && Instant::now() < metadata_by {
+        let tried = producer
+            .client()
+            .fetch_metadata(Some(&job.topic), Duration::from_millis(500));
+        if tried.is_ok() {
+            break;
+        }
+    }
     let native = match native::Producer::new(&producer, &job.topic) {
         Ok(p) => p,
         Err(e) => {
@@ -401,6 +408,7 @@ fn finish(mut s: Sender, start_ns: u64, sent: Sent, flushed: bool) -> ProducerOu
         acked: r.acked,
         failed: r.failed + s.enqueue_failed,
         failed_by_kind,
+        failed_seqs: std::mem::take(&mut r.failed_seqs),
         queue_full: s.queue_full,
         key_value_bytes: r.key_value_bytes,
         // Unlimited: sent when due, so service time is the ack latency itself.

@@ -23,6 +23,10 @@ pub struct Recorder {
     pub acked: u64,
     pub failed: u64,
     pub failed_by_kind: BTreeMap<String, u64>,
+    /// Sequence numbers of the measured records reported failed (stamped runs only): some
+    /// may have been written all the same, which only the consumer can tell. Failures are
+    /// rare, so this grows only on the failure path.
+    pub failed_seqs: Vec<u64>,
     pub key_value_bytes: u64,
     pub last_ack_ns: u64,
     stats: StatsCounters,
@@ -57,6 +61,7 @@ impl Recorder {
             acked: 0,
             failed: 0,
             failed_by_kind: BTreeMap::new(),
+            failed_seqs: Vec::new(),
             key_value_bytes: 0,
             last_ack_ns: 0,
             stats: StatsCounters::default(),

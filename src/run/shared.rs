@@ -12,6 +12,8 @@ pub struct Shared {
     interrupt: Arc<AtomicBool>,
     lost: AtomicBool,
     lost_reason: Mutex<Option<String>>,
+    /// The first other error a client reported (authentication, TLS, a broker refusing).
+    client_error: Mutex<Option<String>>,
     /// Measured records sent, updated in batches (see the producer's send loop).
     pub sent: AtomicU64,
     pub acked: AtomicU64,
@@ -19,7 +21,8 @@ pub struct Shared {
     pub producers_done: AtomicBool,
     /// Records the consumer has read (warm-up included), for `in_flight_until = consumed`.
     pub consumed_any: AtomicU64,
-    /// Acked measured records, known once producers are done: what the consumer must see.
+    /// Measured records reported acked or failed (a failed one may have been written all the
+    /// same), known once producers are done: what the consumer waits to see, up to its drain.
     pub expected: AtomicU64,
 }
 
@@ -30,6 +33,7 @@ impl Shared {
             interrupt,
             lost: AtomicBool::new(false),
             lost_reason: Mutex::new(None),
+            client_error: Mutex::new(None),
             sent: AtomicU64::new(0),
             acked: AtomicU64::new(0),
             failed: AtomicU64::new(0),
@@ -59,6 +63,21 @@ impl Shared {
         if !self.lost.swap(true, Ordering::AcqRel) {
             *self.lost_reason.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason);
         }
+    }
+
+    /// Keeps the first client error; later ones are usually its consequences.
+    pub fn client_error(&self, reason: String) {
+        self.client_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert(reason);
+    }
+
+    pub fn first_client_error(&self) -> Option<String> {
+        self.client_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     pub fn lost_reason(&self) -> Option<String> {

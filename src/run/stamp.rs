@@ -6,6 +6,8 @@
 
 /// The header key the stamp travels under.
 pub const HEADER: &str = "kb";
+/// The same key for librdkafka's C API.
+pub const HEADER_C: &std::ffi::CStr = c"kb";
 /// Encoded length; a header of another length under `HEADER` is not ours.
 pub const LEN: usize = 21;
 

@@ -125,8 +125,11 @@ pub async fn measure(
     for o in joined {
         prods.push(o.map_err(|_| RunError::ThreadPanicked("a producer thread"))?);
     }
-    let acked_total: u64 = prods.iter().map(|o| o.recording.acked).sum();
-    shared.expected.store(acked_total, Ordering::Release);
+    let reported: u64 = prods
+        .iter()
+        .map(|o| o.recording.acked + o.recording.failed_seqs.len() as u64)
+        .sum();
+    shared.expected.store(reported, Ordering::Release);
     shared.producers_done.store(true, Ordering::Release);
     let cons = match consumer_handle {
         Some(h) => Some(
@@ -181,6 +184,8 @@ pub async fn measure(
         consumer: cons.as_ref().map(|c| &c.recording),
         rate: &w.rate,
         disk_bytes,
+        duration: w.duration,
+        cut_short: shared.interrupted() || shared.lost(),
     });
 
     let errors: Vec<String> = errors.into_iter().flatten().collect();
@@ -190,6 +195,32 @@ pub async fn measure(
     r.error = lost.or_else(|| (!errors.is_empty()).then(|| errors.join("; ")));
     if shared.interrupted() {
         r.error = Some("interrupted".into());
+    } else if r.complete && r.acked == 0 {
+        // Nothing delivered is a failed run, never a pass (`failed == 0` would hold for a run
+        // that could not even send).
+        r.complete = false;
+        r.error = Some(nothing_delivered(&r, shared.first_client_error()));
     }
     Ok(r)
+}
+
+/// Why a run that finished delivered nothing, as far as the clients told.
+fn nothing_delivered(r: &RunResult, client_error: Option<String>) -> String {
+    let mut cause = if r.sent == 0 {
+        "nothing was delivered: no record could be sent".to_string()
+    } else {
+        format!("nothing was delivered: all {} records sent failed", r.sent)
+    };
+    if !r.failed_by_kind.is_empty() {
+        let kinds: Vec<String> = r
+            .failed_by_kind
+            .iter()
+            .map(|(k, n)| format!("{k}: {n}"))
+            .collect();
+        cause.push_str(&format!(" ({})", kinds.join(", ")));
+    }
+    if let Some(e) = client_error {
+        cause.push_str(&format!("; the client reported {e}"));
+    }
+    cause
 }
