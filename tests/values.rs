@@ -180,6 +180,15 @@ fn a_negative_rate_is_refused() {
 }
 
 #[test]
+fn a_segment_with_a_negative_length_is_refused_once_and_its_rate_is_not_blamed() {
+    refused(
+        &format!("{TOPIC} workload {{ rate = 5/s for -1s }}"),
+        &["a duration is never negative"],
+        &["not a rate", "neither how many"],
+    );
+}
+
+#[test]
 fn acks_minus_one_is_a_client_property_librdkafka_accepts() {
     let s = accepted(&format!(
         "{TOPIC} producer {{ acks = -1 }} workload {{ messages = 1 }}"

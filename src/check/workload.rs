@@ -218,6 +218,8 @@ impl Checker<'_> {
                             )
                             .label("expected e.g. `1m`"),
                         ),
+                        // The duration's own mistake is already reported.
+                        (Some(Scalar::Rate(_)), None) => {}
                         (Some(other), _) => self.err(
                             Diagnostic::new(
                                 Kind::Type,
