@@ -220,16 +220,37 @@ impl Props {
     }
 }
 
+/// The longest topic name Kafka accepts.
+pub const TOPIC_NAME_MAX: usize = 249;
+
+/// Hex digits of the run id `plan` appends to a created topic's name (`-1a2b3c`), so that the
+/// check stage can hold names to [`TOPIC_NAME_MAX`] with the suffix included.
+pub const RUN_ID_DIGITS: usize = 6;
+/// The run suffix: a `-` and the run id.
+pub const RUN_SUFFIX_LEN: usize = RUN_ID_DIGITS + 1;
+
 #[derive(Clone, Debug, Serialize)]
 pub struct TopicSpec {
     /// The name as templated for this cell, before the run suffix.
     pub name: String,
+    /// Where the name was written, for diagnostics about it.
+    #[serde(skip)]
+    pub name_span: Option<Span>,
     pub partitions: i32,
     pub replication: i32,
+    /// Topic-level configs the topic is created with.
     pub configs: Props,
+    /// Configs written for an `existing` topic: it is not created, so they are not applied;
+    /// `plan` moves them here so that every output says so.
+    #[serde(skip_serializing_if = "no_props")]
+    pub ignored_configs: Props,
     /// Use a topic that already exists: never created, written only because the file says so,
     /// never deleted.
     pub existing: bool,
+}
+
+fn no_props(p: &Props) -> bool {
+    p.0.is_empty()
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -44,7 +44,8 @@ pub fn new_run_id() -> String {
     let mut h = RandomState::new().build_hasher();
     h.write_u128(nanos);
     h.write_u32(std::process::id());
-    format!("{:06x}", h.finish() & 0xff_ffff)
+    let digits = RUN_ID_DIGITS;
+    format!("{:0digits$x}", h.finish() & ((1 << (4 * digits)) - 1))
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -110,7 +111,9 @@ pub fn plan(scenario: &Scenario, opts: &PlanOptions) -> Plan {
                 p
             });
             let mut topic = spec.topic.clone();
-            if !topic.existing {
+            if topic.existing {
+                topic.ignored_configs = std::mem::take(&mut topic.configs);
+            } else {
                 topic.name = format!("{}-{}", topic.name, opts.run_id);
             }
             RunPlan {

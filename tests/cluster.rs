@@ -51,9 +51,11 @@ async fn topic_produce_consume_and_disk_bytes() {
     let topic = format!("kb-foundation-{}", kafkabench::plan::new_run_id());
     let spec = TopicSpec {
         name: topic.clone(),
+        name_span: None,
         partitions: 3,
         replication: 1,
         configs: Props::default(),
+        ignored_configs: Props::default(),
         existing: false,
     };
     admin.create_topic(&spec).await.expect("topic created");

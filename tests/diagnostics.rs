@@ -26,9 +26,12 @@ macro_rules! each_fixture {
 
 each_fixture!(
     bad_expectations,
+    byte_rate,
+    cascades,
     empty_matrix,
     five_mistakes,
     java_properties,
+    meaningless_values,
     missing_payload_file,
     secrets,
     syntax_error,
@@ -92,4 +95,12 @@ fn five_independent_mistakes_give_five_diagnostics() {
         d.items.iter().all(|x| x.span.is_some()),
         "every diagnostic has a span"
     );
+}
+
+#[test]
+fn four_independent_mistakes_next_to_an_empty_matrix_give_four_diagnostics() {
+    let (_, result) = load(Path::new("tests/fixtures/invalid/cascades.kbs"));
+    let d = result.expect_err("invalid");
+    let messages: Vec<&str> = d.items.iter().map(|x| x.message.as_str()).collect();
+    assert_eq!(d.len(), 4, "{messages:#?}");
 }

@@ -12,8 +12,9 @@ use kafkabench::syntax::parse;
 /// The suffix `plan` appends to topic names; fixed here so names can be compared.
 const RUN_ID: &str = "r1";
 
-/// A topic and a workload, for cases about something else.
-const BASICS: &str = r#"topic "orders" { }  workload { messages = 1000 }"#;
+/// A topic and a workload, for cases about something else. The topic exists, so every run may
+/// write into it (a created topic is one per run, so its name needs a variable in a matrix).
+const BASICS: &str = r#"topic "orders" { existing = true }  workload { messages = 1000 }"#;
 
 fn checked(body: &str) -> Result<Scenario, String> {
     let text = format!("scenario \"lowering\" {{\n{body}\n}}\n");
@@ -111,7 +112,7 @@ fn expect_diagnostic(body: &str, message: &str) {
 #[test]
 fn a_scenario_with_neither_matrix_nor_steps_is_one_run_labelled_run() {
     expect_runs(
-        BASICS,
+        r#"topic "orders" { }  workload { messages = 1000 }"#,
         &["topic.name", "workload.messages"],
         &[("run", &["orders-r1", "1000"])],
     );
@@ -243,7 +244,7 @@ fn a_later_ladder_step_replaces_what_an_earlier_one_set() {
 #[test]
 fn a_step_overrides_topic_workload_and_producer_settings_and_the_next_step_inherits_the_base() {
     expect_runs(
-        r#"topic "orders" { partitions = 3 }
+        r#"topic "orders-{step}" { partitions = 3 }
            producer { acks = all }
            workload { messages = 1000  producers = 1 }
            steps {
@@ -326,25 +327,71 @@ fn variables_in_a_topic_name_take_each_cells_values_as_written() {
 }
 
 #[test]
-fn characters_kafka_refuses_in_a_topic_name_become_underscores() {
+fn characters_kafka_refuses_in_a_variables_value_become_underscores_in_a_created_topic() {
     expect_runs(
-        r#"topic "by {who}" { }
+        r#"topic "by-{who}" { }
            workload { messages = 1000 }
            matrix { who = ["ann & bo", "cy/dee"] }"#,
         &["topic.name"],
         &[
-            ("who=ann & bo", &["by_ann___bo-r1"]),
-            ("who=cy/dee", &["by_cy_dee-r1"]),
+            ("who=ann & bo", &["by-ann___bo-r1"]),
+            ("who=cy/dee", &["by-cy_dee-r1"]),
         ],
     );
 }
 
 #[test]
-fn an_escaped_brace_in_a_topic_name_is_not_a_variable() {
-    expect_runs(
+fn an_escaped_brace_in_a_topic_name_is_not_a_variable_and_not_a_topic_name_character() {
+    expect_diagnostic(
         r#"topic "t\{x\}" { }  workload { messages = 1000 }"#,
-        &["topic.name"],
-        &[("run", &["t_x_-r1"])],
+        "`{` cannot stand in a topic name",
+    );
+}
+
+#[test]
+fn a_character_kafka_refuses_written_in_a_topic_name_is_refused_not_replaced() {
+    expect_diagnostic(
+        r#"topic "my/topic" { }  workload { messages = 1000 }"#,
+        "`/` cannot stand in a topic name",
+    );
+}
+
+#[test]
+fn an_existing_topic_whose_name_kafka_refuses_is_refused_even_through_a_variable() {
+    expect_diagnostic(
+        r#"topic "my/topic" { existing = true }  workload { messages = 1000 }"#,
+        "`/` cannot stand in a topic name",
+    );
+    expect_diagnostic(
+        r#"topic "by-{who}" { existing = true }  workload { messages = 1000 }
+           matrix { who = ["cy/dee"] }"#,
+        "the existing topic `by-cy/dee` has a character Kafka does not allow",
+    );
+}
+
+#[test]
+fn a_topic_name_longer_than_kafka_allows_with_the_run_suffix_is_refused() {
+    let fits = "t".repeat(249 - 7);
+    runs(&format!(
+        r#"topic "{fits}" {{ }}  workload {{ messages = 1 }}"#
+    ));
+    expect_diagnostic(
+        &format!(r#"topic "{fits}x" {{ }}  workload {{ messages = 1 }}"#),
+        "is 250 characters with the run suffix; Kafka allows 249",
+    );
+    let existing = "t".repeat(250);
+    expect_diagnostic(
+        &format!(r#"topic "{existing}" {{ existing = true }}  workload {{ messages = 1 }}"#),
+        "is 250 characters; Kafka allows 249",
+    );
+}
+
+#[test]
+fn two_runs_that_would_create_the_same_topic_are_refused_naming_both() {
+    expect_diagnostic(
+        r#"topic "orders" { }  workload { messages = 1 }  producer { linger.ms = {linger} }
+           matrix { linger = [0ms, 5ms] }"#,
+        "runs `linger=0ms` and `linger=5ms` would both create topic `orders`",
     );
 }
 
@@ -384,6 +431,30 @@ fn a_matrix_of_more_than_max_cells_is_a_diagnostic_naming_the_count() {
     expect_diagnostic(
         &format!("{BASICS}  matrix {{ a = {ten}  b = {ten}  c = {ten}  d = [0, 1] }}"),
         "this expands to 2000 runs; at most 1000 are allowed",
+    );
+}
+
+#[test]
+fn a_matrix_whose_run_count_overflows_reports_the_true_count() {
+    let values = |n: usize| {
+        format!(
+            "[{}]",
+            (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
+        )
+    };
+    let matrix = |vars: usize, n: usize| {
+        (0..vars)
+            .map(|v| format!("v{v} = {}", values(n)))
+            .collect::<Vec<_>>()
+            .join("  ")
+    };
+    expect_diagnostic(
+        &format!("{BASICS}  matrix {{ {} }}", matrix(16, 16)),
+        "this expands to 18446744073709551616 runs",
+    );
+    expect_diagnostic(
+        &format!("{BASICS}  matrix {{ {} }}", matrix(30, 10)),
+        "this expands to 1000000000000000000000000000000 runs",
     );
 }
 

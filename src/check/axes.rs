@@ -296,22 +296,23 @@ impl Checker<'_> {
     }
 
     /// Every combination of one value per axis, the first axis varying slowest (steps, then
-    /// the matrix variables in order), or `None` when there is none to run or too many.
+    /// the matrix variables in order), or `None` when there are too many. Counted before
+    /// anything is expanded, without overflow, so the count reported is the true one.
     pub(super) fn combinations(&mut self, axes: &[Axis], span: Span) -> Option<Vec<Vec<usize>>> {
-        let total: usize = axes.iter().map(|a| a.values.len().max(1)).product();
-        if total > MAX_CELLS {
+        let total = axes
+            .iter()
+            .try_fold(1u128, |n, a| n.checked_mul(a.values.len() as u128));
+        if total.map_or(true, |t| t > MAX_CELLS as u128) {
+            let count = total.map_or(format!("more than {}", u128::MAX), |t| t.to_string());
             self.err(
                 Diagnostic::new(
                     Kind::Value,
                     span,
-                    format!("this expands to {total} runs; at most {MAX_CELLS} are allowed"),
+                    format!("this expands to {count} runs; at most {MAX_CELLS} are allowed"),
                 )
                 .label("too many combinations")
                 .help("split the scenario, or use fewer values per variable"),
             );
-            return None;
-        }
-        if axes.iter().any(|a| a.values.is_empty()) {
             return None;
         }
         let mut combinations: Vec<Vec<usize>> = vec![vec![]];

@@ -156,6 +156,24 @@ pub(super) fn assertion(
             return None;
         }
     }
+    if let Test::Within(Expr::Const(lo, _), Expr::Const(hi, _)) = &test {
+        if lo > hi {
+            let syntax::Test::Within(l, h) = &a.test else {
+                unreachable!("a model range comes from a syntax range")
+            };
+            let (l, h) = (c.sources.text(l.span()), c.sources.text(h.span()));
+            c.err(
+                Diagnostic::new(
+                    Kind::Value,
+                    syntax_rhs_span(a),
+                    "the low end is above the high end",
+                )
+                .label("no value is in this range")
+                .help(format!("write `in {h}..{l}`")),
+            );
+            return None;
+        }
+    }
     // The span may run over a trailing comment (pest skips it while looking for `when`).
     let text: Vec<&str> = c
         .sources
@@ -200,9 +218,33 @@ fn unit_hint(u: Unit) -> String {
 fn expr(c: &mut Checker, e: &syntax::Expr, axes: &[Axis], consumer: bool) -> Option<(Expr, Unit)> {
     match e {
         syntax::Expr::Literal(v) => {
-            let val = match &v.kind {
-                ValueKind::Quantity(q) => units::quantity(q).map_err(|d| c.err(d)).ok()?,
-                ValueKind::Rate(r) => units::rate(r).map_err(|d| c.err(d)).ok()?,
+            // A constant may be negative (`e2e.p50 - ack.p50 > -1ms`): its magnitude is read
+            // like any literal, and the sign applied in base units.
+            let sign = |n: &syntax::Number| if n.value < 0.0 { -1.0 } else { 1.0 };
+            let abs = |q: &syntax::Quantity| syntax::Quantity {
+                number: syntax::Number {
+                    value: q.number.value.abs(),
+                    integer: q.number.integer,
+                },
+                unit: q.unit.clone(),
+            };
+            let (val, sign) = match &v.kind {
+                ValueKind::Quantity(q) => (
+                    units::quantity(&abs(q), v.span)
+                        .map_err(|d| c.err(d))
+                        .ok()?,
+                    sign(&q.number),
+                ),
+                ValueKind::Rate(r) => {
+                    let magnitude = syntax::RateLit {
+                        amount: abs(&r.amount),
+                        per: r.per.clone(),
+                    };
+                    (
+                        units::rate(&magnitude, v.span).map_err(|d| c.err(d)).ok()?,
+                        sign(&r.amount.number),
+                    )
+                }
                 _ => return None,
             };
             let (x, d) = match val {
@@ -213,7 +255,7 @@ fn expr(c: &mut Checker, e: &syntax::Expr, axes: &[Axis], consumer: bool) -> Opt
                 Scalar::ByteRate(r) => (r, Unit::ByteRate),
                 Scalar::Word(_) | Scalar::Str(_) => return None,
             };
-            Some((Expr::Const(x, d), d))
+            Some((Expr::Const(sign * x, d), d))
         }
         syntax::Expr::Metric(m) => {
             let Some(metric) = parse_metric(&m.name.node) else {
@@ -294,6 +336,10 @@ fn pick(
     value: &syntax::Value,
     axes: &[Axis],
 ) -> Option<Scalar> {
+    // A variable declared without values is already reported.
+    if c.valueless.iter().any(|v| v == var) {
+        return None;
+    }
     let Some(axis) = axes.iter().find(|a| a.name == var) else {
         let names: Vec<&str> = axes.iter().map(|a| a.name.as_str()).collect();
         c.err(

@@ -2,12 +2,10 @@
 //! to a [`RunSpec`] (cluster, topic and its name, client properties, workload).
 
 use super::axes::{Axis, Picks};
-use super::{props, Checker, Setting};
-use crate::diagnostic::{suggest, Diagnostic, Kind};
-use crate::model::{Cell, Coord, Prop, Props, RunSpec, Scalar, TopicSpec};
+use super::{Checker, Setting};
+use crate::diagnostic::{Diagnostic, Kind};
+use crate::model::{Cell, Coord, Props, RunSpec, Scalar, TopicSpec};
 use crate::source::Span;
-
-const TOPIC_KEYS: &[&str] = &["partitions", "replication", "existing"];
 
 /// Where a scenario that names no cluster connects: `KAFKA_BOOTSTRAP`, else a broker on this
 /// machine (what `scripts/kafka-local` starts).
@@ -59,9 +57,11 @@ impl Checker<'_> {
         let mut consumer = Props::default();
         let mut topic = TopicSpec {
             name: String::new(),
+            name_span: None,
             partitions: 1,
             replication: 1,
             configs: Props::default(),
+            ignored_configs: Props::default(),
             existing: false,
         };
         let mut topic_named = false;
@@ -90,7 +90,7 @@ impl Checker<'_> {
                 "cluster" => self.prop(&mut client, e, ctx),
                 "producer" => self.prop(&mut producer, e, ctx),
                 "consumer" => self.prop(&mut consumer, e, ctx),
-                "topic" => self.topic_setting(&mut topic, &mut topic_named, e, ctx)?,
+                "topic" => self.topic_setting(&mut topic, &mut topic_named, e, ctx),
                 "workload" => self.workload_key(&mut w, e, ctx),
                 "workload.headers" => {
                     if let Some(v) = self.scalar(&e.value, ctx) {
@@ -105,6 +105,7 @@ impl Checker<'_> {
             }
         }
 
+        self.finish_topic(&mut topic);
         if !topic_named {
             self.err(
                 Diagnostic::new(Kind::Missing, name_span, "the scenario declares no topic")
@@ -128,69 +129,6 @@ impl Checker<'_> {
             workload,
         })
     }
-
-    /// One `topic` setting. `None` stops lowering this cell (a partition or replica count out
-    /// of range makes the rest of its topic meaningless).
-    fn topic_setting(
-        &mut self,
-        topic: &mut TopicSpec,
-        named: &mut bool,
-        e: &Setting,
-        ctx: &Picks,
-    ) -> Option<()> {
-        let key = e.key.node.as_str();
-        match key {
-            "name" => {
-                if let Some(Scalar::Str(s)) = self.scalar(&e.value, ctx) {
-                    topic.name = sanitize_topic(&s);
-                    *named = true;
-                }
-            }
-            // The bounds are sanity limits: far above what a benchmark topic uses, low enough
-            // that a stray digit is caught before the broker is asked.
-            "partitions" => {
-                if let Some(n) = self.count(&e.value, ctx, "partitions") {
-                    topic.partitions = self.positive(n, e.value.span, "partitions", 100_000)?;
-                }
-            }
-            "replication" | "replication.factor" => {
-                if let Some(n) = self.count(&e.value, ctx, "replication") {
-                    topic.replication = self.positive(n, e.value.span, "replication", 32)?;
-                }
-            }
-            "existing" => match self.scalar(&e.value, ctx) {
-                Some(Scalar::Word(w)) if w == "true" || w == "false" => {
-                    topic.existing = w == "true"
-                }
-                _ => self.err(
-                    Diagnostic::new(Kind::Type, e.value.span, "`existing` is `true` or `false`")
-                        .label("expected true or false"),
-                ),
-            },
-            _ if props::TOPIC_CONFIGS.contains(&key) => {
-                if let Some(s) = self.prop_text(key, e, ctx) {
-                    topic.configs.0.push(Prop {
-                        key: key.into(),
-                        value: s,
-                        span: Some(e.key.span),
-                    });
-                }
-            }
-            _ => {
-                let cands: Vec<&str> = TOPIC_KEYS
-                    .iter()
-                    .chain(props::TOPIC_CONFIGS)
-                    .copied()
-                    .collect();
-                self.err(
-                    Diagnostic::new(Kind::UnknownKey, e.key.span, format!("unknown topic setting `{key}`"))
-                        .label("not a topic setting or a topic-level config")
-                        .help(suggest(key, &cands, "topic settings are `partitions`, `replication`, `existing` and Kafka's topic configs")),
-                )
-            }
-        }
-        Some(())
-    }
 }
 
 /// The base settings with each picked step's overrides laid over them: an override replaces
@@ -210,17 +148,4 @@ fn overlay(base: &[Setting], picks: &Picks) -> Vec<Setting> {
         }
     }
     settings
-}
-
-/// Kafka topic names allow `[a-zA-Z0-9._-]`; anything else from a template becomes `_`.
-fn sanitize_topic(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }

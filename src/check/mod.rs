@@ -15,6 +15,7 @@ mod expect;
 mod lower;
 mod payload;
 mod props;
+mod topic;
 mod units;
 mod values;
 mod workload;
@@ -45,6 +46,7 @@ pub fn check(ast: &Ast, sources: &Sources) -> Result<Scenario, Diagnostics> {
         diags: Diagnostics::default(),
         prop_cache: HashMap::new(),
         files: HashMap::new(),
+        valueless: Vec::new(),
     };
     let scenario = c.scenario(ast);
     let diags = c.diags.finish();
@@ -70,6 +72,9 @@ struct Checker<'s> {
     /// librdkafka's answer per `(key, value)`: every cell asks again for the same settings.
     prop_cache: HashMap<(String, String), Result<(), String>>,
     files: HashMap<PathBuf, Result<Lines, String>>,
+    /// Axes declared without values: already reported, so a `{var}` naming one is not reported
+    /// again as unknown, and the cells are lowered without them to find every other mistake.
+    valueless: Vec<String>,
 }
 
 /// The top-level entries of a scenario, sorted by what becomes of them.
@@ -96,13 +101,17 @@ impl Checker<'_> {
         let mut axes: Vec<Axis> = Vec::new();
         if let Some(sec) = sections.steps {
             let cumulative = sec.name.node == "ladder";
-            if let Some(axis) = self.steps(sec, cumulative, &mut sections.has_consumer) {
-                axes.push(axis);
+            match self.steps(sec, cumulative, &mut sections.has_consumer) {
+                Some(axis) => axes.push(axis),
+                None => self.valueless.push("step".into()),
             }
         }
         if let Some(m) = sections.matrix {
             axes.extend(self.matrix(m));
         }
+        let (valueless, axes): (Vec<Axis>, Vec<Axis>) =
+            axes.into_iter().partition(|a| a.values.is_empty());
+        self.valueless.extend(valueless.into_iter().map(|a| a.name));
         let span = sections.matrix.map_or(ast.name.span, |m| m.name.span);
         let combinations = self.combinations(&axes, span)?;
 
@@ -119,6 +128,7 @@ impl Checker<'_> {
             })
             .collect();
 
+        self.shared_topics(&cells);
         let any_consumer = cells.iter().any(|c| c.spec.consumer.is_some());
         let assertions = sections
             .expects

@@ -296,10 +296,12 @@ impl Checker<'_> {
                 };
                 let a = self.call_args(name, args, allowed);
                 let mut n = None;
+                let mut keys_written = false;
                 let mut s = DEFAULT_ZIPF_EXPONENT;
                 for (k, val) in a {
                     if k == "keys" {
-                        n = self.count(val, ctx, "the number of keys");
+                        keys_written = true;
+                        n = self.count(val, ctx, "the number of keys", 1..=MAX_KEYS);
                     } else {
                         match self.scalar(val, ctx) {
                             Some(Scalar::Number(x)) if x > 0.0 && x < 10.0 => s = x,
@@ -315,8 +317,10 @@ impl Checker<'_> {
                     }
                 }
                 let n = match n {
-                    Some(n) if (1..=MAX_KEYS).contains(&n) => n,
-                    _ => {
+                    Some(n) => n,
+                    // A wrong count is already reported.
+                    None if keys_written => return None,
+                    None => {
                         self.err(
                             Diagnostic::new(
                                 Kind::Value,

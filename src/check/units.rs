@@ -63,18 +63,45 @@ fn unit_error(unit: &str, span: Span, candidates: &[&str], what: &str) -> Diagno
         .help(help)
 }
 
-pub(super) fn quantity(q: &Quantity) -> Result<Scalar, Diagnostic> {
+/// The largest size: numbers are read as `f64`, which holds whole numbers exactly up to 2^53
+/// bytes (8PiB), far beyond any size Kafka or a payload takes.
+pub(super) const MAX_SIZE: f64 = 9_007_199_254_740_992.0;
+
+/// A literal with its unit, at `span`. Durations and sizes are never negative: a negative
+/// number is a count, a property value (`acks = -1`) or, in `expect`, an arithmetic constant.
+pub(super) fn quantity(q: &Quantity, span: Span) -> Result<Scalar, Diagnostic> {
     let n = q.number.value;
     let Some(unit) = &q.unit else {
         return Ok(Scalar::Number(n));
     };
     let u = unit.node.as_str();
+    let negative = |what: &str| {
+        Diagnostic::new(Kind::Value, span, format!("a {what} is never negative"))
+            .label(format!("{}{u}", n))
+            .help(format!("write `{}{u}`", -n))
+    };
     if let Some((_, f)) = DURATION_UNITS.iter().find(|(x, _)| *x == u) {
-        // Capped (at ~30,000 years) because `from_secs_f64` panics on overflow.
+        if n < 0.0 {
+            return Err(negative("duration"));
+        }
+        // Capped (at ~30,000 years) because `from_secs_f64` panics on overflow; each key that
+        // takes a duration has its own, far lower, bound.
         return Ok(Scalar::Duration(Duration::from_secs_f64((n * f).min(1e12))));
     }
     if let Some((_, f)) = SIZE_UNITS.iter().find(|(x, _)| *x == u) {
-        return Ok(Scalar::Size((n * f).round().min(u64::MAX as f64) as u64));
+        if n < 0.0 {
+            return Err(negative("size"));
+        }
+        if n * f > MAX_SIZE {
+            return Err(Diagnostic::new(
+                Kind::Value,
+                span,
+                format!("`{n}{u}` is too large for a size"),
+            )
+            .label("too large")
+            .help("sizes go up to 8PiB (2^53 bytes); a unit may have slipped"));
+        }
+        return Ok(Scalar::Size((n * f).round() as u64));
     }
     match u {
         "x" => Ok(Scalar::Ratio(n)),
@@ -83,7 +110,7 @@ pub(super) fn quantity(q: &Quantity) -> Result<Scalar, Diagnostic> {
     }
 }
 
-pub(super) fn rate(r: &RateLit) -> Result<Scalar, Diagnostic> {
+pub(super) fn rate(r: &RateLit, span: Span) -> Result<Scalar, Diagnostic> {
     let per = r.per.node.as_str();
     let Some((_, period)) = PERIODS.iter().find(|(p, _)| *p == per) else {
         let names: Vec<&str> = PERIODS.iter().map(|(p, _)| *p).collect();
@@ -94,7 +121,7 @@ pub(super) fn rate(r: &RateLit) -> Result<Scalar, Diagnostic> {
             "a rate is per `s`, `min` or `h`",
         ));
     };
-    match quantity(&r.amount)? {
+    match quantity(&r.amount, span)? {
         Scalar::Number(n) => Ok(Scalar::Rate(n / period)),
         Scalar::Size(b) => Ok(Scalar::ByteRate(b as f64 / period)),
         other => {

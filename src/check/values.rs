@@ -1,6 +1,7 @@
 //! Value resolution: `{var}` to the value it stands for in a cell, `env()`, `{var}` templates in
 //! strings, and the typed getters (count, duration, size) that report a wrong kind of value.
 
+use std::ops::RangeInclusive;
 use std::time::Duration;
 
 use super::axes::Picks;
@@ -16,8 +17,10 @@ impl Checker<'_> {
         match &v.kind {
             ValueKind::Var(name) => match ctx.lookup(&name.node) {
                 Some(av) => Some(&av.ast),
+                None if self.valueless.contains(&name.node) => None,
                 None => {
-                    let names = ctx.names();
+                    let mut names = ctx.names();
+                    names.extend(self.valueless.iter().map(String::as_str));
                     self.err(
                         Diagnostic::new(
                             Kind::Variable,
@@ -42,8 +45,8 @@ impl Checker<'_> {
     pub(super) fn scalar(&mut self, v: &Value, ctx: &Picks) -> Option<Scalar> {
         let v = self.resolve(v, ctx)?;
         match &v.kind {
-            ValueKind::Quantity(q) => units::quantity(q).map_err(|d| self.err(d)).ok(),
-            ValueKind::Rate(r) => units::rate(r).map_err(|d| self.err(d)).ok(),
+            ValueKind::Quantity(q) => units::quantity(q, v.span).map_err(|d| self.err(d)).ok(),
+            ValueKind::Rate(r) => units::rate(r, v.span).map_err(|d| self.err(d)).ok(),
             ValueKind::Word(w) => Some(Scalar::Word(w.clone())),
             ValueKind::Str(s) => self.template(s, v.span, ctx).map(Scalar::Str),
             ValueKind::Call { name, args } if name.node == "env" => {
@@ -125,9 +128,11 @@ impl Checker<'_> {
             let name = &tail[1..end];
             match ctx.lookup(name) {
                 Some(av) => out.push_str(&av.text),
+                None if self.valueless.iter().any(|v| v == name) => ok = false,
                 None => {
                     ok = false;
-                    let names = ctx.names();
+                    let mut names = ctx.names();
+                    names.extend(self.valueless.iter().map(String::as_str));
                     let off = span.start + 1 + (s.len() - rest.len()) + i;
                     let vspan = Span::new(span.file, off, (off + end + 1).min(span.end));
                     self.err(
@@ -157,9 +162,17 @@ impl Checker<'_> {
         );
     }
 
-    pub(super) fn count(&mut self, v: &Value, ctx: &Picks, what: &str) -> Option<u64> {
-        match self.scalar(v, ctx)? {
-            Scalar::Number(n) if n >= 0.0 && n.fract() == 0.0 && n < 1e18 => Some(n as u64),
+    /// A whole number in `range`, refused with the reason: a fraction, a value below or above the
+    /// range (a negative count included), or another kind of value.
+    pub(super) fn count(
+        &mut self,
+        v: &Value,
+        ctx: &Picks,
+        what: &str,
+        range: RangeInclusive<u64>,
+    ) -> Option<u64> {
+        let n = match self.scalar(v, ctx)? {
+            Scalar::Number(n) => n,
             other => {
                 let (k, msg) = (
                     other.kind_name(),
@@ -172,6 +185,33 @@ impl Checker<'_> {
                     format!("expected a count, found {k}"),
                     "write e.g. `100_000`",
                 );
+                return None;
+            }
+        };
+        let span = self.resolve(v, ctx).map_or(v.span, |x| x.span);
+        let (low, high) = (*range.start(), *range.end());
+        let problem = if n.fract() != 0.0 {
+            Some((
+                format!("{what} is a whole number, not {n}"),
+                "a fraction".to_string(),
+            ))
+        } else if n < low as f64 {
+            Some((
+                format!("{what} must be at least {low}"),
+                format!("{n} is too small"),
+            ))
+        } else if n > high as f64 {
+            Some((
+                format!("{what} must be at most {high}"),
+                format!("{n} is too large"),
+            ))
+        } else {
+            None
+        };
+        match problem {
+            None => Some(n as u64),
+            Some((message, label)) => {
+                self.err(Diagnostic::new(Kind::Value, span, message).label(label));
                 None
             }
         }
@@ -199,21 +239,6 @@ impl Checker<'_> {
                 None
             }
         }
-    }
-
-    pub(super) fn positive(&mut self, n: u64, span: Span, what: &str, max: u64) -> Option<i32> {
-        if n == 0 || n > max {
-            self.err(
-                Diagnostic::new(
-                    Kind::Value,
-                    span,
-                    format!("{what} must be between 1 and {max}"),
-                )
-                .label(format!("{n} is out of range")),
-            );
-            return None;
-        }
-        Some(n as i32)
     }
 }
 

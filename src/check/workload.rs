@@ -26,6 +26,13 @@ const WORKLOAD_KEYS: &[&str] = &[
 /// scenario about rates or latency is not a scenario about bandwidth.
 const DEFAULT_PAYLOAD_SIZE: usize = 100;
 
+/// The longest a run may last (its `duration`, a shape's total, a warm-up): a soak test is
+/// still a run of days, so a longer one is a slipped unit (`1e23h`).
+const MAX_RUN: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// The most messages a run may send: days at millions per second, so more is a slipped digit.
+const MAX_MESSAGES: u64 = 1_000_000_000_000_000;
+
 /// A workload while its keys are being checked, before the defaults are filled in.
 pub(super) struct WorkloadDraft {
     messages: Option<(u64, Span)>,
@@ -33,8 +40,12 @@ pub(super) struct WorkloadDraft {
     warmup: Option<Warmup>,
     rate: Option<RateSpec>,
     in_flight: Option<u32>,
-    /// `messages` or `duration` was written, even if its value was wrong.
+    /// `messages` or `duration` was written, or a `rate` that was refused (it may have been a
+    /// shape, which sets the length): either way "says neither" would be a false follow-up.
     stop_given: bool,
+    /// A byte rate and where it was written: refused once the payload size is known, with the
+    /// message rate it amounts to.
+    byte_rates: Vec<(f64, Span)>,
     /// `in_flight_until`: whether it is `consumed`, and where it was written.
     until: Option<(bool, Span)>,
     producers: u32,
@@ -52,6 +63,7 @@ impl Default for WorkloadDraft {
             rate: None,
             in_flight: None,
             stop_given: false,
+            byte_rates: vec![],
             until: None,
             producers: 1,
             payload: None,
@@ -68,16 +80,27 @@ impl Checker<'_> {
         match key {
             "messages" => {
                 w.stop_given = true;
-                w.messages = self.count(&e.value, ctx, "messages").map(|n| (n, e.value.span))
+                w.messages = self
+                    .count(&e.value, ctx, "messages", 1..=MAX_MESSAGES)
+                    .map(|n| (n, e.value.span))
             }
             "duration" => {
                 w.stop_given = true;
-                w.duration = self.duration(&e.value, ctx, "duration")
+                w.duration = self
+                    .duration(&e.value, ctx, "duration")
+                    .and_then(|d| self.run_length(d, e.value.span, "duration"))
             }
             "warmup" => {
                 w.warmup = match self.scalar(&e.value, ctx) {
-                    Some(Scalar::Duration(d)) => Some(Warmup::Duration(d)),
-                    Some(Scalar::Number(n)) if n.fract() == 0.0 && n >= 0.0 => Some(Warmup::Messages(n as u64)),
+                    Some(Scalar::Duration(d)) => self.run_length_or_zero(d, e.value.span, "warmup").map(Warmup::Duration),
+                    Some(Scalar::Number(n)) if n.fract() == 0.0 && n >= 0.0 && n <= MAX_MESSAGES as f64 => Some(Warmup::Messages(n as u64)),
+                    Some(Scalar::Number(n)) => {
+                        self.err(
+                            Diagnostic::new(Kind::Value, e.value.span, format!("a warm-up is a duration or a whole number of messages from 0 to {MAX_MESSAGES}, not {n}"))
+                                .label("expected e.g. `5s` or `10_000`"),
+                        );
+                        None
+                    }
                     Some(other) => {
                         self.err(
                             Diagnostic::new(Kind::Type, e.value.span, format!("warmup is a duration or a message count, not {}", other.kind_name()))
@@ -88,9 +111,13 @@ impl Checker<'_> {
                     None => None,
                 }
             }
-            "rate" => w.rate = self.rate(&e.value, ctx),
+            "rate" => {
+                w.rate = self.rate(&e.value, ctx, &mut w.byte_rates);
+                // A refused rate may have been a shape, which would have set the length.
+                w.stop_given |= w.rate.is_none();
+            }
             "in_flight" => {
-                w.in_flight = self.count(&e.value, ctx, "in_flight").and_then(|n| self.positive(n, e.value.span, "in_flight", 1_000_000)).map(|n| n as u32)
+                w.in_flight = self.count(&e.value, ctx, "in_flight", 1..=1_000_000).map(|n| n as u32)
             }
             "in_flight_until" => match self.scalar(&e.value, ctx) {
                 Some(Scalar::Word(x)) if x == "acked" || x == "consumed" => w.until = Some((x == "consumed", e.value.span)),
@@ -101,7 +128,7 @@ impl Checker<'_> {
                 ),
             },
             "producers" => {
-                if let Some(n) = self.count(&e.value, ctx, "producers").and_then(|n| self.positive(n, e.value.span, "producers", 64)) {
+                if let Some(n) = self.count(&e.value, ctx, "producers", 1..=64) {
                     w.producers = n as u32;
                 }
             }
@@ -115,19 +142,74 @@ impl Checker<'_> {
         }
     }
 
-    fn rate(&mut self, v: &Value, ctx: &Picks) -> Option<RateSpec> {
+    /// A duration that bounds a run: above zero, at most [`MAX_RUN`].
+    fn run_length(&mut self, d: Duration, span: Span, what: &str) -> Option<Duration> {
+        if d.is_zero() {
+            self.err(
+                Diagnostic::new(Kind::Value, span, format!("{what} must be longer than 0s"))
+                    .label("nothing would run"),
+            );
+            return None;
+        }
+        self.run_length_or_zero(d, span, what)
+    }
+
+    fn run_length_or_zero(&mut self, d: Duration, span: Span, what: &str) -> Option<Duration> {
+        if d > MAX_RUN {
+            self.err(
+                Diagnostic::new(Kind::Value, span, format!("{what} must be at most 7 days"))
+                    .label("too long")
+                    .help("a longer run is almost surely a slipped unit; a soak test of weeks is several runs"),
+            );
+            return None;
+        }
+        Some(d)
+    }
+
+    /// `unlimited`, a message rate above zero, or a shape. Byte rates are collected into
+    /// `byte_rates`, to be refused once the payload size is known.
+    fn rate(
+        &mut self,
+        v: &Value,
+        ctx: &Picks,
+        byte_rates: &mut Vec<(f64, Span)>,
+    ) -> Option<RateSpec> {
         let rv = self.resolve(v, ctx)?;
         match &rv.kind {
             ValueKind::Word(w) if w == "unlimited" => Some(RateSpec::Unlimited),
             ValueKind::Shape(segs) => {
                 let mut out = Vec::new();
                 for s in segs {
-                    let r = units::rate(&s.rate).map_err(|d| self.err(d)).ok();
-                    let d = units::quantity(&s.duration).map_err(|d| self.err(d)).ok();
+                    let r = units::rate(&s.rate, s.rate_span)
+                        .map_err(|d| self.err(d))
+                        .ok();
+                    let d = units::quantity(&s.duration, s.duration_span)
+                        .map_err(|d| self.err(d))
+                        .ok();
                     match (r, d) {
+                        (Some(Scalar::Rate(per_sec)), _) if per_sec < 0.0 => self.err(
+                            Diagnostic::new(
+                                Kind::Value,
+                                s.rate_span,
+                                "a segment's rate is at least 0/s",
+                            )
+                            .label("negative")
+                            .help("`0/s` pauses; write a positive rate to send"),
+                        ),
+                        (Some(Scalar::Rate(_)), Some(Scalar::Duration(d))) if d.is_zero() => self
+                            .err(
+                                Diagnostic::new(
+                                    Kind::Value,
+                                    s.duration_span,
+                                    "a segment lasts longer than 0s",
+                                )
+                                .label("an empty segment")
+                                .help("give it a length, or remove the segment"),
+                            ),
                         (Some(Scalar::Rate(per_sec)), Some(Scalar::Duration(duration))) => {
                             out.push(RateSegment { per_sec, duration })
                         }
+                        (Some(Scalar::ByteRate(b)), _) => byte_rates.push((b, s.rate_span)),
                         (Some(Scalar::Rate(_)), Some(other)) => self.err(
                             Diagnostic::new(
                                 Kind::Type,
@@ -136,6 +218,8 @@ impl Checker<'_> {
                             )
                             .label("expected e.g. `1m`"),
                         ),
+                        // The duration's own mistake is already reported.
+                        (Some(Scalar::Rate(_)), None) => {}
                         (Some(other), _) => self.err(
                             Diagnostic::new(
                                 Kind::Type,
@@ -150,19 +234,70 @@ impl Checker<'_> {
                         _ => {}
                     }
                 }
-                (out.len() == segs.len()).then_some(RateSpec::Shape(out))
+                if out.len() != segs.len() {
+                    return None;
+                }
+                // From the first segment to the last: the shape's own span may run on over
+                // the whitespace after it.
+                let span = match (segs.first(), segs.last()) {
+                    (Some(first), Some(last)) => first.rate_span.to(last.duration_span),
+                    _ => rv.span,
+                };
+                if out.iter().all(|s| s.per_sec == 0.0) {
+                    self.err(
+                        Diagnostic::new(Kind::Value, span, "this rate shape sends nothing")
+                            .label("every segment is 0/s")
+                            .help("`0/s` pauses between segments that send, e.g. `100/s for 10s, then 0/s for 5s, then 100/s for 10s`"),
+                    );
+                    return None;
+                }
+                let total: Duration = out.iter().map(|s| s.duration).sum();
+                self.run_length(total, span, "a rate shape")?;
+                Some(RateSpec::Shape(out))
             }
             _ => match self.scalar(rv, ctx)? {
                 Scalar::Rate(r) if r > 0.0 => Some(RateSpec::Fixed(r)),
+                Scalar::Rate(_) => {
+                    self.err(
+                        Diagnostic::new(Kind::Value, rv.span, "a rate must be above 0/s")
+                            .label("no record would be sent")
+                            .help("leave `rate` out (or write `rate = unlimited`) to send as fast as possible; `0/s` pauses only inside a shape"),
+                    );
+                    None
+                }
+                Scalar::ByteRate(b) => {
+                    byte_rates.push((b, rv.span));
+                    None
+                }
                 other => {
                     self.err(
-                        Diagnostic::new(Kind::Type, rv.span, format!("a rate is `unlimited`, a positive rate or a shape, not {}", other.kind_name()))
-                            .label("not a rate")
+                        Diagnostic::new(Kind::Type, rv.span, format!("a rate is `unlimited`, messages per period or a shape, not {}", other.kind_name()))
+                            .label("expected a rate")
                             .help("e.g. `rate = 5000/s`, `rate = 8000/min`, `rate = 8000/min for 1m, then 200/s for 1m`"),
                     );
                     None
                 }
             },
+        }
+    }
+
+    /// Byte rates are refused: kafkabench paces records. The help gives the message rate the
+    /// byte rate amounts to for this cell's payload (on average, for a file's lines).
+    fn byte_rates(&mut self, rates: &[(f64, Span)], payload: &PayloadSpec) {
+        let size = payload.nominal_size().max(1);
+        let about = match payload {
+            PayloadSpec::File { .. } => "on average ",
+            _ => "",
+        };
+        for (bytes_per_sec, span) in rates {
+            let records = (bytes_per_sec / size as f64).round().max(1.0);
+            self.err(
+                Diagnostic::new(Kind::Value, *span, "a byte rate cannot pace the producer")
+                    .label("bytes per period")
+                    .help(format!(
+                        "kafkabench paces records: with payloads of {about}{size} bytes, write `rate = {records}/s` (per segment in a shape)"
+                    )),
+            );
         }
     }
 
@@ -191,6 +326,11 @@ impl Checker<'_> {
                     .help("e.g. `in_flight = 1`"),
             );
         }
+        let payload = w.payload.unwrap_or(PayloadSpec::Random {
+            size: DEFAULT_PAYLOAD_SIZE,
+            compressibility: 0.0,
+        });
+        self.byte_rates(&w.byte_rates, &payload);
         let rate = w.rate.unwrap_or(RateSpec::Unlimited);
         if !w.stop_given && rate.total_duration().is_none() {
             self.err(
@@ -220,10 +360,7 @@ impl Checker<'_> {
             in_flight: w.in_flight,
             in_flight_until_consumed: w.until.is_some_and(|(c, _)| c),
             producers: w.producers,
-            payload: w.payload.unwrap_or(PayloadSpec::Random {
-                size: DEFAULT_PAYLOAD_SIZE,
-                compressibility: 0.0,
-            }),
+            payload,
             key: w.key.unwrap_or(KeySpec::None),
             headers: w.headers,
         })

@@ -62,6 +62,13 @@ pub fn plan_text(p: &Plan, out: &mut dyn Write) -> io::Result<()> {
             },
             props_inline(&t.configs, " ")
         )?;
+        if !t.ignored_configs.0.is_empty() {
+            writeln!(
+                out,
+                "            ignored on an existing topic: {}",
+                props_inline(&t.ignored_configs, "")
+            )?;
+        }
         writeln!(out, "  producer  {}", props_inline(&r.producer, ""))?;
         if let Some(c) = &r.consumer {
             writeln!(out, "  consumer  {}", props_inline(c, ""))?;
