@@ -30,6 +30,7 @@ each_fixture!(
     five_mistakes,
     java_properties,
     missing_payload_file,
+    non_ascii_columns,
     syntax_error,
     unknown_names,
     wrong_kind,
