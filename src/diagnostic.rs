@@ -3,11 +3,14 @@
 
 use std::fmt::Write as _;
 
-use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceSpan};
+use miette::{
+    GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError, MietteSpanContents,
+    SourceCode, SourceSpan, SpanContents,
+};
 use serde::Serialize;
 
 use crate::format::plural;
-use crate::source::{Sources, Span};
+use crate::source::{SourceFile, Sources, Span};
 
 /// What kind of mistake; each has a stable code users can search for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -29,6 +32,7 @@ pub enum Kind {
     EmptyList,
     PayloadFile,
     Include,
+    Limit,
 }
 
 impl Kind {
@@ -51,6 +55,7 @@ impl Kind {
             Kind::EmptyList => "kb::empty-list",
             Kind::PayloadFile => "kb::payload-file",
             Kind::Include => "kb::include",
+            Kind::Limit => "kb::limit",
         }
     }
 }
@@ -141,16 +146,26 @@ impl From<Diagnostic> for Diagnostics {
     }
 }
 
+/// Lines longer than this (in characters) are not shown: miette cannot lay out a label past
+/// column 65 535 (Rust's formatting width limit), and a wall of text helps nobody anyway.
+const MAX_SHOWN_LINE: usize = 1_000;
+
 /// miette's view of one diagnostic.
 #[derive(Debug)]
 struct Rendered<'a> {
     d: &'a Diagnostic,
-    source: Option<NamedSource<String>>,
+    source: Option<CharColumns<'a>>,
+    /// Set when the source is too long to show: where the span is, said in words instead.
+    unshown: Option<String>,
 }
 
 impl std::fmt::Display for Rendered<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.d.message)
+        f.write_str(&self.d.message)?;
+        match &self.unshown {
+            Some(at) => write!(f, "\n{at}"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -173,6 +188,7 @@ impl miette::Diagnostic for Rendered<'_> {
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        self.source.as_ref()?;
         let span = self.d.span?;
         let label = LabeledSpan::new_with_span(
             self.d.label.clone(),
@@ -182,8 +198,71 @@ impl miette::Diagnostic for Rendered<'_> {
     }
 }
 
+/// A named source whose columns count characters, as JSON's do and as editors show them;
+/// miette's own count is in bytes, so the two disagreed on any line with an accent.
+#[derive(Debug)]
+struct CharColumns<'a> {
+    name: String,
+    text: &'a str,
+}
+
+impl SourceCode for CharColumns<'_> {
+    fn read_span<'b>(
+        &'b self,
+        span: &SourceSpan,
+        before: usize,
+        after: usize,
+    ) -> Result<Box<dyn SpanContents<'b> + 'b>, MietteError> {
+        let c = self.text.read_span(span, before, after)?;
+        let at = c.span().offset();
+        let line_start = self.text[..at].rfind(['\n', '\r']).map_or(0, |i| i + 1);
+        let column = self
+            .text
+            .get(line_start..at)
+            .map_or(c.column(), |s| s.chars().count());
+        Ok(Box::new(MietteSpanContents::new_named(
+            self.name.clone(),
+            c.data(),
+            *c.span(),
+            c.line(),
+            column,
+            c.line_count(),
+        )))
+    }
+}
+
+/// Where a span is, in words, when a line it touches (or the one before or after, which miette
+/// shows as context) is too long to show; None when the source can be shown.
+fn too_long_to_show(file: &SourceFile, span: Span, label: Option<&str>) -> Option<String> {
+    let text = file.text.as_str();
+    let start = text[..span.start.min(text.len())]
+        .rfind('\n')
+        .map_or(0, |i| text[..i].rfind('\n').map_or(0, |j| j + 1));
+    let end = span.end.min(text.len());
+    let end = text[end..].find('\n').map_or(text.len(), |i| {
+        let next = end + i + 1;
+        text[next..].find('\n').map_or(text.len(), |j| next + j)
+    });
+    let longest = text[start..end]
+        .split('\n')
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(0);
+    if longest <= MAX_SHOWN_LINE {
+        return None;
+    }
+    let (line, column) = file.line_col(span.start);
+    let label = label.map(|l| format!(" ({l})")).unwrap_or_default();
+    Some(format!(
+        "at {}:{line}:{column}{label}; the source is not shown: a line there has {longest} \
+         characters, over {MAX_SHOWN_LINE}",
+        file.path.display()
+    ))
+}
+
 /// Human-readable rendering: miette's graphical report for each diagnostic, then a summary.
-/// `color` off and a fixed `width` give byte-stable output for snapshot tests.
+/// `color` off and a fixed `width` give byte-stable output for snapshot tests. Columns count
+/// characters.
 pub fn render_text(diags: &Diagnostics, sources: &Sources, color: bool, width: usize) -> String {
     let theme = if color {
         GraphicalTheme::unicode()
@@ -193,11 +272,28 @@ pub fn render_text(diags: &Diagnostics, sources: &Sources, color: bool, width: u
     let handler = GraphicalReportHandler::new_themed(theme).with_width(width);
     let mut out = String::new();
     for d in &diags.items {
-        let source = d.span.map(|s| {
-            let f = sources.get(s.file);
-            NamedSource::new(f.path.display().to_string(), sources.shown_text(s.file))
-        });
-        let r = Rendered { d, source };
+        // Secrets are shown as stars (by span, `Sources::shown_text`); the rendering borrows it.
+        let shown;
+        let (source, unshown) = match d.span {
+            Some(s) => {
+                let f = sources.get(s.file);
+                match too_long_to_show(f, s, d.label.as_deref()) {
+                    Some(at) => (None, Some(at)),
+                    None => {
+                        shown = sources.shown_text(s.file);
+                        (
+                            Some(CharColumns {
+                                name: f.path.display().to_string(),
+                                text: &shown,
+                            }),
+                            None,
+                        )
+                    }
+                }
+            }
+            None => (None, None),
+        };
+        let r = Rendered { d, source, unshown };
         let _ = handler.render_report(&mut out, &r);
         out.push('\n');
     }
@@ -206,39 +302,54 @@ pub fn render_text(diags: &Diagnostics, sources: &Sources, color: bool, width: u
     out
 }
 
+/// Every diagnostic is an error today; the field lets editors and CI tell them from warnings
+/// later without a schema change.
+const SEVERITY: &str = "error";
+
 #[derive(Serialize)]
 struct JsonDiagnostic<'a> {
     code: &'static str,
+    severity: &'static str,
     message: &'a str,
     file: Option<String>,
     line: Option<usize>,
     column: Option<usize>,
+    end_line: Option<usize>,
+    end_column: Option<usize>,
     start: Option<usize>,
     end: Option<usize>,
     label: Option<&'a str>,
     help: Option<&'a str>,
 }
 
-/// The same diagnostics as data, for editors and CI annotations.
+/// The same diagnostics as data, for editors and CI annotations (docs/diagnostics.md). Lines
+/// and columns are 1-based and count characters, as the text rendering does; `start`/`end` are
+/// byte offsets.
 pub fn render_json(diags: &Diagnostics, sources: &Sources) -> serde_json::Value {
     let items: Vec<JsonDiagnostic> = diags
         .items
         .iter()
         .map(|d| {
-            let (file, line, column) = match d.span {
+            let (file, begin, finish) = match d.span {
                 Some(s) => {
                     let f = sources.get(s.file);
-                    let (l, c) = f.line_col(s.start);
-                    (Some(f.path.display().to_string()), Some(l), Some(c))
+                    (
+                        Some(f.path.display().to_string()),
+                        Some(f.line_col(s.start)),
+                        Some(f.line_col(s.end)),
+                    )
                 }
                 None => (None, None, None),
             };
             JsonDiagnostic {
                 code: d.kind.code(),
+                severity: SEVERITY,
                 message: &d.message,
                 file,
-                line,
-                column,
+                line: begin.map(|p| p.0),
+                column: begin.map(|p| p.1),
+                end_line: finish.map(|p| p.0),
+                end_column: finish.map(|p| p.1),
                 start: d.span.map(|s| s.start),
                 end: d.span.map(|s| s.end),
                 label: d.label.as_deref(),
@@ -247,6 +358,15 @@ pub fn render_json(diags: &Diagnostics, sources: &Sources) -> serde_json::Value 
         })
         .collect();
     serde_json::json!({ "schema_version": 1, "diagnostics": items })
+}
+
+/// A folder as a help line shows it: the current one is `.`, never an empty `()`.
+pub fn shown_folder(dir: &std::path::Path) -> String {
+    if dir.as_os_str().is_empty() {
+        ".".to_string()
+    } else {
+        dir.display().to_string()
+    }
 }
 
 /// "did you mean" by edit distance; None when nothing is close.

@@ -33,6 +33,7 @@ each_fixture!(
     java_properties,
     meaningless_values,
     missing_payload_file,
+    non_ascii_columns,
     secrets,
     syntax_error,
     unknown_names,

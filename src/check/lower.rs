@@ -72,7 +72,16 @@ impl Checker<'_> {
             match e.section.as_str() {
                 "cluster" if key == "bootstrap" || key == "bootstrap.servers" => {
                     match self.scalar(&e.value, ctx) {
-                        Some(Scalar::Str(s)) | Some(Scalar::Word(s)) => bootstrap = Some(s),
+                        Some(Scalar::Str(s)) | Some(Scalar::Word(s)) => {
+                            if let Some(why) = super::bootstrap::problem(&s) {
+                                self.err(
+                                    Diagnostic::new(Kind::Value, e.value.span, why)
+                                        .label("not a bootstrap list")
+                                        .help("e.g. \"broker1:9092,broker2:9092\""),
+                                );
+                            }
+                            bootstrap = Some(s)
+                        }
                         Some(other) => self.err(
                             Diagnostic::new(
                                 Kind::Type,

@@ -11,6 +11,7 @@
 //! `payload` the payload and key calls, `units` literals with units, `expect` assertions.
 
 mod axes;
+pub mod bootstrap;
 mod expect;
 mod lower;
 mod payload;

@@ -216,7 +216,7 @@ impl Checker<'_> {
                             .label("this file")
                             .help(format!(
                                 "paths are relative to the scenario's folder ({})",
-                                dir.display()
+                                crate::diagnostic::shown_folder(&dir)
                             )),
                         );
                         None
@@ -381,8 +381,29 @@ fn size_written(args: &[Arg]) -> bool {
         .any(|(i, a)| a.name.as_ref().map_or(i == 0, |n| n.node == "size"))
 }
 
+/// Payload files are read whole into memory: at most this big.
+const MAX_PAYLOAD_FILE: u64 = 256 << 20;
+
+/// Reads a payload file's non-empty lines. Regular files only (stat first: opening a FIFO
+/// blocks, and a device such as /dev/zero never ends), and bounded even if the file grows.
 fn load_lines(path: &Path) -> Result<Lines, String> {
-    let data = std::fs::read(path).map_err(|e| e.to_string().to_lowercase())?;
+    use std::io::Read as _;
+    let reason = |e: std::io::Error| e.to_string().to_lowercase();
+    let meta = std::fs::metadata(path).map_err(reason)?;
+    if !meta.is_file() {
+        return Err("it is not a regular file (a directory, a device, a pipe or a socket)".into());
+    }
+    let limit = format!("a payload file is at most {} MiB", MAX_PAYLOAD_FILE >> 20);
+    if meta.len() > MAX_PAYLOAD_FILE {
+        return Err(format!("it is {} MiB; {limit}", meta.len() >> 20));
+    }
+    let mut data = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_PAYLOAD_FILE + 1).read_to_end(&mut data))
+        .map_err(reason)?;
+    if data.len() as u64 > MAX_PAYLOAD_FILE {
+        return Err(format!("it grew past the limit while read; {limit}"));
+    }
     let lines: Vec<Vec<u8>> = data
         .split(|b| *b == b'\n')
         .map(|l| l.strip_suffix(b"\r").unwrap_or(l))

@@ -1,6 +1,8 @@
 //! `kafkabench check`: validate scenario files, diagnostics as text or JSON.
 
-use super::{load, print_diagnostics, CheckArgs, DiagFormat};
+use std::io::Write;
+
+use super::{finish_output, load, print_diagnostics, CheckArgs, DiagFormat};
 use crate::diagnostic::render_json;
 use crate::exit::Outcome;
 use crate::format::plural;
@@ -8,19 +10,26 @@ use crate::format::plural;
 pub fn command(a: &CheckArgs) -> Outcome {
     let mut outcome = Outcome::Ok;
     let mut json_out = Vec::new();
+    let mut out = std::io::stdout().lock();
+    // The first failed write ends the output (a closed pipe stays closed); checking goes on,
+    // so the exit code still says whether every file is valid.
+    let mut written = Ok(());
     for f in &a.files {
         let (sources, result) = load(f);
         match (result, a.format) {
             (Ok(s), DiagFormat::Text) => {
                 let runs = s.cells.len();
-                println!(
-                    "{}: ok ({} run{}, {} assertion{})",
-                    f.display(),
-                    runs,
-                    plural(runs),
-                    s.assertions.len(),
-                    plural(s.assertions.len())
-                );
+                if written.is_ok() {
+                    written = writeln!(
+                        out,
+                        "{}: ok ({} run{}, {} assertion{})",
+                        f.display(),
+                        runs,
+                        plural(runs),
+                        s.assertions.len(),
+                        plural(s.assertions.len())
+                    );
+                }
             }
             (Ok(_), DiagFormat::Json) => json_out.push(
                 serde_json::json!({"file": f.display().to_string(), "ok": true, "diagnostics": []}),
@@ -40,7 +49,13 @@ pub fn command(a: &CheckArgs) -> Outcome {
     }
     if a.format == DiagFormat::Json {
         let doc = serde_json::json!({"schema_version": 1, "files": json_out});
-        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        written = written.and_then(|()| {
+            writeln!(
+                out,
+                "{}",
+                serde_json::to_string_pretty(&doc).unwrap_or_default()
+            )
+        });
     }
-    outcome
+    finish_output(outcome, written.and_then(|()| out.flush()))
 }

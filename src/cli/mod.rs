@@ -73,7 +73,7 @@ pub struct Scaling {
     #[arg(long, default_value_t = 1.0, value_parser = parse_scale)]
     pub scale: f64,
     /// Bootstrap servers to use instead of the scenario's (also: KAFKA_BOOTSTRAP in `env(...)`).
-    #[arg(long)]
+    #[arg(long, value_parser = parse_bootstrap)]
     pub bootstrap: Option<String>,
 }
 
@@ -114,6 +114,14 @@ fn parse_scale(s: &str) -> Result<f64, String> {
     }
 }
 
+/// A malformed list is invalid input, refused before anything connects (exit 2).
+fn parse_bootstrap(s: &str) -> Result<String, String> {
+    match crate::check::bootstrap::problem(s) {
+        Some(why) => Err(why),
+        None => Ok(s.to_string()),
+    }
+}
+
 /// Runs the command; its outcome is the exit code.
 pub fn main(cli: Cli) -> Outcome {
     match cli.command {
@@ -133,6 +141,19 @@ pub fn load(path: &Path) -> (Sources, Result<Scenario, Diagnostics>) {
     }
     let result = parsed.and_then(|ast| crate::check::check(&ast, &sources));
     (sources, result)
+}
+
+/// The outcome once stdout is written: a reader that closed the pipe (`| head`) had what it
+/// wanted, so that is quiet and changes nothing; any other write failure is said, exit 3.
+fn finish_output(outcome: Outcome, written: std::io::Result<()>) -> Outcome {
+    match written {
+        Ok(()) => outcome,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => outcome,
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "error: cannot write the output: {e}");
+            Outcome::RunFailed
+        }
+    }
 }
 
 /// Renders diagnostics on stderr: colour and terminal width when it is a terminal.

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use super::{load, print_diagnostics, PlanArgs, PlanFormat};
+use super::{finish_output, load, print_diagnostics, PlanArgs, PlanFormat};
 use crate::exit::Outcome;
 use crate::plan::{plan, PlanOptions};
 
@@ -22,15 +22,15 @@ pub fn command(a: &PlanArgs) -> Outcome {
     };
     let p = plan(&scenario, &opts);
     let mut out = std::io::stdout().lock();
+    // Serialised whole first: the writer's error then keeps its kind (a closed pipe is quiet).
     let res = match a.format {
         PlanFormat::Text => crate::report::plan_text(&p, &mut out),
-        PlanFormat::Json => serde_json::to_writer_pretty(&mut out, &p)
+        PlanFormat::Json => serde_json::to_string_pretty(&p)
             .map_err(std::io::Error::other)
-            .and_then(|_| writeln!(out)),
-        PlanFormat::Yaml => serde_yaml::to_writer(&mut out, &p).map_err(std::io::Error::other),
+            .and_then(|s| writeln!(out, "{s}")),
+        PlanFormat::Yaml => serde_yaml::to_string(&p)
+            .map_err(std::io::Error::other)
+            .and_then(|s| out.write_all(s.as_bytes())),
     };
-    match res {
-        Ok(()) => Outcome::Ok,
-        Err(_) => Outcome::RunFailed,
-    }
+    finish_output(Outcome::Ok, res.and_then(|()| out.flush()))
 }

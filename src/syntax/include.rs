@@ -1,10 +1,11 @@
 //! Loading: reads a scenario file and splices in the files it includes, refusing cycles, deep
-//! nesting and files no scenario could be. Every file read is added to [`Sources`].
+//! nesting and files no scenario could be (devices, FIFOs, anything over the size limit). Every file read is added to [`Sources`].
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::{parse, parse_fragment, Ast, Entry};
-use crate::diagnostic::{Diagnostic, Diagnostics, Kind};
+use crate::diagnostic::{shown_folder, Diagnostic, Diagnostics, Kind};
 use crate::source::Sources;
 
 /// Files larger than this are refused before parsing: no scenario is this big.
@@ -15,7 +16,7 @@ const MAX_INCLUDE_DEPTH: usize = 8;
 /// Reads and parses a scenario file, splicing in included files. Every file read is added to
 /// `sources` so diagnostics can show it.
 pub fn load(path: &Path, sources: &mut Sources) -> Result<Ast, Diagnostics> {
-    let text = read_text(path).map_err(Diagnostics::from)?;
+    let text = read_text(path, Origin::CommandLine).map_err(Diagnostics::from)?;
     let id = sources.add(path.to_path_buf(), text);
     let text = sources.get(id).text.clone();
     let mut ast = parse(id, &text)?;
@@ -34,30 +35,53 @@ pub fn load(path: &Path, sources: &mut Sources) -> Result<Ast, Diagnostics> {
     }
 }
 
-fn read_text(path: &Path) -> Result<String, Diagnostic> {
+/// What may be read: the scenario named on the command line may be a pipe (`<(generate)`),
+/// an included file must be a regular file: a FIFO would block and a device never end.
+#[derive(Clone, Copy, PartialEq)]
+enum Origin {
+    CommandLine,
+    Include,
+}
+
+fn read_text(path: &Path, origin: Origin) -> Result<String, Diagnostic> {
     let shown = path.display();
-    let meta = std::fs::metadata(path).map_err(|e| {
+    let cannot = |e: std::io::Error| {
         Diagnostic::unplaced(Kind::Io, format!("cannot read {shown}: {}", io_reason(&e)))
-    })?;
+    };
+    // stat, not open: opening a FIFO blocks until someone writes to it.
+    let meta = std::fs::metadata(path).map_err(cannot)?;
     if meta.is_dir() {
         return Err(Diagnostic::unplaced(
             Kind::Io,
             format!("{shown} is a directory, not a scenario file"),
         ));
     }
-    if meta.len() > MAX_FILE_BYTES {
+    if origin == Origin::Include && !meta.is_file() {
         return Err(Diagnostic::unplaced(
             Kind::Io,
-            format!(
-                "{shown} is {} MB; a scenario file is at most {} MB",
-                meta.len() / 1_000_000,
-                MAX_FILE_BYTES / 1_000_000
-            ),
+            format!("{shown} is not a regular file (a device, a pipe or a socket)"),
         ));
     }
-    let bytes = std::fs::read(path).map_err(|e| {
-        Diagnostic::unplaced(Kind::Io, format!("cannot read {shown}: {}", io_reason(&e)))
-    })?;
+    let too_big = || {
+        Diagnostic::unplaced(
+            Kind::Io,
+            format!(
+                "{shown} is too big: a scenario file is at most {} MiB",
+                MAX_FILE_BYTES >> 20
+            ),
+        )
+    };
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(too_big());
+    }
+    // Bounded even after the size check: a pipe has no size, and a file can grow meanwhile.
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(cannot)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_big());
+    }
     String::from_utf8(bytes).map_err(|e| {
         Diagnostic::unplaced(
             Kind::Io,
@@ -111,13 +135,16 @@ fn expand(
                     );
                     continue;
                 }
-                let text = match read_text(&path) {
+                let text = match read_text(&path, Origin::Include) {
                     Ok(t) => t,
                     Err(d) => {
                         diags.push(
                             Diagnostic::new(Kind::Include, p.span, d.message)
                                 .label("this include")
-                                .help(format!("paths are relative to {}", dir.display())),
+                                .help(format!(
+                                    "paths are relative to the including file's folder ({})",
+                                    shown_folder(&dir)
+                                )),
                         );
                         continue;
                     }

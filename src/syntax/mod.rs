@@ -1,11 +1,12 @@
 //! Stage 1, parse: text → [`Ast`]. pest is confined to this module and its files: [`errors`]
 //! turns pest errors into diagnostics, [`build`] turns pest pairs into the AST, [`include`]
-//! reads files and splices included ones in.
+//! reads files and splices included ones in, [`limits`] refuses what would exhaust the parser.
 
 pub mod ast;
 mod build;
 mod errors;
 mod include;
+pub mod limits;
 
 use std::num::NonZeroUsize;
 use std::sync::Once;
@@ -36,6 +37,7 @@ fn init() {
 /// Parses a scenario file.
 pub fn parse(file: FileId, text: &str) -> Result<Ast, Diagnostic> {
     init();
+    limits::check(file, text)?;
     let mut pairs =
         Grammar::parse(Rule::file, text).map_err(|e| errors::syntax_error(file, text, e))?;
     let file_pair = pairs.next().expect("file rule always yields one pair");
@@ -49,6 +51,7 @@ pub fn parse(file: FileId, text: &str) -> Result<Ast, Diagnostic> {
 /// Parses an included file: bare entries, no `scenario` around them.
 pub fn parse_fragment(file: FileId, text: &str) -> Result<Vec<Entry>, Diagnostic> {
     init();
+    limits::check(file, text)?;
     let mut pairs =
         Grammar::parse(Rule::fragment, text).map_err(|e| errors::syntax_error(file, text, e))?;
     let builder = build::Builder::new(file);
