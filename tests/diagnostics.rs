@@ -32,6 +32,7 @@ each_fixture!(
     five_mistakes,
     java_properties,
     meaningless_values,
+    missing_include,
     missing_payload_file,
     non_ascii_columns,
     secrets,
@@ -43,8 +44,7 @@ each_fixture!(
 /// Parse and check, as `kafkabench check` does.
 fn load(path: &Path) -> (Sources, Result<Scenario, Diagnostics>) {
     let mut sources = Sources::default();
-    let result = kafkabench::syntax::load(path, &mut sources)
-        .and_then(|ast| kafkabench::check::check(&ast, &sources));
+    let result = kafkabench::check::load(path, &mut sources);
     (sources, result)
 }
 

@@ -183,6 +183,13 @@ fn scram_sha_512_over_tls_runs_end_to_end_with_secrets_from_the_environment() {
     assert_eq!(r["acked"], 2000, "{doc}");
     assert_eq!(r["delivery"]["consumed"], 2000, "{doc}");
     assert!(!o.everything().contains(PASSWORD), "{}", o.everything());
+    // DescribeLogDirs goes over a plain socket: no request to a TLS listener, and a note why.
+    assert!(r["disk_bytes"].is_null(), "{doc}");
+    assert!(
+        o.everything().contains("this cluster uses SASL_SSL"),
+        "{}",
+        o.everything()
+    );
     assert!(
         !topics().iter().any(|t| t.starts_with("kb-test-sasl-ssl")),
         "the run's topic is deleted"

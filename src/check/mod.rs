@@ -22,7 +22,7 @@ mod values;
 mod workload;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::diagnostic::{suggest, Diagnostic, Diagnostics, Kind};
 use crate::model::{Dimension, Scenario};
@@ -37,6 +37,34 @@ const SECTIONS: &[&str] = &[
 ];
 /// The sections whose settings a step may override.
 const OVERRIDABLE: &[&str] = &["cluster", "topic", "producer", "consumer", "workload"];
+
+/// Reads, parses and checks a scenario file: the front of the pipeline, as every command uses
+/// it. An include that cannot be read is reported together with every problem of the rest of
+/// the file; "missing" and "unknown variable" problems are then left out, since what they miss
+/// may be in the file that could not be read.
+pub fn load(path: &Path, sources: &mut Sources) -> Result<Scenario, Diagnostics> {
+    let loaded = match crate::syntax::load(path, sources) {
+        Ok(l) => l,
+        Err(d) => {
+            // Without a tree, secret values cannot be hidden by their spans: read for them.
+            sources.hide_assignments(crate::model::is_secret);
+            return Err(d);
+        }
+    };
+    let checked = check(&loaded.ast, sources);
+    if loaded.include_errors.is_empty() {
+        return checked;
+    }
+    let mut diags = loaded.include_errors;
+    if let Err(found) = checked {
+        for d in found.items {
+            if !matches!(d.kind, Kind::Missing | Kind::Variable) {
+                diags.push(d);
+            }
+        }
+    }
+    Err(diags.finish())
+}
 
 /// Checks a parsed scenario. `sources` holds the files the spans point into; payload files are
 /// resolved relative to the file that names them.

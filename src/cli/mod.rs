@@ -134,12 +134,7 @@ pub fn main(cli: Cli) -> Outcome {
 /// Loads, parses and checks one file.
 pub fn load(path: &Path) -> (Sources, Result<Scenario, Diagnostics>) {
     let mut sources = Sources::default();
-    let parsed = crate::syntax::load(path, &mut sources);
-    // Without a tree the check stage cannot hide secret values by their spans: read for them.
-    if parsed.is_err() {
-        sources.hide_assignments(crate::model::is_secret);
-    }
-    let result = parsed.and_then(|ast| crate::check::check(&ast, &sources));
+    let result = crate::check::load(path, &mut sources);
     (sources, result)
 }
 

@@ -15,6 +15,8 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, StrBytes};
 
+use crate::model::Props;
+
 /// v1 is served by every broker from 2.x to 4.x (v0 was removed in 4.0).
 const VERSION: i16 = 1;
 const IO_TIMEOUT: Duration = Duration::from_secs(10);
@@ -55,6 +57,19 @@ pub fn partition_sizes(
 }
 
 /// Total on-disk bytes of `topic` (one replica per partition).
+/// Whether DescribeLogDirs can be asked of this cluster: it is sent over a plain socket, so a
+/// cluster that wants TLS or SASL gets no request (its reply would be garbage, or nothing).
+/// Err says why, for the report's note.
+pub fn speaks(admin: &Props) -> Result<(), String> {
+    match admin.get("security.protocol") {
+        Some(p) if !p.eq_ignore_ascii_case("plaintext") => Err(format!(
+            "kafkabench asks the brokers for it over a plain connection, and this cluster uses \
+             {p} (Kafka's kafka-log-dirs tool with a client config can measure it)"
+        )),
+        _ => Ok(()),
+    }
+}
+
 pub fn topic_bytes(brokers: &[String], topic: &str, partitions: i32) -> Result<u64, String> {
     Ok(partition_sizes(brokers, topic, partitions)?.values().sum())
 }

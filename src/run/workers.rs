@@ -105,10 +105,13 @@ pub async fn measure(
     }
 
     // Warm-up done → disk baseline → go.
+    let plain = logdirs::speaks(&rp.admin);
     let (b, brs, t) = (barrier.clone(), brokers.to_vec(), topic.clone());
     let disk_before = blocking(move || {
         b.wait();
-        let d = logdirs::topic_bytes(&brs, &t, partitions);
+        let d = plain
+            .clone()
+            .and_then(|()| logdirs::topic_bytes(&brs, &t, partitions));
         b.wait();
         d
     })
@@ -146,6 +149,8 @@ pub async fn measure(
     let (brs, t) = (brokers.to_vec(), topic.clone());
     let disk_after = if shared.lost() {
         Err("the cluster was lost during the run".to_string())
+    } else if let Err(e) = logdirs::speaks(&rp.admin) {
+        Err(e)
     } else {
         blocking(move || logdirs::topic_bytes(&brs, &t, partitions)).await?
     };

@@ -13,26 +13,33 @@ const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 /// Deeper than any sensible layering of shared settings; bounds the recursion on a mistake.
 const MAX_INCLUDE_DEPTH: usize = 8;
 
+/// A parsed scenario file with its includes spliced in, and what went wrong with includes.
+pub struct Loaded {
+    pub ast: Ast,
+    /// Includes that could not be read or parsed. They are left out of `ast`, so the rest of
+    /// the file can still be checked and every problem reported at once.
+    pub include_errors: Diagnostics,
+}
+
 /// Reads and parses a scenario file, splicing in included files. Every file read is added to
-/// `sources` so diagnostics can show it.
-pub fn load(path: &Path, sources: &mut Sources) -> Result<Ast, Diagnostics> {
+/// `sources` so diagnostics can show it. Err only when the file itself cannot be read or parsed.
+pub fn load(path: &Path, sources: &mut Sources) -> Result<Loaded, Diagnostics> {
     let text = read_text(path, Origin::CommandLine).map_err(Diagnostics::from)?;
     let id = sources.add(path.to_path_buf(), text);
     let text = sources.get(id).text.clone();
     let mut ast = parse(id, &text)?;
-    let mut diags = Diagnostics::default();
+    let mut include_errors = Diagnostics::default();
     let mut including = vec![path.canonicalize().unwrap_or_else(|_| path.to_path_buf())];
     ast.entries = expand(
         std::mem::take(&mut ast.entries),
         sources,
         &mut including,
-        &mut diags,
+        &mut include_errors,
     );
-    if diags.is_empty() {
-        Ok(ast)
-    } else {
-        Err(diags)
-    }
+    Ok(Loaded {
+        ast,
+        include_errors,
+    })
 }
 
 /// What may be read: the scenario named on the command line may be a pipe (`<(generate)`),

@@ -16,7 +16,7 @@ use pest::Parser as _;
 use crate::diagnostic::Diagnostic;
 use crate::source::FileId;
 pub use ast::*;
-pub use include::load;
+pub use include::{load, Loaded};
 
 #[derive(pest_derive::Parser)]
 #[grammar = "../grammar/kafkabench.pest"]
