@@ -462,8 +462,8 @@ impl Metric {
     }
 }
 
-/// A comparison in an assertion. The model has its own operators, mapped from the syntax tree's
-/// by the check stage, so that nothing past it depends on the syntax.
+/// A comparison in an assertion. Defined here, below the syntax layer, so that the syntax tree
+/// and everything after the check stage share one type and nothing past check depends on syntax.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CmpOp {
     Lt,

@@ -3,9 +3,7 @@
 use super::axes::Axis;
 use super::{units, Checker};
 use crate::diagnostic::{closest, suggest, Diagnostic, Kind};
-use crate::model::{
-    Assertion, BinOp, Clause, CmpOp, Expr, LatencyKind, Metric, Scalar, Stat, Test, Unit,
-};
+use crate::model::{Assertion, BinOp, Clause, Expr, LatencyKind, Metric, Scalar, Stat, Test, Unit};
 use crate::syntax::{self, ClauseOp, ValueKind};
 
 /// Names offered in "did you mean" (the percentile families accept any `pNN`).
@@ -115,7 +113,7 @@ pub(super) fn assertion(
     let lhs = expr(c, &a.lhs, axes, consumer);
     let test = match &a.test {
         syntax::Test::Compare(op, rhs) => {
-            expr(c, rhs, axes, consumer).map(|r| Test::Compare(cmp_op(*op), r.0))
+            expr(c, rhs, axes, consumer).map(|r| Test::Compare(*op, r.0))
         }
         syntax::Test::Within(lo, hi) => {
             let lo = expr(c, lo, axes, consumer);
@@ -303,7 +301,7 @@ fn expr(c: &mut Checker, e: &syntax::Expr, axes: &[Axis], consumer: bool) -> Opt
         syntax::Expr::Binary(l, op, r, span) => {
             let (le, lu) = expr(c, l, axes, consumer)?;
             let (re, ru) = expr(c, r, axes, consumer)?;
-            let op = bin_op(*op);
+            let op = *op;
             let ok = match op {
                 BinOp::Add | BinOp::Sub => lu == ru,
                 BinOp::Mul => lu == Unit::Number || ru == Unit::Number,
@@ -388,24 +386,4 @@ fn clause(c: &mut Checker, cl: &syntax::Clause, axes: &[Axis]) -> Option<Clause>
         negate: cl.op == ClauseOp::Ne,
         values,
     })
-}
-
-fn cmp_op(op: syntax::CmpOp) -> CmpOp {
-    match op {
-        syntax::CmpOp::Lt => CmpOp::Lt,
-        syntax::CmpOp::Le => CmpOp::Le,
-        syntax::CmpOp::Gt => CmpOp::Gt,
-        syntax::CmpOp::Ge => CmpOp::Ge,
-        syntax::CmpOp::Eq => CmpOp::Eq,
-        syntax::CmpOp::Ne => CmpOp::Ne,
-    }
-}
-
-fn bin_op(op: syntax::BinOp) -> BinOp {
-    match op {
-        syntax::BinOp::Add => BinOp::Add,
-        syntax::BinOp::Sub => BinOp::Sub,
-        syntax::BinOp::Mul => BinOp::Mul,
-        syntax::BinOp::Div => BinOp::Div,
-    }
 }

@@ -3,6 +3,10 @@
 
 use crate::source::{Span, Spanned};
 
+/// The operators of `expect` are the model's own: the syntax tree reuses them (the model sits
+/// below the syntax layer), so no mapping between two copies is needed.
+pub use crate::model::{BinOp, CmpOp};
+
 /// A parsed scenario file: its name and its top-level entries.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Ast {
@@ -108,42 +112,11 @@ pub struct Assertion {
     pub span: Span,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CmpOp {
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    Eq,
-    Ne,
-}
-
-impl CmpOp {
-    pub fn symbol(self) -> &'static str {
-        match self {
-            CmpOp::Lt => "<",
-            CmpOp::Le => "<=",
-            CmpOp::Gt => ">",
-            CmpOp::Ge => ">=",
-            CmpOp::Eq => "==",
-            CmpOp::Ne => "!=",
-        }
-    }
-}
-
 #[derive(Clone, Debug, PartialEq)]
 pub enum Test {
     Compare(CmpOp, Expr),
     /// `in low..high`, both ends inclusive.
     Within(Expr, Expr),
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BinOp {
-    Add,
-    Sub,
-    Mul,
-    Div,
 }
 
 #[derive(Clone, Debug, PartialEq)]
