@@ -190,18 +190,7 @@ fn a_run_that_delivered_nothing_fails_with_the_cause() {
 #[test]
 fn a_duration_run_the_cluster_cannot_keep_up_with_says_how_far_it_slipped() {
     common::require_broker();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let json = dir.path().join("out.json");
-    let out = kafkabench(&[
-        "run",
-        &fixture("run/slow_drain.kbs"),
-        "--quiet",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    let stdout = expect_exit(&out, 0);
-    let v: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&json).unwrap()).expect("valid JSON");
+    let (stdout, v) = common::run_fixture_json("run/slow_drain.kbs", 0);
     let run = &v["runs"][0];
     let slip = run["schedule_slip_secs"].as_f64().expect("slip reported");
     let elapsed = run["elapsed_secs"].as_f64().unwrap();
@@ -219,18 +208,7 @@ fn a_duration_run_the_cluster_cannot_keep_up_with_says_how_far_it_slipped() {
 #[test]
 fn failed_records_read_back_are_reported_apart_and_hide_no_loss() {
     common::require_broker();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let json = dir.path().join("out.json");
-    let out = kafkabench(&[
-        "run",
-        &fixture("run/failed_but_delivered.kbs"),
-        "--quiet",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    let stdout = expect_exit(&out, 0);
-    let v: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&json).unwrap()).expect("valid JSON");
+    let (stdout, v) = common::run_fixture_json("run/failed_but_delivered.kbs", 0);
     let run = &v["runs"][0];
     let d = &run["delivery"];
     let (acked, failed) = (

@@ -52,6 +52,24 @@ pub fn expect_exit(out: &Output, code: i32) -> String {
     stdout
 }
 
+/// Runs a fixture quietly with `--json`, asserts the exit code, and returns stdout and the
+/// result file.
+pub fn run_fixture_json(name: &str, code: i32) -> (String, serde_json::Value) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("out.json");
+    let out = kafkabench(&[
+        "run",
+        &fixture(name),
+        "--quiet",
+        "--json",
+        json.to_str().expect("a UTF-8 temp path"),
+    ]);
+    let stdout = expect_exit(&out, code);
+    let v = serde_json::from_slice(&std::fs::read(&json).expect("the result file"))
+        .expect("valid JSON");
+    (stdout, v)
+}
+
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
