@@ -244,18 +244,7 @@ impl Checker<'_> {
                             "a step may set",
                         )),
                     ),
-                    Entry::Expect(_, span) => self.err(
-                        Diagnostic::new(
-                            Kind::UnknownSection,
-                            *span,
-                            "`expect` belongs at the top of the scenario",
-                        )
-                        .label("move this out"),
-                    ),
-                    Entry::Include(i) => self.err(
-                        Diagnostic::new(Kind::Include, i.span, "include was not resolved")
-                            .label("here"),
-                    ),
+                    Entry::Expect(..) | Entry::Include(_) => self.out_of_place(se),
                 }
             }
             let overrides = if cumulative {

@@ -124,6 +124,25 @@ impl Checker<'_> {
         self.diags.push(d);
     }
 
+    /// An `expect` block or an unresolved include inside a section or a step, where only
+    /// settings and blocks belong. Other entries are not out of place and say nothing.
+    fn out_of_place(&mut self, e: &Entry) {
+        match e {
+            Entry::Expect(_, span) => self.err(
+                Diagnostic::new(
+                    Kind::UnknownSection,
+                    *span,
+                    "`expect` belongs at the top of the scenario",
+                )
+                .label("move this out"),
+            ),
+            Entry::Include(i) => self.err(
+                Diagnostic::new(Kind::Include, i.span, "include was not resolved").label("here"),
+            ),
+            Entry::Setting(_) | Entry::Section(_) => {}
+        }
+    }
+
     fn scenario(&mut self, ast: &Ast) -> Option<Scenario> {
         let mut sections = self.sections(ast);
 
@@ -316,18 +335,7 @@ impl Checker<'_> {
                         format!("`{prefix}` holds `key = value` settings")
                     }),
                 ),
-                Entry::Expect(_, span) => self.err(
-                    Diagnostic::new(
-                        Kind::UnknownSection,
-                        *span,
-                        "`expect` belongs at the top of the scenario",
-                    )
-                    .label("move this out"),
-                ),
-                Entry::Include(i) => self.err(
-                    Diagnostic::new(Kind::Include, i.span, "include was not resolved")
-                        .label("here"),
-                ),
+                Entry::Expect(..) | Entry::Include(_) => self.out_of_place(e),
             }
         }
     }
