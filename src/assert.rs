@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::exit::Outcome;
 use crate::measure::RunResult;
@@ -15,7 +15,7 @@ use crate::plan::Plan;
 use crate::run::Execution;
 
 /// One assertion judged on one set of runs.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Verdict {
     pub assertion: String,
     /// The runs it was evaluated on (labels), e.g. `linger=5ms codec=zstd`.

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::source::Span;
 
@@ -110,6 +110,23 @@ pub struct Prop {
     pub span: Option<Span>,
 }
 
+/// A result file's property, as it was written: a secret's value stays masked.
+impl<'de> Deserialize<'de> for Prop {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Kv {
+            key: String,
+            value: String,
+        }
+        let kv = Kv::deserialize(d)?;
+        Ok(Prop {
+            key: kv.key,
+            value: kv.value,
+            span: None,
+        })
+    }
+}
+
 impl Serialize for Prop {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
@@ -131,7 +148,7 @@ impl Prop {
     }
 }
 
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Props(pub Vec<Prop>);
 
 /// What a secret value is replaced with in every output.

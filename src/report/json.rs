@@ -1,8 +1,11 @@
-//! `--json FILE`: every figure, percentile and effective setting, for tools and for history.
+//! The result file (`--json FILE`): every figure, histogram, time series and effective setting
+//! of an invocation, for tools, for history, and for `report`/`compare` to read back. Its
+//! fields are documented one by one in docs/result-format.md.
 
 use std::io::{self, Write};
+use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::assert::Verdict;
 use crate::exit::Outcome;
@@ -10,24 +13,113 @@ use crate::measure::RunResult;
 use crate::plan::Plan;
 use crate::run::Execution;
 
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version 2 added the encoded histograms, the time series, the scenario text and versions.
+pub const SCHEMA_VERSION: u32 = 2;
 
-#[derive(Serialize)]
-struct Report<'a> {
-    schema_version: u32,
-    kafkabench_version: &'static str,
-    scenario: &'a str,
-    description: Option<&'a str>,
-    run_id: &'a str,
-    scale: f64,
-    planned_runs: usize,
-    outcome: &'static str,
-    exit_code: u8,
-    failure: Option<String>,
-    interrupted: bool,
-    runs: &'a [RunResult],
-    assertions: &'a [Verdict],
-    notes: &'a [String],
+/// One invocation's results, as written and as read back.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ResultFile {
+    pub schema_version: u32,
+    pub kafkabench_version: String,
+    /// librdkafka's version string; None when unknown (files from other writers).
+    #[serde(default)]
+    pub librdkafka_version: Option<String>,
+    pub scenario: String,
+    /// The scenario's source text (includes resolved as the check stage saw them).
+    #[serde(default)]
+    pub scenario_text: Option<String>,
+    pub description: Option<String>,
+    pub run_id: String,
+    /// When the invocation started, RFC 3339 UTC.
+    #[serde(default)]
+    pub started_at: Option<String>,
+    pub scale: f64,
+    /// Width of the time series' intervals, seconds.
+    #[serde(default)]
+    pub interval_secs: Option<f64>,
+    pub planned_runs: usize,
+    pub outcome: String,
+    pub exit_code: u8,
+    pub failure: Option<String>,
+    pub interrupted: bool,
+    pub runs: Vec<RunResult>,
+    pub assertions: Vec<Verdict>,
+    pub notes: Vec<String>,
+}
+
+/// Why a result file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("cannot read {path}: {source}")]
+    Io { path: String, source: io::Error },
+    #[error("{path} is not a kafkabench result file: {reason}")]
+    NotAResult { path: String, reason: String },
+    #[error(
+        "{path} has result schema version {found}; this kafkabench reads version {SCHEMA_VERSION} \
+         (version 1 files have no histograms: re-run the scenario with --json)"
+    )]
+    Version { path: String, found: u64 },
+}
+
+impl ResultFile {
+    pub fn new(p: &Plan, exec: &Execution, verdicts: &[Verdict], outcome: Outcome) -> ResultFile {
+        ResultFile {
+            schema_version: SCHEMA_VERSION,
+            kafkabench_version: env!("CARGO_PKG_VERSION").to_string(),
+            librdkafka_version: None,
+            scenario: p.scenario.clone(),
+            scenario_text: None,
+            description: p.description.clone(),
+            run_id: p.run_id.clone(),
+            started_at: None,
+            scale: p.scale,
+            interval_secs: None,
+            planned_runs: p.runs.len(),
+            outcome: outcome.name().to_string(),
+            exit_code: outcome.code(),
+            failure: exec.failure.as_ref().map(ToString::to_string),
+            interrupted: exec.interrupted,
+            runs: exec.results.clone(),
+            assertions: verdicts.to_vec(),
+            notes: exec.notes.clone(),
+        }
+    }
+
+    pub fn write(&self, out: &mut dyn Write) -> io::Result<()> {
+        serde_json::to_writer_pretty(&mut *out, self).map_err(io::Error::other)?;
+        writeln!(out)
+    }
+
+    /// Reads a result file, refusing other versions with what to do about them.
+    pub fn read(path: &Path) -> Result<ResultFile, ReadError> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| ReadError::Io {
+            path: shown.clone(),
+            source,
+        })?;
+        Self::parse(&text, &shown)
+    }
+
+    /// Parses result-file text; `path` names it in errors.
+    pub fn parse(text: &str, path: &str) -> Result<ResultFile, ReadError> {
+        let not = |reason: String| ReadError::NotAResult {
+            path: path.to_string(),
+            reason,
+        };
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| not(e.to_string()))?;
+        let found = value
+            .get("schema_version")
+            .and_then(serde_json::Value::as_u64)
+            .ok_or_else(|| not("no schema_version field".to_string()))?;
+        if found != u64::from(SCHEMA_VERSION) {
+            return Err(ReadError::Version {
+                path: path.to_string(),
+                found,
+            });
+        }
+        serde_json::from_value(value).map_err(|e| not(e.to_string()))
+    }
 }
 
 pub fn write(
@@ -37,22 +129,70 @@ pub fn write(
     outcome: Outcome,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    let r = Report {
-        schema_version: SCHEMA_VERSION,
-        kafkabench_version: env!("CARGO_PKG_VERSION"),
-        scenario: &p.scenario,
-        description: p.description.as_deref(),
-        run_id: &p.run_id,
-        scale: p.scale,
-        planned_runs: p.runs.len(),
-        outcome: outcome.name(),
-        exit_code: outcome.code(),
-        failure: exec.failure.as_ref().map(ToString::to_string),
-        interrupted: exec.interrupted,
-        runs: &exec.results,
-        assertions: verdicts,
-        notes: &exec.notes,
-    };
-    serde_json::to_writer_pretty(&mut *out, &r).map_err(io::Error::other)?;
-    writeln!(out)
+    ResultFile::new(p, exec, verdicts, outcome).write(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::{new_histogram, record, LatencySummary};
+
+    fn file_with_one_run() -> ResultFile {
+        let mut h = new_histogram();
+        for v in 1..=1000u64 {
+            record(&mut h, v * 1_000);
+        }
+        let run = RunResult {
+            label: "codec=zstd".into(),
+            ack: LatencySummary::from_histogram(&h),
+            ..RunResult::default()
+        };
+        ResultFile {
+            schema_version: SCHEMA_VERSION,
+            kafkabench_version: "0".into(),
+            librdkafka_version: None,
+            scenario: "s".into(),
+            scenario_text: None,
+            description: None,
+            run_id: "r".into(),
+            started_at: None,
+            scale: 1.0,
+            interval_secs: Some(1.0),
+            planned_runs: 1,
+            outcome: "passed".into(),
+            exit_code: 0,
+            failure: None,
+            interrupted: false,
+            runs: vec![run],
+            assertions: vec![],
+            notes: vec![],
+        }
+    }
+
+    #[test]
+    fn a_result_file_reads_back_with_its_histograms() {
+        let f = file_with_one_run();
+        let mut text = Vec::new();
+        f.write(&mut text).unwrap();
+        let back = ResultFile::parse(std::str::from_utf8(&text).unwrap(), "r.json").unwrap();
+        let (a, b) = (&f.runs[0].ack, &back.runs[0].ack);
+        assert_eq!(b.p99_ms, a.p99_ms);
+        let h = b.histogram().expect("decoded");
+        assert_eq!(h.value_at_quantile(0.99) as f64 / 1e6, a.p99_ms);
+    }
+
+    #[test]
+    fn a_version_1_file_is_refused_with_what_to_do() {
+        let e = ResultFile::parse(r#"{"schema_version": 1}"#, "old.json").unwrap_err();
+        assert!(e.to_string().contains("re-run"), "{e}");
+    }
+
+    #[test]
+    fn other_json_is_not_a_result_file() {
+        let e = ResultFile::parse(r#"{"hello": 1}"#, "x.json").unwrap_err();
+        assert!(
+            e.to_string().contains("not a kafkabench result file"),
+            "{e}"
+        );
+    }
 }

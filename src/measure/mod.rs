@@ -3,11 +3,16 @@
 //! and merged once at the end; nothing is stored per sample. Figures are derived here and
 //! only here; `report` prints them.
 
+pub mod codec;
+pub mod series;
+
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+pub use series::{SeriesPoint, TimeSeries};
 
 use crate::model::{LatencyKind, Metric, Props, RateSpec, Stat};
 
@@ -24,8 +29,10 @@ pub fn record(h: &mut Histogram<u64>, ns: u64) {
     let _ = h.record(ns.clamp(1, MAX_NS));
 }
 
-/// Percentile summary of one latency distribution, in milliseconds for humans and JSON.
-#[derive(Clone, Debug, Default, Serialize)]
+/// Percentile summary of one latency distribution, in milliseconds for humans and JSON, with
+/// the whole histogram (`codec`) so a saved run can be re-analysed and merged exactly.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(try_from = "LatencySummaryFile")]
 pub struct LatencySummary {
     pub count: u64,
     pub min_ms: f64,
@@ -35,8 +42,44 @@ pub struct LatencySummary {
     pub p99_ms: f64,
     pub p999_ms: f64,
     pub max_ms: f64,
+    /// HdrHistogram V2 deflate, base64 (nanoseconds); None when nothing was recorded.
+    pub histogram: Option<String>,
     #[serde(skip)]
     hist: Option<Histogram<u64>>,
+}
+
+/// A summary as a result file holds it; its histogram is decoded on reading.
+#[derive(Deserialize)]
+struct LatencySummaryFile {
+    count: u64,
+    min_ms: f64,
+    mean_ms: f64,
+    p50_ms: f64,
+    p90_ms: f64,
+    p99_ms: f64,
+    p999_ms: f64,
+    max_ms: f64,
+    #[serde(default)]
+    histogram: Option<String>,
+}
+
+impl TryFrom<LatencySummaryFile> for LatencySummary {
+    type Error = String;
+    fn try_from(f: LatencySummaryFile) -> Result<Self, String> {
+        let hist = f.histogram.as_deref().map(codec::decode).transpose()?;
+        Ok(LatencySummary {
+            count: f.count,
+            min_ms: f.min_ms,
+            mean_ms: f.mean_ms,
+            p50_ms: f.p50_ms,
+            p90_ms: f.p90_ms,
+            p99_ms: f.p99_ms,
+            p999_ms: f.p999_ms,
+            max_ms: f.max_ms,
+            histogram: f.histogram,
+            hist,
+        })
+    }
 }
 
 impl LatencySummary {
@@ -54,8 +97,14 @@ impl LatencySummary {
             p99_ms: ms(h.value_at_quantile(0.99)),
             p999_ms: ms(h.value_at_quantile(0.999)),
             max_ms: ms(h.max()),
+            histogram: Some(codec::encode(h)),
             hist: Some(h.clone()),
         }
+    }
+
+    /// The whole distribution, when something was recorded (live or decoded from a file).
+    pub fn histogram(&self) -> Option<&Histogram<u64>> {
+        self.hist.as_ref()
     }
 
     /// Any statistic, in seconds. None when nothing was recorded.
@@ -72,7 +121,7 @@ impl LatencySummary {
 }
 
 /// Producer internals from librdkafka statistics over the measured phase.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Internals {
     /// Average compressed batch (MessageSet) size in bytes.
     pub batch_bytes_avg: Option<f64>,
@@ -86,7 +135,7 @@ pub struct Internals {
 }
 
 /// Delivery as verified by the consumer.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Delivery {
     /// Distinct measured records read back.
     pub consumed: u64,
@@ -104,7 +153,7 @@ pub struct Delivery {
 }
 
 /// Everything measured for one planned run.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct RunResult {
     pub index: usize,
     pub label: String,
@@ -142,6 +191,9 @@ pub struct RunResult {
     /// The effective client configuration, secrets masked: proof of what was applied.
     pub producer_config: Props,
     pub consumer_config: Option<Props>,
+    /// The measured phase interval by interval; None when it was not recorded.
+    #[serde(default)]
+    pub series: Option<TimeSeries>,
 }
 
 impl RunResult {
