@@ -123,6 +123,11 @@ impl Sources {
         FileId(self.files.len() as u32 - 1)
     }
 
+    /// Every file's id: the main file first, then includes in the order they were met.
+    pub fn ids(&self) -> impl Iterator<Item = FileId> {
+        (0..self.files.len() as u32).map(FileId)
+    }
+
     pub fn get(&self, id: FileId) -> &Arc<SourceFile> {
         &self.files[id.0 as usize]
     }

@@ -91,9 +91,12 @@ pub struct RunArgs {
     pub file: PathBuf,
     #[command(flatten)]
     pub scaling: Scaling,
-    /// Write every figure, percentile and effective setting as JSON (schema_version 1).
+    /// Write every figure, histogram, time series and effective setting as JSON (schema_version 2, docs/result-format.md).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Width of the time series' intervals in the result file, from 10ms to 1h (e.g. 500ms, 1s, 1m).
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = run::parse_interval)]
+    pub interval: std::time::Duration,
     /// Write one JUnit test case per assertion, for CI systems.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,

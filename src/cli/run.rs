@@ -4,10 +4,12 @@ use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use super::{load, print_diagnostics, progress, RunArgs};
 use crate::exit::Outcome;
 use crate::plan::{plan, PlanOptions};
+use crate::report::json::ResultFile;
 use crate::run::{execute, LiveTopic, RunOptions};
 
 pub fn command(a: &RunArgs) -> Outcome {
@@ -50,6 +52,7 @@ pub fn command(a: &RunArgs) -> Outcome {
         // A live line only where someone watches it: not in CI logs, not with --quiet.
         progress: (!a.quiet && std::io::stderr().is_terminal()).then(progress::on_stderr),
         live_topic: LiveTopic::default(),
+        interval: a.interval,
     };
     // The orchestration is light (the work is on the run's own threads): one worker will do.
     let rt = match tokio::runtime::Builder::new_multi_thread()
@@ -65,6 +68,7 @@ pub fn command(a: &RunArgs) -> Outcome {
     };
     let interrupt = Arc::new(AtomicBool::new(false));
     rt.spawn(signals(interrupt.clone(), opts.live_topic.clone()));
+    let started = SystemTime::now();
     let exec = rt.block_on(execute(&p, &opts, interrupt));
     let verdicts = crate::assert::evaluate(&p, &exec.results);
     let mut out = std::io::stdout().lock();
@@ -82,9 +86,11 @@ pub fn command(a: &RunArgs) -> Outcome {
     }
     if let Some(path) = &a.json {
         let json_outcome = outcome;
-        if !write_file(path, |f| {
-            crate::report::json::write(&p, &exec, &verdicts, json_outcome, f)
-        }) {
+        let file = ResultFile::new(&p, &exec, &verdicts, json_outcome)
+            .with_sources(&sources)
+            .started(started)
+            .interval(a.interval);
+        if !write_file(path, |f| file.write(f)) {
             outcome = crate::assert::outcome(&exec, &verdicts, true);
         }
     }
@@ -155,5 +161,92 @@ fn write_file(path: &Path, write: impl FnOnce(&mut std::fs::File) -> std::io::Re
             eprintln!("error: cannot write {}: {e}", path.display());
             false
         }
+    }
+}
+
+/// Bounds of `--interval`: finer than 10 ms the series costs more than it shows; coarser than
+/// an hour it shows nothing a run's totals do not.
+const INTERVAL_MIN: Duration = Duration::from_millis(10);
+const INTERVAL_MAX: Duration = Duration::from_secs(3600);
+const INTERVAL_UNITS: &[(&str, f64)] = &[
+    ("ms", 1e-3),
+    ("s", 1.0),
+    ("m", 60.0),
+    ("min", 60.0),
+    ("h", 3600.0),
+];
+
+/// `--interval DURATION`: a number and a unit (`500ms`, `1s`, `1.5s`, `2m`), 10ms to 1h.
+pub fn parse_interval(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let Ok(n) = number.parse::<f64>() else {
+        return Err(format!(
+            "`{text}` is not a duration: write a number and a unit, e.g. 500ms, 1s or 2m"
+        ));
+    };
+    let unit = unit.trim();
+    if unit.is_empty() {
+        return Err(format!(
+            "`{text}` has no unit: write {number}s or {number}ms"
+        ));
+    }
+    let Some((_, secs_per)) = INTERVAL_UNITS.iter().find(|(u, _)| *u == unit) else {
+        let known: Vec<&str> = INTERVAL_UNITS.iter().map(|(u, _)| *u).collect();
+        let hint = match crate::diagnostic::closest(unit, known.iter().copied()) {
+            Some(s) => format!("did you mean `{number}{s}`?"),
+            None => format!("use one of {}", known.join(", ")),
+        };
+        return Err(format!("unknown unit `{unit}` in `{text}`: {hint}"));
+    };
+    let d = Duration::from_secs_f64(n * secs_per);
+    if d < INTERVAL_MIN || d > INTERVAL_MAX {
+        return Err(format!(
+            "an interval of `{text}` is out of range: use 10ms to 1h"
+        ));
+    }
+    Ok(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_interval_reads_a_number_and_a_unit() {
+        assert_eq!(parse_interval("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_interval("1s"), Ok(Duration::from_secs(1)));
+        assert_eq!(parse_interval("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_interval("2m"), Ok(Duration::from_secs(120)));
+    }
+
+    #[test]
+    fn an_interval_without_a_unit_says_which_to_write() {
+        assert_eq!(
+            parse_interval("5").unwrap_err(),
+            "`5` has no unit: write 5s or 5ms"
+        );
+    }
+
+    #[test]
+    fn an_interval_with_a_misspelt_unit_suggests_the_fix() {
+        let e = parse_interval("500mss").unwrap_err();
+        assert!(e.contains("did you mean `500ms`?"), "{e}");
+        let e = parse_interval("1fortnight").unwrap_err();
+        assert_eq!(
+            e,
+            "unknown unit `fortnight` in `1fortnight`: use one of ms, s, m, min, h"
+        );
+    }
+
+    #[test]
+    fn an_interval_out_of_range_is_refused_with_the_range() {
+        for t in ["0s", "1ms", "2h", "-1s"] {
+            assert!(parse_interval(t).is_err(), "{t}");
+        }
+        assert!(parse_interval("2h").unwrap_err().contains("10ms to 1h"));
     }
 }

@@ -3,7 +3,9 @@
 //! and merged once at the end; nothing is stored per sample. Figures are derived here and
 //! only here; `report` prints them.
 
+pub mod clock;
 pub mod codec;
+pub mod intervals;
 pub mod series;
 
 use std::collections::{BTreeMap, HashMap};
@@ -12,9 +14,10 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+pub use intervals::{IntervalRecorder, IntervalRecording};
 pub use series::{SeriesPoint, TimeSeries};
 
-use crate::model::{LatencyKind, Metric, Props, RateSpec, Stat};
+use crate::model::{LatencyKind, Metric, Props, RateSpec, Stat, TopicSpec};
 
 /// Highest latency a histogram tracks: one hour, in nanoseconds.
 const MAX_NS: u64 = 3_600_000_000_000;
@@ -191,9 +194,41 @@ pub struct RunResult {
     /// The effective client configuration, secrets masked: proof of what was applied.
     pub producer_config: Props,
     pub consumer_config: Option<Props>,
+    /// The topic as the run created (or found) it.
+    #[serde(default)]
+    pub topic_config: Option<TopicConfig>,
+    /// When the measured phase began, RFC 3339 UTC; the time series' t = 0.
+    #[serde(default)]
+    pub started_at: Option<String>,
     /// The measured phase interval by interval; None when it was not recorded.
     #[serde(default)]
     pub series: Option<TimeSeries>,
+}
+
+/// The effective topic configuration of a run, secrets masked.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct TopicConfig {
+    pub partitions: i32,
+    pub replication: i32,
+    /// Topic-level configs it was created with (none for an existing topic).
+    pub configs: Props,
+    /// Configs written for an existing topic, which were not applied.
+    #[serde(default)]
+    pub ignored_configs: Props,
+    /// An existing topic: used, never created or deleted.
+    pub existing: bool,
+}
+
+impl TopicConfig {
+    pub fn of(t: &TopicSpec) -> TopicConfig {
+        TopicConfig {
+            partitions: t.partitions,
+            replication: t.replication,
+            configs: t.configs.masked(),
+            ignored_configs: t.ignored_configs.masked(),
+            existing: t.existing,
+        }
+    }
 }
 
 impl RunResult {
@@ -256,6 +291,8 @@ pub struct ProducerRecording {
     pub last_send_ns: u64,
     pub last_ack_ns: u64,
     pub internals: Internals,
+    /// Sent, acked, failed, bytes and ack latency per interval.
+    pub intervals: IntervalRecording,
 }
 
 impl ProducerRecording {
@@ -277,6 +314,7 @@ impl ProducerRecording {
             last_send_ns: 0,
             last_ack_ns: 0,
             internals: Internals::default(),
+            intervals: IntervalRecording::default(),
         }
     }
 }
@@ -313,6 +351,8 @@ pub struct ConsumerRecording {
     pub consumed: u64,
     pub duplicated: u64,
     pub reordered: u64,
+    /// Consumed and end-to-end latency per interval.
+    pub intervals: IntervalRecording,
 }
 
 /// Everything one run's threads recorded, and what the figures are measured against.
@@ -324,6 +364,8 @@ pub struct Recordings<'a> {
     pub disk_bytes: Option<u64>,
     /// The planned duration of the measured phase, when it has one.
     pub duration: Option<Duration>,
+    /// The planned record count of the measured phase, when it has one.
+    pub messages: Option<u64>,
     /// The run was cut short (interrupted, cluster lost): delivery cannot be judged.
     pub cut_short: bool,
 }
@@ -410,6 +452,17 @@ impl RunResult {
                 reordered: c.reordered,
             });
         }
+        let producers: Vec<&IntervalRecording> =
+            rec.producers.iter().map(|p| &p.intervals).collect();
+        self.series = series::merge(
+            &producers,
+            rec.consumer.map(|c| &c.intervals),
+            &series::Planned {
+                rate: rec.rate,
+                duration: rec.duration,
+                messages: rec.messages,
+            },
+        );
         self.disk_bytes = rec.disk_bytes;
         self.disk_ratio = rec
             .disk_bytes
@@ -476,6 +529,7 @@ mod tests {
             consumed: 0,
             duplicated: 0,
             reordered: 0,
+            intervals: IntervalRecording::default(),
         };
         for (id, seqs) in read.iter().enumerate() {
             for s in *seqs {
@@ -521,6 +575,7 @@ mod tests {
             rate: &RateSpec::Unlimited,
             disk_bytes: None,
             duration: None,
+            messages: None,
             cut_short: true,
         });
         let d = r.delivery.clone().expect("a consumer ran");
@@ -546,6 +601,7 @@ mod tests {
             rate: &RateSpec::Unlimited,
             disk_bytes: None,
             duration: Some(Duration::from_secs(2)),
+            messages: None,
             cut_short: false,
         });
         assert_eq!(r.schedule_slip_secs, Some(3.0));

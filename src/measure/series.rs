@@ -1,8 +1,15 @@
 //! A run over time: figures per fixed interval of the measured phase, so a stall, a broker
 //! restart or a rate shape shows when it happened. Each record counts in the interval in which
-//! its acknowledgement (or consumption) arrived.
+//! its acknowledgement (or consumption) arrived; `sent` in the interval it was sent.
 
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
+
+use super::codec;
+use super::intervals::IntervalRecording;
+use crate::model::RateSpec;
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct TimeSeries {
@@ -16,6 +23,10 @@ pub struct TimeSeries {
 pub struct SeriesPoint {
     /// Start of the interval, seconds since the measured phase began.
     pub t_secs: f64,
+    /// How much of the interval the run covered: `interval_secs`, except for the last one,
+    /// which ends with the run's last record (acknowledged or read).
+    #[serde(default)]
+    pub span_secs: f64,
     pub sent: u64,
     pub acked: u64,
     pub failed: u64,
@@ -33,4 +44,237 @@ pub struct SeriesPoint {
     pub e2e_p50_ms: Option<f64>,
     pub e2e_p99_ms: Option<f64>,
     pub e2e_max_ms: Option<f64>,
+    /// The interval's ack latency histogram (HdrHistogram V2 deflate, base64, nanoseconds,
+    /// 2 significant digits), so intervals of several files merge exactly; None when nothing
+    /// was acked in it.
+    #[serde(default)]
+    pub ack_histogram: Option<String>,
+    /// The interval's end-to-end latency histogram, encoded the same way; None without a
+    /// consumer or when nothing was read in it.
+    #[serde(default)]
+    pub e2e_histogram: Option<String>,
+}
+
+/// What the schedule asked for over the measured phase: the rate, bounded by the duration and
+/// the record count.
+pub struct Planned<'a> {
+    pub rate: &'a RateSpec,
+    pub duration: Option<Duration>,
+    pub messages: Option<u64>,
+}
+
+impl Planned<'_> {
+    /// Records due in the first `secs` seconds; None at unlimited rate.
+    pub fn due_by(&self, secs: f64) -> Option<f64> {
+        let t = self
+            .duration
+            .map_or(secs, |d| secs.min(d.as_secs_f64()))
+            .max(0.0);
+        let records = match self.rate {
+            RateSpec::Unlimited => return None,
+            RateSpec::Fixed(per_sec) => per_sec * t,
+            RateSpec::Shape(segments) => {
+                let mut start = 0.0;
+                let mut sum = 0.0;
+                for s in segments {
+                    let len = s.duration.as_secs_f64();
+                    sum += s.per_sec * (t - start).clamp(0.0, len);
+                    start += len;
+                }
+                sum
+            }
+        };
+        Some(self.messages.map_or(records, |m| records.min(m as f64)))
+    }
+
+    /// The schedule's average rate over `[from, to)` seconds.
+    pub fn rate_over(&self, from: f64, to: f64) -> Option<f64> {
+        Some((self.due_by(to)? - self.due_by(from)?) / (to - from).max(1e-9))
+    }
+}
+
+/// Merges the threads' interval recordings into the run's series: counts summed, histograms
+/// added (exact), percentiles read off the sums. None when no thread recorded intervals.
+pub fn merge(
+    producers: &[&IntervalRecording],
+    consumer: Option<&IntervalRecording>,
+    planned: &Planned,
+) -> Option<TimeSeries> {
+    let all = || producers.iter().copied().chain(consumer);
+    let first = all().find(|r| r.width_ns > 0)?;
+    let (origin, width) = (first.origin_ns, first.width_ns);
+    let mut ack = Vec::new();
+    for p in producers {
+        p.add_histograms_into(&mut ack);
+    }
+    let mut e2e = Vec::new();
+    if let Some(c) = consumer {
+        c.add_histograms_into(&mut e2e);
+    }
+    let n = all()
+        .map(|r| r.counts.len())
+        .chain([ack.len(), e2e.len()])
+        .max()
+        .unwrap_or(0);
+    let end_secs = all()
+        .map(|r| r.last_ns.saturating_sub(origin))
+        .max()
+        .unwrap_or(0) as f64
+        / 1e9;
+    let w = width as f64 / 1e9;
+    let (mut acked_total, mut consumed_total) = (0u64, 0u64);
+    let mut points = Vec::with_capacity(n);
+    for i in 0..n {
+        let t = i as f64 * w;
+        let mut p = SeriesPoint {
+            t_secs: t,
+            span_secs: if i + 1 == n {
+                (end_secs - t).clamp(0.0, w)
+            } else {
+                w
+            },
+            target_rate: planned.rate_over(t, t + w),
+            ..SeriesPoint::default()
+        };
+        for c in producers.iter().filter_map(|r| r.counts.get(i)) {
+            p.sent += c.sent;
+            p.acked += c.acked;
+            p.failed += c.failed;
+            p.bytes += c.bytes;
+        }
+        acked_total += p.acked;
+        let h = ack.get(i).and_then(Option::as_ref);
+        (p.ack_p50_ms, p.ack_p99_ms, p.ack_max_ms, p.ack_histogram) = latency(h);
+        if let Some(c) = consumer {
+            let consumed = c.counts.get(i).map_or(0, |c| c.consumed);
+            consumed_total += consumed;
+            p.consumed = Some(consumed);
+            p.lag = Some(acked_total.saturating_sub(consumed_total));
+            let h = e2e.get(i).and_then(Option::as_ref);
+            (p.e2e_p50_ms, p.e2e_p99_ms, p.e2e_max_ms, p.e2e_histogram) = latency(h);
+        }
+        points.push(p);
+    }
+    Some(TimeSeries {
+        interval_secs: w,
+        points,
+    })
+}
+
+type IntervalLatency = (Option<f64>, Option<f64>, Option<f64>, Option<String>);
+
+/// p50, p99 and max in milliseconds, and the histogram encoded; all None when empty.
+fn latency(h: Option<&Histogram<u64>>) -> IntervalLatency {
+    match h.filter(|h| !h.is_empty()) {
+        None => (None, None, None, None),
+        Some(h) => {
+            let ms = |ns: u64| ns as f64 / 1e6;
+            (
+                Some(ms(h.value_at_quantile(0.5))),
+                Some(ms(h.value_at_quantile(0.99))),
+                Some(ms(h.max())),
+                Some(codec::encode(h)),
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::intervals::IntervalRecorder;
+    use crate::model::RateSegment;
+
+    const MS: u64 = 1_000_000;
+
+    fn planned(rate: &RateSpec) -> Planned<'_> {
+        Planned {
+            rate,
+            duration: None,
+            messages: None,
+        }
+    }
+
+    #[test]
+    fn a_fixed_rate_is_the_target_until_the_schedule_ends() {
+        let rate = RateSpec::Fixed(100.0);
+        let p = Planned {
+            duration: Some(Duration::from_millis(2_500)),
+            ..planned(&rate)
+        };
+        assert_eq!(p.rate_over(0.0, 1.0), Some(100.0));
+        assert_eq!(
+            p.rate_over(2.0, 3.0),
+            Some(50.0),
+            "half the interval is planned"
+        );
+        assert_eq!(p.rate_over(3.0, 4.0), Some(0.0));
+        let by_count = Planned {
+            messages: Some(150),
+            ..planned(&rate)
+        };
+        assert_eq!(by_count.rate_over(1.0, 2.0), Some(50.0));
+    }
+
+    #[test]
+    fn a_shape_is_the_target_interval_by_interval() {
+        let seg = |per_sec: f64, ms: u64| RateSegment {
+            per_sec,
+            duration: Duration::from_millis(ms),
+        };
+        let rate = RateSpec::Shape(vec![seg(100.0, 1_000), seg(0.0, 500), seg(300.0, 1_000)]);
+        let p = planned(&rate);
+        assert_eq!(p.rate_over(0.0, 1.0), Some(100.0));
+        assert_eq!(p.rate_over(1.0, 2.0), Some(150.0), "a pause, then 300/s");
+        assert_eq!(p.rate_over(3.0, 4.0), Some(0.0));
+        assert_eq!(planned(&RateSpec::Unlimited).rate_over(0.0, 1.0), None);
+    }
+
+    #[test]
+    fn the_merged_series_sums_the_threads_and_shows_a_stall() {
+        let mut a = IntervalRecorder::new(100 * MS);
+        let mut b = IntervalRecorder::new(100 * MS);
+        let mut c = IntervalRecorder::new(100 * MS);
+        for r in [&mut a, &mut b, &mut c] {
+            r.start(0);
+        }
+        a.sent(0);
+        a.acked(50 * MS, 2 * MS, 100);
+        b.sent(10 * MS);
+        b.acked(350 * MS, 300 * MS, 100);
+        c.consumed(60 * MS, 10 * MS);
+        c.consumed(360 * MS, 310 * MS);
+        let (a, b, c) = (a.finish(), b.finish(), c.finish());
+        let s = merge(&[&a, &b], Some(&c), &planned(&RateSpec::Unlimited)).unwrap();
+        let acked: Vec<u64> = s.points.iter().map(|p| p.acked).collect();
+        assert_eq!(acked, [1, 0, 0, 1], "the stall shows as empty intervals");
+        assert_eq!(s.points[0].sent, 2);
+        assert_eq!(s.points[0].bytes, 100);
+        assert_eq!(s.points[1].lag, Some(0));
+        assert_eq!(s.points[1].ack_p99_ms, None);
+        assert!(
+            (s.points[3].span_secs - 0.06).abs() < 1e-9,
+            "ends at the last read"
+        );
+        let p99 = s.points[3].e2e_p99_ms.unwrap();
+        assert!((p99 - 310.0).abs() / 310.0 < 0.01, "{p99}");
+        let h = codec::decode(s.points[0].ack_histogram.as_deref().unwrap()).unwrap();
+        assert_eq!(h.len(), 1);
+    }
+
+    #[test]
+    fn lag_is_what_was_acked_and_not_yet_read() {
+        let (mut p, mut c) = (IntervalRecorder::new(MS), IntervalRecorder::new(MS));
+        p.start(0);
+        c.start(0);
+        for _ in 0..5 {
+            p.acked(0, 1, 1);
+        }
+        c.consumed(0, 1);
+        c.consumed(MS, 1);
+        let (p, c) = (p.finish(), c.finish());
+        let s = merge(&[&p], Some(&c), &planned(&RateSpec::Unlimited)).unwrap();
+        let lag: Vec<Option<u64>> = s.points.iter().map(|p| p.lag).collect();
+        assert_eq!(lag, [Some(4), Some(3)]);
+    }
 }

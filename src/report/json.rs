@@ -4,14 +4,17 @@
 
 use std::io::{self, Write};
 use std::path::Path;
+use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
 use crate::assert::Verdict;
 use crate::exit::Outcome;
+use crate::measure::clock::rfc3339_utc;
 use crate::measure::RunResult;
 use crate::plan::Plan;
 use crate::run::Execution;
+use crate::source::Sources;
 
 /// Version 2 added the encoded histograms, the time series, the scenario text and versions.
 pub const SCHEMA_VERSION: u32 = 2;
@@ -25,9 +28,12 @@ pub struct ResultFile {
     #[serde(default)]
     pub librdkafka_version: Option<String>,
     pub scenario: String,
-    /// The scenario's source text (includes resolved as the check stage saw them).
+    /// The scenario file's text as the check stage saw it, secrets masked.
     #[serde(default)]
     pub scenario_text: Option<String>,
+    /// The files it includes, in the order they were met, secrets masked.
+    #[serde(default)]
+    pub scenario_includes: Vec<IncludedFile>,
     pub description: Option<String>,
     pub run_id: String,
     /// When the invocation started, RFC 3339 UTC.
@@ -45,6 +51,14 @@ pub struct ResultFile {
     pub runs: Vec<RunResult>,
     pub assertions: Vec<Verdict>,
     pub notes: Vec<String>,
+}
+
+/// One included file of the scenario.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct IncludedFile {
+    /// The path as it was resolved (relative to the including file).
+    pub path: String,
+    pub text: String,
 }
 
 /// Why a result file could not be read.
@@ -66,14 +80,19 @@ impl ResultFile {
         ResultFile {
             schema_version: SCHEMA_VERSION,
             kafkabench_version: env!("CARGO_PKG_VERSION").to_string(),
-            librdkafka_version: None,
+            librdkafka_version: Some(rdkafka::util::get_rdkafka_version().1),
             scenario: p.scenario.clone(),
             scenario_text: None,
+            scenario_includes: Vec::new(),
             description: p.description.clone(),
             run_id: p.run_id.clone(),
             started_at: None,
             scale: p.scale,
-            interval_secs: None,
+            interval_secs: exec
+                .results
+                .iter()
+                .find_map(|r| r.series.as_ref())
+                .map(|s| s.interval_secs),
             planned_runs: p.runs.len(),
             outcome: outcome.name().to_string(),
             exit_code: outcome.code(),
@@ -83,6 +102,32 @@ impl ResultFile {
             assertions: verdicts.to_vec(),
             notes: exec.notes.clone(),
         }
+    }
+
+    /// Keeps the scenario's text, main file and includes, as any output may show it: secrets
+    /// masked (`Sources::shown_text`).
+    pub fn with_sources(mut self, sources: &Sources) -> ResultFile {
+        let mut files = sources.ids();
+        self.scenario_text = files.next().map(|id| sources.shown_text(id));
+        self.scenario_includes = files
+            .map(|id| IncludedFile {
+                path: sources.get(id).path.display().to_string(),
+                text: sources.shown_text(id),
+            })
+            .collect();
+        self
+    }
+
+    /// When the invocation started.
+    pub fn started(mut self, at: SystemTime) -> ResultFile {
+        self.started_at = Some(rfc3339_utc(at));
+        self
+    }
+
+    /// The time series' interval, also when no run recorded one.
+    pub fn interval(mut self, interval: Duration) -> ResultFile {
+        self.interval_secs = Some(interval.as_secs_f64());
+        self
     }
 
     pub fn write(&self, out: &mut dyn Write) -> io::Result<()> {
@@ -153,6 +198,7 @@ mod tests {
             librdkafka_version: None,
             scenario: "s".into(),
             scenario_text: None,
+            scenario_includes: Vec::new(),
             description: None,
             run_id: "r".into(),
             started_at: None,

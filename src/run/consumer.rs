@@ -13,7 +13,9 @@ use rdkafka::{Offset, TopicPartitionList};
 
 use super::shared::Shared;
 use super::stamp;
-use crate::measure::{new_histogram, record, ConsumerRecording};
+use crate::measure::{
+    new_histogram, record, ConsumerRecording, IntervalRecorder, IntervalRecording,
+};
 
 pub struct ConsumerJob {
     pub config: ClientConfig,
@@ -23,6 +25,8 @@ pub struct ConsumerJob {
     pub barrier: Arc<Barrier>,
     /// After the producers finish, how long to keep reading for stragglers.
     pub drain: Duration,
+    /// Width of the time series' intervals.
+    pub interval: Duration,
 }
 
 /// What the consumer measured, and the first error it met (reported as a note).
@@ -39,6 +43,7 @@ pub fn run(job: ConsumerJob) -> ConsumerOutcome {
             consumed: 0,
             duplicated: 0,
             reordered: 0,
+            intervals: IntervalRecording::default(),
         },
         error: None,
     };
@@ -74,8 +79,10 @@ pub fn run(job: ConsumerJob) -> ConsumerOutcome {
             break;
         }
     }
+    let mut intervals = IntervalRecorder::new(job.interval.as_nanos() as u64);
     job.barrier.wait();
     job.barrier.wait();
+    intervals.start(job.shared.measure_origin());
 
     let t0 = job.shared.t0;
     let mut last_seq: HashMap<(u32, i32), u64> = HashMap::new();
@@ -128,7 +135,9 @@ pub fn run(job: ConsumerJob) -> ConsumerOutcome {
             continue;
         }
         rec.consumed += 1;
-        record(&mut rec.e2e, now.saturating_sub(stamp.intended_ns));
+        let e2e = now.saturating_sub(stamp.intended_ns);
+        record(&mut rec.e2e, e2e);
+        intervals.consumed(now, e2e);
         let last = last_seq
             .entry((stamp.producer, m.partition()))
             .or_insert(stamp.seq);
@@ -138,5 +147,6 @@ pub fn run(job: ConsumerJob) -> ConsumerOutcome {
             *last = stamp.seq;
         }
     }
+    out.recording.intervals = intervals.finish();
     out
 }

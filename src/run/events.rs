@@ -120,6 +120,7 @@ impl<'a> Events<'a> {
         }
         if failed > 0 {
             r.failed += failed;
+            r.intervals.failed(now, failed);
             self.shared.failed.fetch_add(failed, Ordering::Relaxed);
         }
     }

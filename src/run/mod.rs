@@ -22,6 +22,7 @@ mod workers;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 pub use error::{RunError, RunFailure};
 pub use interrupt::LiveTopic;
@@ -38,6 +39,9 @@ pub struct Execution {
     pub notes: Vec<String>,
 }
 
+/// The time series' interval when none is asked for.
+pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
+
 #[derive(Clone)]
 pub struct RunOptions {
     pub keep_topics: bool,
@@ -45,6 +49,19 @@ pub struct RunOptions {
     pub progress: Option<ProgressSink>,
     /// The topic created and not yet deleted, for whoever ends the process early.
     pub live_topic: LiveTopic,
+    /// Width of the time series' intervals (`--interval`).
+    pub interval: Duration,
+}
+
+impl Default for RunOptions {
+    fn default() -> RunOptions {
+        RunOptions {
+            keep_topics: false,
+            progress: None,
+            live_topic: LiveTopic::default(),
+            interval: DEFAULT_INTERVAL,
+        }
+    }
 }
 
 /// Runs every planned run in order; stops at the first run that fails, and when `interrupt`

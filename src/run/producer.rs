@@ -58,6 +58,8 @@ pub struct ProducerJob {
     /// Two waits: warm-up done, then go (the orchestrator measures disk in between).
     pub barrier: Arc<Barrier>,
     pub flush_timeout: Duration,
+    /// Width of the time series' intervals.
+    pub interval: Duration,
 }
 
 /// What one producer measured, and why it could not finish if it could not.
@@ -232,6 +234,9 @@ impl Sender<'_> {
                 };
                 match res {
                     Ok(()) => {
+                        if measured {
+                            self.ev.rec.intervals.sent(actual);
+                        }
                         sent += 1;
                         self.issued += 1;
                         self.seq += 1;
@@ -248,6 +253,9 @@ impl Sender<'_> {
                         }
                     }
                     Err((code, _)) => {
+                        if measured {
+                            self.ev.rec.intervals.failed(actual, 1);
+                        }
                         self.enqueue_failed += 1;
                         *self
                             .enqueue_failed_by_kind
@@ -346,7 +354,11 @@ pub fn run(job: ProducerJob) -> ProducerOutcome {
     let seed = (job.share.index + 1).wrapping_mul(SEED_SPREAD) ^ unix_ms_at_t0;
     let paced = !matches!(job.workload.rate, RateSpec::Unlimited);
     let mut s = Sender {
-        ev: Events::new(native, Recorder::new(paced), shared.clone()),
+        ev: Events::new(
+            native,
+            Recorder::new(paced, job.interval.as_nanos() as u64),
+            shared.clone(),
+        ),
         job: &job,
         unix_ms_at_t0,
         payload: PayloadGen::new(&job.workload.payload, seed),
@@ -372,6 +384,7 @@ pub fn run(job: ProducerJob) -> ProducerOutcome {
     job.barrier.wait();
     job.barrier.wait();
     s.ev.rec.measuring = true;
+    s.ev.rec.intervals.start(shared.measure_origin());
     let start_ns = s.now_ns();
     let messages = job.workload.messages.map(|m| job.share.count_of(m));
     let sent = s.phase(Phase::Measured, messages, job.workload.duration);
@@ -403,6 +416,7 @@ fn finish(mut s: Sender, start_ns: u64, sent: Sent, flushed: bool) -> ProducerOu
         *failed_by_kind.entry(format!("enqueue: {k}")).or_default() += v;
     }
     let ack = std::mem::replace(&mut r.ack, new_histogram());
+    let intervals = r.intervals.finish();
     let recording = ProducerRecording {
         sent: sent.count,
         acked: r.acked,
@@ -424,6 +438,7 @@ fn finish(mut s: Sender, start_ns: u64, sent: Sent, flushed: bool) -> ProducerOu
         last_send_ns: sent.last_ns,
         last_ack_ns: r.last_ack_ns,
         internals,
+        intervals,
     };
     ProducerOutcome { recording, error }
 }

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 use rdkafka::statistics::Statistics;
 
-use crate::measure::{new_histogram, record, Internals};
+use crate::measure::{new_histogram, record, Internals, IntervalRecorder};
 
 pub struct Recorder {
     /// Statistics windows count towards the run from the measured phase on.
@@ -29,6 +29,8 @@ pub struct Recorder {
     pub failed_seqs: Vec<u64>,
     pub key_value_bytes: u64,
     pub last_ack_ns: u64,
+    /// The measured phase per interval: counts and ack latency.
+    pub intervals: IntervalRecorder,
     stats: StatsCounters,
     /// Statistics events seen, so the end of a run can wait for one more window.
     pub stats_seen: u64,
@@ -51,7 +53,8 @@ struct StatsCounters {
 }
 
 impl Recorder {
-    pub fn new(paced: bool) -> Recorder {
+    /// Allocates the histograms (the interval one too): before the hot path.
+    pub fn new(paced: bool, interval_ns: u64) -> Recorder {
         Recorder {
             measuring: false,
             paced,
@@ -64,6 +67,7 @@ impl Recorder {
             failed_seqs: Vec::new(),
             key_value_bytes: 0,
             last_ack_ns: 0,
+            intervals: IntervalRecorder::new(interval_ns),
             stats: StatsCounters::default(),
             stats_seen: 0,
         }
@@ -73,7 +77,9 @@ impl Recorder {
     #[inline]
     pub fn acked(&mut self, now_ns: u64, intended_ns: u64, key_value_bytes: u64) {
         self.key_value_bytes += key_value_bytes;
-        record(&mut self.ack, now_ns.saturating_sub(intended_ns));
+        let latency = now_ns.saturating_sub(intended_ns);
+        record(&mut self.ack, latency);
+        self.intervals.acked(now_ns, latency, key_value_bytes);
     }
 
     /// One paced record's service time (produce → ack), as librdkafka measured it.

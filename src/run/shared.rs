@@ -24,6 +24,9 @@ pub struct Shared {
     /// Measured records reported acked or failed (a failed one may have been written all the
     /// same), known once producers are done: what the consumer waits to see, up to its drain.
     pub expected: AtomicU64,
+    /// Where the measured phase begins on the run's clock (ns since `t0`): the time series'
+    /// t = 0 for every thread. Set by the orchestrator before it releases the threads.
+    pub measure_origin_ns: AtomicU64,
 }
 
 impl Shared {
@@ -40,6 +43,7 @@ impl Shared {
             producers_done: AtomicBool::new(false),
             consumed_any: AtomicU64::new(0),
             expected: AtomicU64::new(u64::MAX),
+            measure_origin_ns: AtomicU64::new(0),
         }
     }
 
@@ -78,6 +82,16 @@ impl Shared {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
+    }
+
+    /// Marks now as the start of the measured phase.
+    pub fn start_measuring(&self) {
+        let now = self.t0.elapsed().as_nanos() as u64;
+        self.measure_origin_ns.store(now, Ordering::Release);
+    }
+
+    pub fn measure_origin(&self) -> u64 {
+        self.measure_origin_ns.load(Ordering::Acquire)
     }
 
     pub fn lost_reason(&self) -> Option<String> {

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use super::admin;
 use super::consumer::{self, ConsumerJob};
@@ -16,7 +16,8 @@ use super::producer::{self, ProducerJob};
 use super::progress::Ticker;
 use super::shared::Shared;
 use super::RunOptions;
-use crate::measure::{Recordings, RunResult};
+use crate::measure::clock::rfc3339_utc;
+use crate::measure::{Recordings, RunResult, TopicConfig};
 use crate::model::Props;
 use crate::plan::RunPlan;
 
@@ -66,6 +67,7 @@ pub async fn measure(
                 shared: shared.clone(),
                 barrier: barrier.clone(),
                 drain: Duration::from_secs(10) + Duration::from_millis(fetch_wait * 2),
+                interval: opts.interval,
             };
             let h = std::thread::Builder::new()
                 .name("kb-consumer".into())
@@ -93,6 +95,7 @@ pub async fn measure(
             shared: shared.clone(),
             barrier: barrier.clone(),
             flush_timeout,
+            interval: opts.interval,
         };
         let h = std::thread::Builder::new()
             .name(format!("kb-producer-{index}"))
@@ -106,14 +109,23 @@ pub async fn measure(
 
     // Warm-up done → disk baseline → go.
     let plain = logdirs::speaks(&rp.admin);
-    let (b, brs, t) = (barrier.clone(), brokers.to_vec(), topic.clone());
-    let disk_before = blocking(move || {
+    let (b, brs, t, sh) = (
+        barrier.clone(),
+        brokers.to_vec(),
+        topic.clone(),
+        shared.clone(),
+    );
+    let (disk_before, started_at) = blocking(move || {
         b.wait();
         let d = plain
             .clone()
             .and_then(|()| logdirs::topic_bytes(&brs, &t, partitions));
+        // The time series' t = 0, the same instant for every thread: they read it after the
+        // barrier below.
+        sh.start_measuring();
+        let started_at = SystemTime::now();
         b.wait();
-        d
+        (d, started_at)
     })
     .await?;
 
@@ -180,6 +192,8 @@ pub async fn measure(
         topic,
         producer_config: rp.producer.masked(),
         consumer_config: rp.consumer.as_ref().map(Props::masked),
+        topic_config: Some(TopicConfig::of(&rp.topic)),
+        started_at: Some(rfc3339_utc(started_at)),
         ..RunResult::default()
     };
     let (recordings, errors): (Vec<_>, Vec<_>) =
@@ -190,6 +204,7 @@ pub async fn measure(
         rate: &w.rate,
         disk_bytes,
         duration: w.duration,
+        messages: w.messages,
         cut_short: shared.interrupted() || shared.lost(),
     });
 
