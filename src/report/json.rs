@@ -228,6 +228,48 @@ mod tests {
     }
 
     #[test]
+    fn the_scenario_text_is_kept_with_its_includes_and_secrets_masked() {
+        use crate::source::Span;
+        let mut sources = Sources::default();
+        sources.add(
+            "s.kbs".into(),
+            "scenario \"s\" { include \"c.kbs\" }".into(),
+        );
+        let inc = sources.add("dir/c.kbs".into(), "sasl.password = \"hunter2\"\n".into());
+        sources.hide(Span::new(inc, 16, 25));
+        let f = file_with_one_run().with_sources(&sources);
+        assert_eq!(
+            f.scenario_text.as_deref(),
+            Some("scenario \"s\" { include \"c.kbs\" }")
+        );
+        assert_eq!(f.scenario_includes.len(), 1);
+        assert_eq!(f.scenario_includes[0].path, "dir/c.kbs");
+        assert_eq!(f.scenario_includes[0].text, "sasl.password = *********\n");
+    }
+
+    #[test]
+    fn a_time_series_and_the_start_time_read_back_as_written() {
+        use crate::measure::{SeriesPoint, TimeSeries};
+        let mut f = file_with_one_run()
+            .started(std::time::UNIX_EPOCH)
+            .interval(Duration::from_millis(500));
+        f.runs[0].series = Some(TimeSeries {
+            interval_secs: 0.5,
+            points: vec![SeriesPoint {
+                acked: 3,
+                target_rate: Some(10.0),
+                ..SeriesPoint::default()
+            }],
+        });
+        let mut text = Vec::new();
+        f.write(&mut text).unwrap();
+        let back = ResultFile::parse(std::str::from_utf8(&text).unwrap(), "r.json").unwrap();
+        assert_eq!(back.runs[0].series, f.runs[0].series);
+        assert_eq!(back.started_at.as_deref(), Some("1970-01-01T00:00:00.000Z"));
+        assert_eq!(back.interval_secs, Some(0.5));
+    }
+
+    #[test]
     fn a_version_1_file_is_refused_with_what_to_do() {
         let e = ResultFile::parse(r#"{"schema_version": 1}"#, "old.json").unwrap_err();
         assert!(e.to_string().contains("re-run"), "{e}");
