@@ -168,7 +168,11 @@ fn write_file(path: &Path, write: impl FnOnce(&mut std::fs::File) -> std::io::Re
 /// an hour it shows nothing a run's totals do not.
 const INTERVAL_MIN: Duration = Duration::from_millis(10);
 const INTERVAL_MAX: Duration = Duration::from_secs(3600);
+/// The duration units of the scenario language, so `--interval` reads like a `.kbs` duration.
 const INTERVAL_UNITS: &[(&str, f64)] = &[
+    ("ns", 1e-9),
+    ("us", 1e-6),
+    ("µs", 1e-6),
     ("ms", 1e-3),
     ("s", 1.0),
     ("m", 60.0),
@@ -202,13 +206,14 @@ pub fn parse_interval(text: &str) -> Result<Duration, String> {
         };
         return Err(format!("unknown unit `{unit}` in `{text}`: {hint}"));
     };
-    let d = Duration::from_secs_f64(n * secs_per);
-    if d < INTERVAL_MIN || d > INTERVAL_MAX {
+    let secs = n * secs_per;
+    // Compared as seconds first: a huge number would not fit a Duration.
+    if !(INTERVAL_MIN.as_secs_f64()..=INTERVAL_MAX.as_secs_f64()).contains(&secs) {
         return Err(format!(
             "an interval of `{text}` is out of range: use 10ms to 1h"
         ));
     }
-    Ok(d)
+    Ok(Duration::from_nanos((secs * 1e9).round() as u64))
 }
 
 #[cfg(test)]
@@ -221,6 +226,17 @@ mod tests {
         assert_eq!(parse_interval("1s"), Ok(Duration::from_secs(1)));
         assert_eq!(parse_interval("1.5s"), Ok(Duration::from_millis(1500)));
         assert_eq!(parse_interval("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_interval("0.3s"), Ok(Duration::from_millis(300)));
+        assert_eq!(
+            parse_interval("10ms"),
+            Ok(Duration::from_millis(10)),
+            "the least"
+        );
+        assert_eq!(
+            parse_interval("1h"),
+            Ok(Duration::from_secs(3600)),
+            "the most"
+        );
     }
 
     #[test]
@@ -238,13 +254,20 @@ mod tests {
         let e = parse_interval("1fortnight").unwrap_err();
         assert_eq!(
             e,
-            "unknown unit `fortnight` in `1fortnight`: use one of ms, s, m, min, h"
+            "unknown unit `fortnight` in `1fortnight`: use one of ns, us, µs, ms, s, m, min, h"
         );
     }
 
     #[test]
     fn an_interval_out_of_range_is_refused_with_the_range() {
-        for t in ["0s", "1ms", "2h", "-1s"] {
+        for t in [
+            "0s",
+            "1ms",
+            "2h",
+            "-1s",
+            "1500us",
+            "99999999999999999999999h",
+        ] {
             assert!(parse_interval(t).is_err(), "{t}");
         }
         assert!(parse_interval("2h").unwrap_err().contains("10ms to 1h"));
