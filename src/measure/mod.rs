@@ -588,6 +588,40 @@ mod tests {
     }
 
     #[test]
+    fn the_run_gets_the_series_of_its_threads_merged() {
+        let ms = 1_000_000;
+        let recorder = |acks: &[u64]| {
+            let mut r = IntervalRecorder::new(100 * ms);
+            r.start(0);
+            for t in acks {
+                r.sent(*t);
+                r.acked(*t, ms, 10);
+            }
+            let mut p = producer(acks.len() as u64, &[]);
+            p.intervals = r.finish();
+            p
+        };
+        let producers = [recorder(&[0, 150 * ms]), recorder(&[10 * ms])];
+        let mut r = RunResult::default();
+        r.derive_figures(&Recordings {
+            producers: &producers,
+            consumer: None,
+            rate: &RateSpec::Fixed(20.0),
+            disk_bytes: None,
+            duration: None,
+            messages: Some(3),
+            cut_short: false,
+        });
+        let s = r.series.expect("a series");
+        let acked: Vec<u64> = s.points.iter().map(|p| p.acked).collect();
+        assert_eq!(acked, [2, 1]);
+        assert_eq!(s.points.iter().map(|p| p.bytes).sum::<u64>(), 30);
+        // 20/s for 3 records: 2 due in the first 100 ms, the last at 100 ms.
+        assert_eq!(s.points[0].target_rate, Some(20.0));
+        assert_eq!(s.points[1].target_rate, Some(10.0));
+    }
+
+    #[test]
     fn a_run_that_ends_past_its_duration_reports_the_slip() {
         let mut p = producer(10, &[]);
         p.start_ns = 0;
