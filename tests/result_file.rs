@@ -252,3 +252,41 @@ fn a_bad_interval_is_refused_before_anything_connects() {
         assert!(err.contains(says), "{arg}: {err}");
     }
 }
+
+#[test]
+fn an_interrupted_run_keeps_the_series_of_what_it_measured() {
+    common::require_broker();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("result.json");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kafkabench"))
+        .args([
+            "run",
+            &fixture("run/long_consumed.kbs"),
+            "--quiet",
+            "--json",
+        ])
+        .arg(&json)
+        .current_dir(common::repo())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("kafkabench starts");
+    // Connecting, creating the topic and starting the consumer take a few seconds; then a few
+    // seconds of the 120 s measured phase.
+    std::thread::sleep(std::time::Duration::from_secs(7));
+    // SAFETY: sends SIGTERM to the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = child.wait().expect("it exits");
+    assert_eq!(status.code(), Some(130));
+    let file = ResultFile::read(&json).expect("the partial result file");
+    let r = &file.runs[0];
+    let s = r.series.as_ref().expect("a series");
+    assert!(!s.points.is_empty() && r.acked > 0, "{r:?}");
+    assert_eq!(s.points.iter().map(|p| p.acked).sum::<u64>(), r.acked);
+    assert_eq!(s.points.iter().map(|p| p.sent).sum::<u64>(), r.sent);
+    let consumed = r.delivery.as_ref().expect("a consumer ran").consumed;
+    assert_eq!(
+        s.points.iter().filter_map(|p| p.consumed).sum::<u64>(),
+        consumed
+    );
+}
