@@ -290,3 +290,27 @@ fn an_interrupted_run_keeps_the_series_of_what_it_measured() {
         consumed
     );
 }
+
+/// The merge example of docs/result-format.md, as written there (crates `hdrhistogram` and
+/// `base64` only): two runs' ack histograms added give the percentiles of all their records.
+#[test]
+fn the_documented_merge_example_merges_two_runs_exactly() {
+    use base64::{engine::general_purpose::STANDARD, Engine};
+    use hdrhistogram::{serialization::Deserializer, Histogram};
+
+    fn decode(b64: &str) -> Histogram<u64> {
+        let bytes = STANDARD.decode(b64).expect("base64");
+        Deserializer::new()
+            .deserialize(&mut bytes.as_slice())
+            .expect("HdrHistogram V2")
+    }
+    let (json, _) = matrix();
+    let (run_a, run_b) = (&json["runs"][0], &json["runs"][3]);
+    let mut all = decode(run_a["ack"]["histogram"].as_str().unwrap());
+    all.add(decode(run_b["ack"]["histogram"].as_str().unwrap()))
+        .unwrap();
+    let count = |r: &Value| r["ack"]["count"].as_u64().unwrap();
+    assert_eq!(all.len(), count(run_a) + count(run_b));
+    let max = |r: &Value| r["ack"]["max_ms"].as_f64().unwrap();
+    assert_eq!(all.max() as f64 / 1e6, max(run_a).max(max(run_b)));
+}
