@@ -178,12 +178,17 @@ impl Checker<'_> {
                     other.kind_name(),
                     format!("{what} is a whole number, not {}", other.kind_name()),
                 );
+                let help = match self.resolve(v, ctx).map(|x| &x.kind) {
+                    Some(ValueKind::Quantity(q)) => units::mistaken_count(q).map(|f| f + "`"),
+                    _ => None,
+                };
                 self.wrong_kind(
                     v,
                     ctx,
                     msg,
                     format!("expected a count, found {k}"),
-                    "write e.g. `100_000`",
+                    help.as_deref()
+                        .unwrap_or("write e.g. `100_000` or `100k` (`k`, `M`, `G`)"),
                 );
                 return None;
             }
