@@ -44,6 +44,8 @@ pub const METRIC_NAMES: &[&str] = &[
     "send_delay.p50",
     "send_delay.p99",
     "send_delay.max",
+    "ack.median",
+    "e2e.median",
 ];
 
 pub fn parse_metric(name: &str) -> Option<Metric> {

@@ -102,7 +102,7 @@ struct Checker<'s> {
     /// librdkafka's answer per `(key, value)`: every cell asks again for the same settings.
     prop_cache: HashMap<(String, String), Result<(), String>>,
     /// Payload files by path and how they are cut into records, each read once.
-    files: HashMap<(PathBuf, records::Records), Result<Lines, String>>,
+    files: HashMap<(PathBuf, records::Records), Result<Lines, records::Unusable>>,
     /// Axes declared without values: already reported, so a `{var}` naming one is not reported
     /// again as unknown, and the cells are lowered without them to find every other mistake.
     valueless: Vec<String>,

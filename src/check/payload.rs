@@ -208,18 +208,27 @@ impl Checker<'_> {
                     .clone();
                 match loaded {
                     Ok(lines) => Some(PayloadSpec::File { path, lines }),
-                    Err(why) => {
+                    Err(unusable) => {
+                        let help = if unusable.in_content {
+                            records.fix()
+                        } else {
+                            format!(
+                                "paths are relative to the scenario's folder ({})",
+                                crate::diagnostic::shown_folder(&dir)
+                            )
+                        };
                         self.err(
                             Diagnostic::new(
                                 Kind::PayloadFile,
                                 val.span,
-                                format!("cannot use payload file {}: {why}", path.display()),
+                                format!(
+                                    "cannot use payload file {}: {}",
+                                    path.display(),
+                                    unusable.why
+                                ),
                             )
                             .label("this file")
-                            .help(format!(
-                                "paths are relative to the scenario's folder ({})",
-                                crate::diagnostic::shown_folder(&dir)
-                            )),
+                            .help(help),
                         );
                         None
                     }

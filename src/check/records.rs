@@ -28,9 +28,38 @@ impl Records {
     }
 }
 
+/// Why a payload file cannot be used: the file itself (missing, not regular, too large), or
+/// its content (records that do not fit how it is cut), which has another fix.
+#[derive(Clone, Debug)]
+pub(super) struct Unusable {
+    pub why: String,
+    pub in_content: bool,
+}
+
+impl Records {
+    /// The help for a file whose content does not cut into records this way.
+    pub(super) fn fix(&self) -> String {
+        match self {
+            Records::LengthPrefixed => "each record is a 4-byte big-endian length, then that many bytes; for a text file leave out `format: length_prefixed`".into(),
+            Records::Delimited(d) => format!("records are cut at {}; name another with `delimiter: \"...\"`, or use `format: length_prefixed` for binary records", shown(d)),
+        }
+    }
+}
+
 /// Reads a payload file and cuts it into records. Regular files only (stat first: opening a
 /// FIFO blocks, and a device such as /dev/zero never ends), and bounded even if the file grows.
-pub(super) fn load(path: &Path, records: &Records) -> Result<Lines, String> {
+pub(super) fn load(path: &Path, records: &Records) -> Result<Lines, Unusable> {
+    let data = read(path).map_err(|why| Unusable {
+        why,
+        in_content: false,
+    })?;
+    split(&data, records).map(Arc::new).map_err(|why| Unusable {
+        why,
+        in_content: true,
+    })
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, String> {
     use std::io::Read as _;
     let reason = |e: std::io::Error| e.to_string().to_lowercase();
     let meta = std::fs::metadata(path).map_err(reason)?;
@@ -48,7 +77,7 @@ pub(super) fn load(path: &Path, records: &Records) -> Result<Lines, String> {
     if data.len() as u64 > MAX_PAYLOAD_FILE {
         return Err(format!("it grew past the limit while read; {limit}"));
     }
-    split(&data, records).map(Arc::new)
+    Ok(data)
 }
 
 /// The records of a file's bytes.
@@ -90,7 +119,7 @@ fn length_prefixed(data: &[u8]) -> Result<Vec<Vec<u8>>, String> {
         let n = out.len() + 1;
         let Some(prefix) = data.get(at..at + PREFIX) else {
             return Err(format!(
-                "record {n} at byte {at} has {} bytes of its 4-byte length prefix; each record is a 4-byte big-endian length, then that many bytes",
+                "record {n} at byte {at} has {} bytes of its 4-byte length prefix",
                 data.len() - at
             ));
         };
@@ -98,7 +127,7 @@ fn length_prefixed(data: &[u8]) -> Result<Vec<Vec<u8>>, String> {
         let body = at + PREFIX;
         let Some(record) = data.get(body..body + len) else {
             return Err(format!(
-                "record {n} at byte {at} declares {len} bytes, but {} remain; each record is a 4-byte big-endian length, then that many bytes",
+                "record {n} at byte {at} declares {len} bytes, but {} remain",
                 data.len() - body
             ));
         };

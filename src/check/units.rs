@@ -58,14 +58,30 @@ fn unit_error(unit: &str, span: Span, candidates: &[&str], what: &str) -> Diagno
         .iter()
         .filter(|c| unit.starts_with(**c))
         .max_by_key(|c| c.len());
-    let help = match (exact, prefix) {
-        (Some(c), _) => format!("did you mean `{c}`? units are case-sensitive"),
-        (None, Some(c)) => format!("did you mean `{c}`?"),
-        (None, None) => suggest(unit, candidates, what),
+    let help = match (count_word(unit), exact, prefix) {
+        (Some(fix), ..) => fix.to_string(),
+        (None, Some(c), _) => format!("did you mean `{c}`? units are case-sensitive"),
+        (None, None, Some(c)) => format!("did you mean `{c}`?"),
+        (None, None, None) => suggest(unit, candidates, what),
     };
     Diagnostic::new(Kind::Unit, span, format!("unknown unit `{unit}`"))
         .label("not a unit kafkabench knows")
         .help(help)
+}
+
+/// Words people write for a count (`2mil`, `1bn`): the suffix they meant, rather than the
+/// nearest unit (`mil` starts like `m`, minutes).
+fn count_word(unit: &str) -> Option<&'static str> {
+    match unit.to_ascii_lowercase().as_str() {
+        "thousand" | "th" | "thou" => Some("a thousand is `k`: write e.g. `300k`"),
+        "mil" | "mill" | "million" | "millions" | "mio" | "mm" | "mn" => {
+            Some("a million is `M`: write e.g. `2M` (`m` is minutes)")
+        }
+        "bn" | "bil" | "billion" | "billions" => {
+            Some("a billion is `G`: write e.g. `1G` (`B` is bytes)")
+        }
+        _ => None,
+    }
 }
 
 /// The largest size: numbers are read as `f64`, which holds whole numbers exactly up to 2^53

@@ -239,8 +239,29 @@ impl Checker<'_> {
             Scalar::Size(b) => Some(b),
             other => {
                 let msg = format!("{what} is a size, not {}", other.kind_name());
-                let help = "sizes carry a unit: B, KB, KiB, MB, MiB, GB, GiB (e.g. `1KiB`)";
-                self.wrong_kind(v, ctx, msg, "expected a size".into(), help);
+                // `1M` is a count (a million), so `size: 1M` gets the size it meant.
+                let counted = match self.resolve(v, ctx).map(|x| &x.kind) {
+                    Some(ValueKind::Quantity(q)) => q.unit.as_ref().and_then(|u| {
+                        let n = units::number_text(q.number.value);
+                        match u.node.as_str() {
+                            "k" | "K" => Some(format!(
+                                "`k` counts thousands: a size is `{n}KB` or `{n}KiB`"
+                            )),
+                            "M" => Some(format!(
+                                "`M` counts millions: a size is `{n}MB` or `{n}MiB`"
+                            )),
+                            "G" => Some(format!(
+                                "`G` counts billions: a size is `{n}GB` or `{n}GiB`"
+                            )),
+                            _ => None,
+                        }
+                    }),
+                    _ => None,
+                };
+                let help = counted.unwrap_or_else(|| {
+                    "sizes carry a unit: B, KB, KiB, MB, MiB, GB, GiB (e.g. `1KiB`)".into()
+                });
+                self.wrong_kind(v, ctx, msg, "expected a size".into(), &help);
                 None
             }
         }
