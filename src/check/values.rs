@@ -227,8 +227,17 @@ impl Checker<'_> {
             Scalar::Duration(d) => Some(d),
             other => {
                 let msg = format!("{what} is a duration, not {}", other.kind_name());
-                let help = "durations carry a unit: ns, us, ms, s, m, h (e.g. `30s`)";
-                self.wrong_kind(v, ctx, msg, "expected a duration".into(), help);
+                // `5M` is five million: minutes are `m`.
+                let help = match self.resolve(v, ctx).map(|x| &x.kind) {
+                    Some(ValueKind::Quantity(q))
+                        if q.unit.as_ref().is_some_and(|u| u.node == "M") =>
+                    {
+                        let n = units::number_text(q.number.value);
+                        format!("`M` counts millions: {n} minutes is `{n}m` or `{n}min`")
+                    }
+                    _ => "durations carry a unit: ns, us, ms, s, m, h (e.g. `30s`)".into(),
+                };
+                self.wrong_kind(v, ctx, msg, "expected a duration".into(), &help);
                 None
             }
         }
