@@ -316,3 +316,48 @@ fn one_file_cut_two_ways_is_two_payloads() {
         records(&s.cells[1].spec.workload.payload)
     );
 }
+
+// ---- all of them at once ---------------------------------------------------------------------
+
+/// One scenario written with every habit, read back run by run: what each habit became.
+#[test]
+fn a_scenario_written_with_every_habit_checks_into_what_each_habit_means() {
+    let s = accepted(&format!(
+        r#"topic "orders-{{payload}}-{{r}}" {{ }}
+           producer {{ acks = -1  queue.buffering.max.messages = 1M }}
+           consumer {{ }}
+           workload {{ messages = 300k  rate = {{r}}  payload = {{payload}} }}
+           matrix {{
+             payload = [random(size: 512B), file("{DATA}/records.bin", format: length_prefixed)]
+             r = [100k/s, ramp 1k/s to 20k/s over 30s]
+           }}
+           expect {{ ack.p99.9 < 5ms  e2e.median < 1ms  sent >= 1.5M }}"#
+    ));
+    let mut out = String::new();
+    for c in &s.cells {
+        let w = &c.spec.workload;
+        let payload = match &w.payload {
+            PayloadSpec::File { lines, .. } => format!("{} records from a file", lines.len()),
+            other => format!("{other:?}"),
+        };
+        out += &format!(
+            "{}\n  messages {:?}, rate {:?}, {} records scheduled\n  payload {payload}\n  acks={} queue.buffering.max.messages={}\n",
+            c.label(),
+            w.messages,
+            w.rate,
+            Schedule::new(&w.rate).total().map_or("unbounded".into(), |t| t.to_string()),
+            c.spec.producer.get("acks").unwrap_or("-"),
+            c.spec.producer.get("queue.buffering.max.messages").unwrap_or("-"),
+        );
+    }
+    for a in &s.assertions {
+        let Expr::Metric { metric, .. } = &a.lhs else {
+            panic!("{a:?}")
+        };
+        let Test::Compare(op, rhs) = &a.test else {
+            panic!("{a:?}")
+        };
+        out += &format!("{}: {metric:?} {op:?} {rhs:?}\n", a.text);
+    }
+    insta::assert_snapshot!(out);
+}
