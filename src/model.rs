@@ -332,7 +332,10 @@ impl RateSpec {
 
 #[derive(Clone, Debug, Serialize)]
 pub struct RateSegment {
+    /// The rate, or where a ramp starts; a ramp goes linearly to `ramp_to` over `duration`.
     pub per_sec: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ramp_to: Option<f64>,
     #[serde(with = "duration_secs")]
     pub duration: Duration,
 }

@@ -115,10 +115,19 @@ impl Checker<'_> {
                     );
                     continue;
                 }
-                let scalar = self
-                    .scalar_plain(&v)
-                    .unwrap_or_else(|| Scalar::Str(self.sources.text(v.span).to_string()));
-                let text = self.sources.text(v.span).trim_matches('"').to_string();
+                // A call (`random(size: 512B)`, `file("a.jsonl")`) or a rate shape is checked
+                // where `{var}` is used, as if written there; here it is known by its text.
+                let written = self.sources.text(v.span).trim().to_string();
+                let scalar = match &v.kind {
+                    ValueKind::Call { name, .. } if name.node != "env" => {
+                        Scalar::Str(written.clone())
+                    }
+                    ValueKind::Shape(_) => Scalar::Str(written.clone()),
+                    _ => self
+                        .scalar_plain(&v)
+                        .unwrap_or_else(|| Scalar::Str(written.clone())),
+                };
+                let text = written.trim_matches('"').to_string();
                 if values.iter().any(|x| x.scalar == scalar) {
                     self.err(
                         Diagnostic::new(
@@ -140,6 +149,19 @@ impl Checker<'_> {
             axes.push(Axis { name, values });
         }
         axes
+    }
+
+    /// A list written where one value is due (`payload = [json(size: 1KiB), file("a.jsonl")]`):
+    /// the runs to compare belong in `matrix`, and the setting names the variable.
+    pub(super) fn list_outside_matrix(&mut self, e: &Setting) {
+        let key = &e.key.node;
+        let var = key.replace(['.', '-'], "_");
+        let values = self.sources.text(e.value.span).trim().to_string();
+        self.err(
+            Diagnostic::new(Kind::Type, e.value.span, "a list of values compares runs, and belongs in `matrix`")
+                .label("one value is due here")
+                .help(format!("write `{key} = {{{var}}}` here and `matrix {{ {var} = {values} }}` (or a step per value in `steps`)")),
+        );
     }
 
     /// The `step` axis: one value per named step, carrying the settings it overrides. In a

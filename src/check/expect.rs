@@ -44,6 +44,8 @@ pub const METRIC_NAMES: &[&str] = &[
     "send_delay.p50",
     "send_delay.p99",
     "send_delay.max",
+    "ack.median",
+    "e2e.median",
 ];
 
 pub fn parse_metric(name: &str) -> Option<Metric> {
@@ -81,15 +83,26 @@ pub fn parse_metric(name: &str) -> Option<Metric> {
     })
 }
 
-/// `p50` → 50, `p999` → 99.9, `p9999` → 99.99, plus min/max/mean.
+/// `p50` → 50, `p999` → 99.9, `p9999` → 99.99, `p99.9` → 99.9 (the dot as people write it),
+/// plus min/max/mean and `median` (the median is p50, not the mean).
 fn parse_stat(s: &str) -> Option<Stat> {
     match s {
         "min" => return Some(Stat::Min),
         "max" => return Some(Stat::Max),
         "mean" | "avg" => return Some(Stat::Mean),
+        "median" => return Some(Stat::Percentile(50.0)),
         _ => {}
     }
     let digits = s.strip_prefix('p')?;
+    if let Some((whole, fraction)) = digits.split_once('.') {
+        let plain =
+            |d: &str| !d.is_empty() && d.len() <= 4 && d.bytes().all(|b| b.is_ascii_digit());
+        if !plain(whole) || !plain(fraction) {
+            return None;
+        }
+        let pct: f64 = digits.parse().ok()?;
+        return (pct > 0.0 && pct <= 100.0).then_some(Stat::Percentile(pct));
+    }
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) || digits.len() > 6 {
         return None;
     }

@@ -6,6 +6,7 @@ use super::{Checker, Setting};
 use crate::diagnostic::{Diagnostic, Kind};
 use crate::model::{Cell, Coord, Props, RunSpec, Scalar, TopicSpec};
 use crate::source::Span;
+use crate::syntax::ValueKind;
 
 /// Where a scenario that names no cluster connects: `KAFKA_BOOTSTRAP`, else a broker on this
 /// machine (what `scripts/kafka-local` starts).
@@ -69,6 +70,10 @@ impl Checker<'_> {
 
         for e in settings {
             let key = e.key.node.as_str();
+            if matches!(e.value.kind, ValueKind::List(_)) {
+                self.list_outside_matrix(e);
+                continue;
+            }
             match e.section.as_str() {
                 "cluster" if key == "bootstrap" || key == "bootstrap.servers" => {
                     match self.scalar(&e.value, ctx) {

@@ -16,6 +16,7 @@ mod expect;
 mod lower;
 mod payload;
 mod props;
+mod records;
 mod topic;
 mod units;
 mod values;
@@ -100,7 +101,8 @@ struct Checker<'s> {
     diags: Diagnostics,
     /// librdkafka's answer per `(key, value)`: every cell asks again for the same settings.
     prop_cache: HashMap<(String, String), Result<(), String>>,
-    files: HashMap<PathBuf, Result<Lines, String>>,
+    /// Payload files by path and how they are cut into records, each read once.
+    files: HashMap<(PathBuf, records::Records), Result<Lines, records::Unusable>>,
     /// Axes declared without values: already reported, so a `{var}` naming one is not reported
     /// again as unknown, and the cells are lowered without them to find every other mistake.
     valueless: Vec<String>,

@@ -1,10 +1,11 @@
 //! Payload and key calls: `random(size:, compressibility:)`, `json(size:, event:)`,
-//! `constant(...)`, `file("path")`; keys `none`, `sequence`, `uniform(N)`, `zipf(N, s)`, fixed.
+//! `constant(...)`, `file("path", delimiter:, format:)`; keys `none`, `sequence`, `uniform(N)`, `zipf(N, s)`, fixed.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::axes::Picks;
+use super::records::{self, Records};
 use super::Checker;
 use crate::diagnostic::{suggest, Diagnostic, Kind};
 use crate::model::{KeySpec, PayloadSpec, Scalar};
@@ -177,15 +178,16 @@ impl Checker<'_> {
                 }
             }
             "file" => {
-                let a = self.call_args(name, args, &["path"]);
-                let (_, val) = a.into_iter().next().or_else(|| {
+                let a = self.call_args(name, args, &["path", "delimiter", "format"]);
+                let records = self.file_records(&a, ctx)?;
+                let Some((_, val)) = a.into_iter().find(|(k, _)| k == "path") else {
                     self.err(
                         Diagnostic::new(Kind::Missing, rv.span, "file() needs a path")
                             .label("here")
                             .help("e.g. `file(\"data/orders.jsonl\")`"),
                     );
-                    None
-                })?;
+                    return None;
+                };
                 let Some(Scalar::Str(p)) = self.scalar(val, ctx) else {
                     self.err(
                         Diagnostic::new(Kind::Type, val.span, "file() takes a path string")
@@ -201,23 +203,32 @@ impl Checker<'_> {
                 };
                 let loaded = self
                     .files
-                    .entry(path.clone())
-                    .or_insert_with(|| load_lines(&path))
+                    .entry((path.clone(), records.clone()))
+                    .or_insert_with(|| records::load(&path, &records))
                     .clone();
                 match loaded {
                     Ok(lines) => Some(PayloadSpec::File { path, lines }),
-                    Err(why) => {
+                    Err(unusable) => {
+                        let help = if unusable.in_content {
+                            records.fix()
+                        } else {
+                            format!(
+                                "paths are relative to the scenario's folder ({})",
+                                crate::diagnostic::shown_folder(&dir)
+                            )
+                        };
                         self.err(
                             Diagnostic::new(
                                 Kind::PayloadFile,
                                 val.span,
-                                format!("cannot use payload file {}: {why}", path.display()),
+                                format!(
+                                    "cannot use payload file {}: {}",
+                                    path.display(),
+                                    unusable.why
+                                ),
                             )
                             .label("this file")
-                            .help(format!(
-                                "paths are relative to the scenario's folder ({})",
-                                crate::diagnostic::shown_folder(&dir)
-                            )),
+                            .help(help),
                         );
                         None
                     }
@@ -235,6 +246,74 @@ impl Checker<'_> {
                 );
                 None
             }
+        }
+    }
+
+    /// How `file()` cuts its file into records: `delimiter: "..."` (any string, escapes
+    /// decoded; newline by default) or `format: lines | length_prefixed`.
+    fn file_records(&mut self, args: &[(String, &Value)], ctx: &Picks) -> Option<Records> {
+        let mut delimiter: Option<(Vec<u8>, Span)> = None;
+        let mut prefixed: Option<Span> = None;
+        let mut ok = true;
+        for (k, val) in args {
+            let value = match self.scalar(val, ctx) {
+                // `format: "length_prefixed"` means the word.
+                Some(Scalar::Str(f)) if k == "format" => Some(Scalar::Word(f)),
+                other => other,
+            };
+            match (k.as_str(), value) {
+                ("delimiter", Some(Scalar::Str(d))) if !d.is_empty() => {
+                    delimiter = Some((d.into_bytes(), val.span))
+                }
+                ("delimiter", Some(_)) => {
+                    ok = false;
+                    self.err(
+                        Diagnostic::new(Kind::Value, val.span, "a delimiter is a string of at least one character")
+                            .label("not a delimiter")
+                            .help("e.g. `delimiter: \"\\n\"`, `delimiter: \"|\"` or `delimiter: \"\\x1e\"`"),
+                    );
+                }
+                ("format", Some(Scalar::Word(f))) if f == "lines" => {}
+                ("format", Some(Scalar::Word(f))) if f == "length_prefixed" => {
+                    prefixed = Some(val.span)
+                }
+                ("format", Some(other)) => {
+                    ok = false;
+                    let written = match &other {
+                        Scalar::Word(w) | Scalar::Str(w) => w.clone(),
+                        _ => String::new(),
+                    };
+                    self.err(
+                        Diagnostic::new(
+                            Kind::Value,
+                            val.span,
+                            "a payload file's format is `lines` or `length_prefixed`",
+                        )
+                        .label("unknown format")
+                        .help(suggest(
+                            &written,
+                            &["lines", "length_prefixed"],
+                            "formats are",
+                        )),
+                    );
+                }
+                ("delimiter" | "format", None) => ok = false,
+                _ => {}
+            }
+        }
+        match (delimiter, prefixed) {
+            (Some((_, span)), Some(_)) => {
+                self.err(
+                    Diagnostic::new(Kind::Value, span, "a length-prefixed file has no delimiter")
+                        .label("not used with `format: length_prefixed`")
+                        .help("remove `delimiter: ...`: each record is a 4-byte big-endian length, then that many bytes"),
+                );
+                None
+            }
+            _ if !ok => None,
+            (Some((d, _)), None) => Some(Records::Delimited(d)),
+            (None, Some(_)) => Some(Records::LengthPrefixed),
+            (None, None) => Some(Records::lines()),
         }
     }
 
@@ -379,39 +458,4 @@ fn size_written(args: &[Arg]) -> bool {
     args.iter()
         .enumerate()
         .any(|(i, a)| a.name.as_ref().map_or(i == 0, |n| n.node == "size"))
-}
-
-/// Payload files are read whole into memory: at most this big.
-const MAX_PAYLOAD_FILE: u64 = 256 << 20;
-
-/// Reads a payload file's non-empty lines. Regular files only (stat first: opening a FIFO
-/// blocks, and a device such as /dev/zero never ends), and bounded even if the file grows.
-fn load_lines(path: &Path) -> Result<Lines, String> {
-    use std::io::Read as _;
-    let reason = |e: std::io::Error| e.to_string().to_lowercase();
-    let meta = std::fs::metadata(path).map_err(reason)?;
-    if !meta.is_file() {
-        return Err("it is not a regular file (a directory, a device, a pipe or a socket)".into());
-    }
-    let limit = format!("a payload file is at most {} MiB", MAX_PAYLOAD_FILE >> 20);
-    if meta.len() > MAX_PAYLOAD_FILE {
-        return Err(format!("it is {} MiB; {limit}", meta.len() >> 20));
-    }
-    let mut data = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_PAYLOAD_FILE + 1).read_to_end(&mut data))
-        .map_err(reason)?;
-    if data.len() as u64 > MAX_PAYLOAD_FILE {
-        return Err(format!("it grew past the limit while read; {limit}"));
-    }
-    let lines: Vec<Vec<u8>> = data
-        .split(|b| *b == b'\n')
-        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
-        .filter(|l| !l.is_empty())
-        .map(|l| l.to_vec())
-        .collect();
-    if lines.is_empty() {
-        return Err("it has no non-empty lines".into());
-    }
-    Ok(Arc::new(lines))
 }

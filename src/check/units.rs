@@ -27,6 +27,10 @@ const SIZE_UNITS: &[(&str, f64)] = &[
     ("GB", 1e9),
     ("GiB", 1_073_741_824.0),
 ];
+/// Count suffixes, as people write `300k` messages or `100k/s`. Case matters where it must:
+/// `m` is minutes and `B` is bytes, so a million is `M` and a billion `G`; `K` is accepted
+/// beside `k` because nothing else means it.
+const COUNT_SUFFIXES: &[(&str, f64)] = &[("k", 1e3), ("K", 1e3), ("M", 1e6), ("G", 1e9)];
 const PERIODS: &[(&str, f64)] = &[
     ("s", 1.0),
     ("sec", 1.0),
@@ -39,6 +43,7 @@ fn all_units() -> Vec<&'static str> {
     let mut v: Vec<&str> = DURATION_UNITS
         .iter()
         .chain(SIZE_UNITS)
+        .chain(COUNT_SUFFIXES)
         .map(|(u, _)| *u)
         .collect();
     v.extend(["x", "%"]);
@@ -53,14 +58,30 @@ fn unit_error(unit: &str, span: Span, candidates: &[&str], what: &str) -> Diagno
         .iter()
         .filter(|c| unit.starts_with(**c))
         .max_by_key(|c| c.len());
-    let help = match (exact, prefix) {
-        (Some(c), _) => format!("did you mean `{c}`? units are case-sensitive"),
-        (None, Some(c)) => format!("did you mean `{c}`?"),
-        (None, None) => suggest(unit, candidates, what),
+    let help = match (count_word(unit), exact, prefix) {
+        (Some(fix), ..) => fix.to_string(),
+        (None, Some(c), _) => format!("did you mean `{c}`? units are case-sensitive"),
+        (None, None, Some(c)) => format!("did you mean `{c}`?"),
+        (None, None, None) => suggest(unit, candidates, what),
     };
     Diagnostic::new(Kind::Unit, span, format!("unknown unit `{unit}`"))
         .label("not a unit kafkabench knows")
         .help(help)
+}
+
+/// Words people write for a count (`2mil`, `1bn`): the suffix they meant, rather than the
+/// nearest unit (`mil` starts like `m`, minutes).
+fn count_word(unit: &str) -> Option<&'static str> {
+    match unit.to_ascii_lowercase().as_str() {
+        "thousand" | "th" | "thou" => Some("a thousand is `k`: write e.g. `300k`"),
+        "mil" | "mill" | "million" | "millions" | "mio" | "mm" | "mn" => {
+            Some("a million is `M`: write e.g. `2M` (`m` is minutes)")
+        }
+        "bn" | "bil" | "billion" | "billions" => {
+            Some("a billion is `G`: write e.g. `1G` (`B` is bytes)")
+        }
+        _ => None,
+    }
 }
 
 /// The largest size: numbers are read as `f64`, which holds whole numbers exactly up to 2^53
@@ -103,6 +124,17 @@ pub(super) fn quantity(q: &Quantity, span: Span) -> Result<Scalar, Diagnostic> {
         }
         return Ok(Scalar::Size((n * f).round() as u64));
     }
+    if let Some((_, f)) = COUNT_SUFFIXES.iter().find(|(x, _)| *x == u) {
+        // `1.1k` is 1100, not 1100.0000000000002: a count must stay whole.
+        let x = n * f;
+        let whole = x.round();
+        let x = if (x - whole).abs() <= 1e-9 * whole.abs().max(1.0) {
+            whole
+        } else {
+            x
+        };
+        return Ok(Scalar::Number(x));
+    }
     match u {
         "x" => Ok(Scalar::Ratio(n)),
         "%" => Ok(Scalar::Ratio(n / 100.0)),
@@ -132,8 +164,26 @@ pub(super) fn rate(r: &RateLit, span: Span) -> Result<Scalar, Diagnostic> {
                 format!("a rate counts messages or bytes, not {}", other.kind_name()),
             )
             .label("this unit")
-            .help("write a message rate like `5000/s` or `8000/min`, or a byte rate like `50MB/s`"))
+            .help(match mistaken_count(&r.amount) {
+                Some(fix) => format!("{fix}/{per}`"),
+                None => {
+                    "write a message rate like `5000/s` or `8000/min`, or a byte rate like `50MB/s`"
+                        .into()
+                }
+            }))
         }
+    }
+}
+
+/// The fix when a count was written with a unit that means something else: `m` is minutes
+/// and `B` bytes, so `2m` messages or `1m/s` meant millions. The text ends open (no closing
+/// backtick) so a rate can add its period.
+pub(super) fn mistaken_count(q: &Quantity) -> Option<String> {
+    let n = number_text(q.number.value);
+    match q.unit.as_ref()?.node.as_str() {
+        "m" => Some(format!("`m` means minutes: a million is `M`, write `{n}M")),
+        "B" => Some(format!("`B` means bytes: a billion is `G`, write `{n}G")),
+        _ => None,
     }
 }
 

@@ -178,12 +178,17 @@ impl Checker<'_> {
                     other.kind_name(),
                     format!("{what} is a whole number, not {}", other.kind_name()),
                 );
+                let help = match self.resolve(v, ctx).map(|x| &x.kind) {
+                    Some(ValueKind::Quantity(q)) => units::mistaken_count(q).map(|f| f + "`"),
+                    _ => None,
+                };
                 self.wrong_kind(
                     v,
                     ctx,
                     msg,
                     format!("expected a count, found {k}"),
-                    "write e.g. `100_000`",
+                    help.as_deref()
+                        .unwrap_or("write e.g. `100_000` or `100k` (`k`, `M`, `G`)"),
                 );
                 return None;
             }
@@ -222,8 +227,17 @@ impl Checker<'_> {
             Scalar::Duration(d) => Some(d),
             other => {
                 let msg = format!("{what} is a duration, not {}", other.kind_name());
-                let help = "durations carry a unit: ns, us, ms, s, m, h (e.g. `30s`)";
-                self.wrong_kind(v, ctx, msg, "expected a duration".into(), help);
+                // `5M` is five million: minutes are `m`.
+                let help = match self.resolve(v, ctx).map(|x| &x.kind) {
+                    Some(ValueKind::Quantity(q))
+                        if q.unit.as_ref().is_some_and(|u| u.node == "M") =>
+                    {
+                        let n = units::number_text(q.number.value);
+                        format!("`M` counts millions: {n} minutes is `{n}m` or `{n}min`")
+                    }
+                    _ => "durations carry a unit: ns, us, ms, s, m, h (e.g. `30s`)".into(),
+                };
+                self.wrong_kind(v, ctx, msg, "expected a duration".into(), &help);
                 None
             }
         }
@@ -234,8 +248,29 @@ impl Checker<'_> {
             Scalar::Size(b) => Some(b),
             other => {
                 let msg = format!("{what} is a size, not {}", other.kind_name());
-                let help = "sizes carry a unit: B, KB, KiB, MB, MiB, GB, GiB (e.g. `1KiB`)";
-                self.wrong_kind(v, ctx, msg, "expected a size".into(), help);
+                // `1M` is a count (a million), so `size: 1M` gets the size it meant.
+                let counted = match self.resolve(v, ctx).map(|x| &x.kind) {
+                    Some(ValueKind::Quantity(q)) => q.unit.as_ref().and_then(|u| {
+                        let n = units::number_text(q.number.value);
+                        match u.node.as_str() {
+                            "k" | "K" => Some(format!(
+                                "`k` counts thousands: a size is `{n}KB` or `{n}KiB`"
+                            )),
+                            "M" => Some(format!(
+                                "`M` counts millions: a size is `{n}MB` or `{n}MiB`"
+                            )),
+                            "G" => Some(format!(
+                                "`G` counts billions: a size is `{n}GB` or `{n}GiB`"
+                            )),
+                            _ => None,
+                        }
+                    }),
+                    _ => None,
+                };
+                let help = counted.unwrap_or_else(|| {
+                    "sizes carry a unit: B, KB, KiB, MB, MiB, GB, GiB (e.g. `1KiB`)".into()
+                });
+                self.wrong_kind(v, ctx, msg, "expected a size".into(), &help);
                 None
             }
         }

@@ -8,7 +8,7 @@ use super::{units, Checker, Setting};
 use crate::diagnostic::{suggest, Diagnostic, Kind};
 use crate::model::{KeySpec, PayloadSpec, RateSegment, RateSpec, Scalar, Warmup, Workload};
 use crate::source::Span;
-use crate::syntax::{Value, ValueKind};
+use crate::syntax::{self, Value, ValueKind};
 
 const WORKLOAD_KEYS: &[&str] = &[
     "messages",
@@ -178,62 +178,10 @@ impl Checker<'_> {
         match &rv.kind {
             ValueKind::Word(w) if w == "unlimited" => Some(RateSpec::Unlimited),
             ValueKind::Shape(segs) => {
-                let mut out = Vec::new();
-                for s in segs {
-                    let r = units::rate(&s.rate, s.rate_span)
-                        .map_err(|d| self.err(d))
-                        .ok();
-                    let d = units::quantity(&s.duration, s.duration_span)
-                        .map_err(|d| self.err(d))
-                        .ok();
-                    match (r, d) {
-                        (Some(Scalar::Rate(per_sec)), _) if per_sec < 0.0 => self.err(
-                            Diagnostic::new(
-                                Kind::Value,
-                                s.rate_span,
-                                "a segment's rate is at least 0/s",
-                            )
-                            .label("negative")
-                            .help("`0/s` pauses; write a positive rate to send"),
-                        ),
-                        (Some(Scalar::Rate(_)), Some(Scalar::Duration(d))) if d.is_zero() => self
-                            .err(
-                                Diagnostic::new(
-                                    Kind::Value,
-                                    s.duration_span,
-                                    "a segment lasts longer than 0s",
-                                )
-                                .label("an empty segment")
-                                .help("give it a length, or remove the segment"),
-                            ),
-                        (Some(Scalar::Rate(per_sec)), Some(Scalar::Duration(duration))) => {
-                            out.push(RateSegment { per_sec, duration })
-                        }
-                        (Some(Scalar::ByteRate(b)), _) => byte_rates.push((b, s.rate_span)),
-                        (Some(Scalar::Rate(_)), Some(other)) => self.err(
-                            Diagnostic::new(
-                                Kind::Type,
-                                s.duration_span,
-                                format!("a segment lasts a duration, not {}", other.kind_name()),
-                            )
-                            .label("expected e.g. `1m`"),
-                        ),
-                        // The duration's own mistake is already reported.
-                        (Some(Scalar::Rate(_)), None) => {}
-                        (Some(other), _) => self.err(
-                            Diagnostic::new(
-                                Kind::Type,
-                                s.rate_span,
-                                format!(
-                                    "a segment's rate is messages per period, not {}",
-                                    other.kind_name()
-                                ),
-                            )
-                            .label("expected e.g. `200/s`"),
-                        ),
-                        _ => {}
-                    }
-                }
+                let out: Vec<RateSegment> = segs
+                    .iter()
+                    .filter_map(|s| self.segment(s, byte_rates))
+                    .collect();
                 if out.len() != segs.len() {
                     return None;
                 }
@@ -243,7 +191,10 @@ impl Checker<'_> {
                     (Some(first), Some(last)) => first.rate_span.to(last.duration_span),
                     _ => rv.span,
                 };
-                if out.iter().all(|s| s.per_sec == 0.0) {
+                if out
+                    .iter()
+                    .all(|s| s.per_sec == 0.0 && s.ramp_to.unwrap_or(0.0) == 0.0)
+                {
                     self.err(
                         Diagnostic::new(Kind::Value, span, "this rate shape sends nothing")
                             .label("every segment is 0/s")
@@ -278,6 +229,106 @@ impl Checker<'_> {
                     None
                 }
             },
+        }
+    }
+
+    /// One segment of a shape: its rate (a ramp's two rates) and how long it lasts, each
+    /// part's mistake reported on its own.
+    fn segment(
+        &mut self,
+        s: &syntax::Segment,
+        byte_rates: &mut Vec<(f64, Span)>,
+    ) -> Option<RateSegment> {
+        let from = self.segment_rate(&s.rate, s.rate_span, byte_rates);
+        let to = s
+            .ramp_to
+            .as_ref()
+            .map(|(r, span)| self.segment_rate(r, *span, byte_rates));
+        let what = if s.ramp_to.is_some() {
+            "ramp"
+        } else {
+            "segment"
+        };
+        let duration = match units::quantity(&s.duration, s.duration_span) {
+            Err(d) => {
+                self.err(d);
+                None
+            }
+            Ok(Scalar::Duration(d)) if d.is_zero() => {
+                self.err(
+                    Diagnostic::new(
+                        Kind::Value,
+                        s.duration_span,
+                        format!("a {what} lasts longer than 0s"),
+                    )
+                    .label(format!("an empty {what}"))
+                    .help(format!("give it a length, or remove the {what}")),
+                );
+                None
+            }
+            Ok(Scalar::Duration(d)) => Some(d),
+            Ok(other) => {
+                self.err(
+                    Diagnostic::new(
+                        Kind::Type,
+                        s.duration_span,
+                        format!("a {what} lasts a duration, not {}", other.kind_name()),
+                    )
+                    .label("expected e.g. `1m`"),
+                );
+                None
+            }
+        };
+        Some(RateSegment {
+            per_sec: from?,
+            ramp_to: match to {
+                Some(to) => Some(to?),
+                None => None,
+            },
+            duration: duration?,
+        })
+    }
+
+    /// A segment's rate, or either end of a ramp: messages per period, `0/s` or more. A byte
+    /// rate is kept for the refusal that names the message rate it amounts to.
+    fn segment_rate(
+        &mut self,
+        r: &syntax::RateLit,
+        span: Span,
+        byte_rates: &mut Vec<(f64, Span)>,
+    ) -> Option<f64> {
+        match units::rate(r, span) {
+            Err(d) => {
+                self.err(d);
+                None
+            }
+            Ok(Scalar::Rate(per_sec)) if per_sec < 0.0 => {
+                self.err(
+                    Diagnostic::new(Kind::Value, span, "a segment's rate is at least 0/s")
+                        .label("negative")
+                        .help("`0/s` pauses; write a positive rate to send"),
+                );
+                None
+            }
+            Ok(Scalar::Rate(per_sec)) => Some(per_sec),
+            Ok(Scalar::ByteRate(b)) => {
+                byte_rates.push((b, span));
+                None
+            }
+            Ok(other) => {
+                self.err(
+                    Diagnostic::new(
+                        Kind::Type,
+                        span,
+                        format!(
+                            "a segment's rate is messages per period, not {}",
+                            other.kind_name()
+                        ),
+                    )
+                    .label("expected e.g. `200/s`"),
+                );
+                None
+            }
         }
     }
 

@@ -480,7 +480,9 @@ fn target_rate(rate: &RateSpec) -> Option<f64> {
             let secs: f64 = segments.iter().map(|s| s.duration.as_secs_f64()).sum();
             let records: f64 = segments
                 .iter()
-                .map(|s| s.per_sec * s.duration.as_secs_f64())
+                .map(|s| {
+                    (s.per_sec + s.ramp_to.unwrap_or(s.per_sec)) / 2.0 * s.duration.as_secs_f64()
+                })
                 .sum();
             Some(records / secs.max(1e-9))
         }

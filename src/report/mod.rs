@@ -112,12 +112,18 @@ pub fn workload_text(w: &Workload) -> String {
         RateSpec::Fixed(r) => format!("at {}", human_rate(*r)),
         RateSpec::Shape(segs) => segs
             .iter()
-            .map(|s| {
-                format!(
+            .map(|s| match s.ramp_to {
+                Some(to) => format!(
+                    "ramp {} to {} over {}",
+                    human_rate(s.per_sec),
+                    human_rate(to),
+                    human_duration(s.duration.as_secs_f64())
+                ),
+                None => format!(
                     "{} for {}",
                     human_rate(s.per_sec),
                     human_duration(s.duration.as_secs_f64())
-                )
+                ),
             })
             .collect::<Vec<_>>()
             .join(", then "),

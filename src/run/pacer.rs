@@ -1,7 +1,7 @@
 //! The send schedule: when each record is due, one pure function of the rate.
 //!
 //! Record i is due at the instant the integral of the rate (a constant, or a shape's segments,
-//! pauses being 0/s segments) reaches i; record 0 at the start. A shape sends floor(integral)
+//! pauses being 0/s segments, ramps linear) reaches i; record 0 at the start. A shape sends floor(integral)
 //! records: record i needs the whole unit [i, i + 1) of the integral. A pause sends nothing, so
 //! a record whose instant falls on a pause is due when the pause ends. With several senders,
 //! sender k of P takes the records i ≡ k (mod P): together they send exactly the one schedule,
@@ -50,6 +50,9 @@ struct Segment {
     end: f64,
     start_ns: f64,
     ns_per_record: f64,
+    /// A ramp: its starting rate (records/s) and half its slope (records/s²), so that
+    /// `records(t) = rate·t + half_slope·t²`; `None` for a constant rate.
+    ramp: Option<(f64, f64)>,
 }
 
 #[derive(Debug, Clone)]
@@ -77,13 +80,16 @@ impl Schedule {
                 let mut segments = Vec::new();
                 for s in shape {
                     let secs = s.duration.as_secs_f64();
-                    let records = s.per_sec * secs;
+                    let to = s.ramp_to.unwrap_or(s.per_sec);
+                    let records = (s.per_sec + to) / 2.0 * secs;
                     if records > 0.0 {
                         segments.push(Segment {
                             first: integral,
                             end: integral + records,
                             start_ns,
                             ns_per_record: 1e9 / s.per_sec,
+                            ramp: (to != s.per_sec)
+                                .then(|| (s.per_sec, (to - s.per_sec) / (2.0 * secs))),
                         });
                     }
                     integral += records;
@@ -132,7 +138,18 @@ fn in_or_before(i: u64, s: &Segment) -> bool {
 
 #[inline]
 fn time_in(s: &Segment, i: u64) -> u64 {
-    (s.start_ns + (i as f64 - s.first).max(0.0) * s.ns_per_record) as u64
+    let k = (i as f64 - s.first).max(0.0);
+    let secs = match s.ramp {
+        None => return (s.start_ns + k * s.ns_per_record) as u64,
+        Some(_) if k == 0.0 => 0.0,
+        // The root of rate·t + half_slope·t² = k, in the form that stays exact for a ramp
+        // from 0/s and for a ramp down (half_slope < 0); within the segment the square root's
+        // argument is never below zero, but rounding may make it a hair negative.
+        Some((rate, half_slope)) => {
+            2.0 * k / (rate + (rate * rate + 4.0 * half_slope * k).max(0.0).sqrt())
+        }
+    };
+    (s.start_ns + secs * 1e9) as u64
 }
 
 /// Walks one share of a schedule on the sender's clock: the hot path's view of `Schedule`.

@@ -1,4 +1,5 @@
-//! The schedule without a broker: times, totals and shares for constant rates, shapes, pauses.
+//! The schedule without a broker: times, totals and shares for constant rates, shapes, pauses,
+//! ramps.
 
 use std::time::Duration;
 
@@ -13,6 +14,7 @@ fn shape(segments: &[(f64, f64)]) -> RateSpec {
             .iter()
             .map(|&(per_sec, secs)| RateSegment {
                 per_sec,
+                ramp_to: None,
                 duration: Duration::from_secs_f64(secs),
             })
             .collect(),
@@ -184,5 +186,145 @@ fn a_count_splits_over_shares_with_nothing_lost_or_doubled() {
                 .sum();
             assert_eq!(sum, total, "{total} over {of}");
         }
+    }
+}
+
+/// `ramp from/s to to/s over secs`, as one segment of a shape.
+fn ramp(from: f64, to: f64, secs: f64) -> RateSegment {
+    RateSegment {
+        per_sec: from,
+        ramp_to: Some(to),
+        duration: Duration::from_secs_f64(secs),
+    }
+}
+
+/// Every due time of the whole schedule, in nanoseconds.
+fn due_ns(rate: &RateSpec) -> Vec<u64> {
+    let mut pacer = Pacer::new(rate, Share::WHOLE, 0);
+    std::iter::from_fn(|| match pacer.next_slot() {
+        Slot::At(ns) => Some(ns),
+        _ => None,
+    })
+    .collect()
+}
+
+/// When the integral of a ramp from `a`/s to `b`/s over `secs` reaches `k`, from its closed
+/// form `a·t + (b - a)·t²/(2·secs) = k`.
+fn ramp_closed_form_ns(a: f64, b: f64, secs: f64, k: f64) -> f64 {
+    if a == b {
+        return k / a * 1e9;
+    }
+    let c = (b - a) / (2.0 * secs);
+    (-a + (a * a + 4.0 * c * k).sqrt()) / (2.0 * c) * 1e9
+}
+
+#[test]
+fn a_ramp_sends_exactly_the_floor_of_its_integral() {
+    let cases: &[(&str, Vec<RateSegment>, u64)] = &[
+        (
+            "ramp 1000/s to 20000/s over 30s",
+            vec![ramp(1000.0, 20000.0, 30.0)],
+            315_000,
+        ),
+        ("ramp 0/s to 10/s over 3s", vec![ramp(0.0, 10.0, 3.0)], 15),
+        ("ramp 10/s to 0/s over 3s", vec![ramp(10.0, 0.0, 3.0)], 15),
+        (
+            "ramp 1/s to 2/s over 3s (4.5)",
+            vec![ramp(1.0, 2.0, 3.0)],
+            4,
+        ),
+        (
+            "ramp 0/s to 3/s over 1s, then 3/s for 1s, then ramp 3/s to 0/s over 1s",
+            vec![
+                ramp(0.0, 3.0, 1.0),
+                RateSegment {
+                    per_sec: 3.0,
+                    ramp_to: None,
+                    duration: Duration::from_secs(1),
+                },
+                ramp(3.0, 0.0, 1.0),
+            ],
+            6,
+        ),
+        ("ramp 5/s to 5/s over 2s", vec![ramp(5.0, 5.0, 2.0)], 10),
+        ("ramp 0/s to 0/s over 2s", vec![ramp(0.0, 0.0, 2.0)], 0),
+    ];
+    for (name, segments, total) in cases {
+        let rate = RateSpec::Shape(segments.clone());
+        assert_eq!(Schedule::new(&rate).total(), Some(*total), "{name}: total");
+        assert_eq!(
+            due_ns(&rate).len() as u64,
+            *total,
+            "{name}: records the pacer gives"
+        );
+    }
+}
+
+#[test]
+fn a_ramps_due_times_are_monotone_and_match_the_closed_form_of_its_integral() {
+    for (a, b, secs) in [(1000.0, 20000.0, 30.0), (0.0, 50.0, 2.0), (80.0, 5.0, 4.0)] {
+        let rate = RateSpec::Shape(vec![ramp(a, b, secs)]);
+        let due = due_ns(&rate);
+        assert!(
+            due.windows(2).all(|w| w[0] <= w[1]),
+            "ramp {a}/s to {b}/s: times go backwards"
+        );
+        for (i, &ns) in due.iter().enumerate() {
+            let want = ramp_closed_form_ns(a, b, secs, i as f64);
+            // The closed form and the schedule differ only by float rounding (well below 1µs).
+            assert!(
+                (ns as f64 - want).abs() < 1_000.0,
+                "ramp {a}/s to {b}/s, record {i}: {ns} ns, closed form {want} ns"
+            );
+        }
+        let last = *due.last().expect("a ramp sends") as f64;
+        assert!(last <= secs * 1e9, "the last record is due within the ramp");
+    }
+}
+
+#[test]
+fn a_ramp_up_sends_its_records_ever_closer_together() {
+    let due = due_ns(&RateSpec::Shape(vec![ramp(10.0, 100.0, 2.0)]));
+    let gaps: Vec<u64> = due.windows(2).map(|w| w[1] - w[0]).collect();
+    assert!(gaps.windows(2).all(|g| g[1] <= g[0] + 1), "{gaps:?}");
+    // At 10/s a gap would be 100ms, but the rate already rises within the first one
+    // (10·t + 22.5·t² = 1 at t ≈ 84ms); at the end, near 100/s, about 10ms.
+    assert!((80 * MS..100 * MS).contains(&gaps[0]), "{:?}", gaps[0]);
+    assert!(*gaps.last().unwrap() < 11 * MS, "{:?}", gaps.last());
+}
+
+#[test]
+fn a_ramp_after_a_segment_carries_the_unused_part_of_the_integral() {
+    // 2.5/s for 1s sends records 0, 1, 2 and leaves half a record: record 3 is due once the
+    // ramp 0/s to 2/s over 2s has added 0.5, which its integral t²/2 reaches at t = 1s.
+    let rate = RateSpec::Shape(vec![
+        RateSegment {
+            per_sec: 2.5,
+            ramp_to: None,
+            duration: Duration::from_secs(1),
+        },
+        ramp(0.0, 2.0, 2.0),
+    ]);
+    assert_eq!(Schedule::new(&rate).total(), Some(4));
+    let ms: Vec<u64> = due_ns(&rate).iter().map(|ns| (ns + MS / 2) / MS).collect();
+    assert_eq!(ms, [0, 400, 800, 2000]);
+}
+
+#[test]
+fn the_shares_of_p_senders_of_a_ramp_together_are_exactly_the_single_schedule() {
+    let rate = RateSpec::Shape(vec![ramp(0.0, 40.0, 3.0), ramp(40.0, 10.0, 2.0)]);
+    let single = due_ns(&rate);
+    for of in 1..=4u64 {
+        let mut union: Vec<u64> = (0..of)
+            .flat_map(|index| {
+                let mut p = Pacer::new(&rate, Share { index, of }, 0);
+                std::iter::from_fn(move || match p.next_slot() {
+                    Slot::At(ns) => Some(ns),
+                    _ => None,
+                })
+            })
+            .collect();
+        union.sort_unstable();
+        assert_eq!(union, single, "over {of} senders");
     }
 }

@@ -71,8 +71,11 @@ pub struct RateLit {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Segment {
+    /// The rate, or where a ramp starts.
     pub rate: RateLit,
     pub rate_span: Span,
+    /// `ramp A to B over T`: the rate the segment ramps to, linearly.
+    pub ramp_to: Option<(RateLit, Span)>,
     pub duration: Quantity,
     pub duration_span: Span,
 }
@@ -87,7 +90,7 @@ pub struct Arg {
 pub enum ValueKind {
     Quantity(Quantity),
     Rate(RateLit),
-    /// Two or more segments, or one segment with `for`.
+    /// Two or more segments, or one segment with `for`, or one ramp.
     Shape(Vec<Segment>),
     List(Vec<Value>),
     Call {

@@ -118,15 +118,23 @@ impl Builder {
         Value { kind, span }
     }
 
+    /// `200/s for 1m`, or `ramp 1000/s to 20000/s over 30s`.
     fn segment(&self, p: Pair<Rule>) -> Segment {
+        let ramp = p.as_rule() == Rule::ramp;
         let mut inner = p.into_inner();
         let r = inner.next().expect("segment rate");
         let rate_span = self.span(&r);
+        let ramp_to = ramp.then(|| {
+            let to = inner.next().expect("a ramp has `to` and a rate");
+            let span = self.span(&to);
+            (self.rate(to), span)
+        });
         let d = inner.next().expect("segment has `for` and a duration");
         let duration_span = self.span(&d);
         Segment {
             rate: self.rate(r),
             rate_span,
+            ramp_to,
             duration: self.quantity(d),
             duration_span,
         }
@@ -297,6 +305,13 @@ fn unescape(raw: &str) -> String {
             match chars.next() {
                 Some('n') => out.push('\n'),
                 Some('t') => out.push('\t'),
+                Some('r') => out.push('\r'),
+                Some('0') => out.push('\0'),
+                // The grammar allows two hex digits up to 7f: one ASCII character.
+                Some('x') => {
+                    let hex: String = chars.by_ref().take(2).collect();
+                    out.push(u8::from_str_radix(&hex, 16).map_or('?', char::from));
+                }
                 // `\{` stays escaped so templating can tell it from a variable.
                 Some('{') => out.push_str("\\{"),
                 Some('}') => out.push_str("\\}"),
