@@ -26,12 +26,19 @@ const INDENT: &str = "  ";
 pub fn format(file: FileId, text: &str) -> Result<String, Diagnostic> {
     super::init();
     super::limits::check(file, text)?;
-    let rule = if is_scenario(text) {
-        Rule::file
+    let parsed = if is_scenario(text) {
+        Grammar::parse(Rule::file, text)
     } else {
-        Rule::fragment
+        // An included file; if it is not one either, the error that got further says more
+        // (`scenari "x" {` is a scenario with a typo, `a = ` a fragment left unfinished).
+        Grammar::parse(Rule::fragment, text).map_err(|fragment| {
+            match Grammar::parse(Rule::file, text) {
+                Err(scenario) if reached(&scenario) > reached(&fragment) => scenario,
+                _ => fragment,
+            }
+        })
     };
-    let top = Grammar::parse(rule, text)
+    let top = parsed
         .map_err(|e| super::errors::syntax_error(file, text, e))?
         .next()
         .expect("the top rule yields one pair");
@@ -46,6 +53,13 @@ pub fn format(file: FileId, text: &str) -> Result<String, Diagnostic> {
         out.push('\n');
     }
     Ok(out)
+}
+
+fn reached(e: &pest::error::Error<Rule>) -> usize {
+    match e.location {
+        pest::error::InputLocation::Pos(p) => p,
+        pest::error::InputLocation::Span((_, end)) => end,
+    }
 }
 
 /// Whether the first word after comments is `scenario`; anything else is an included file.
