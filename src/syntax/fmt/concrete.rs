@@ -157,6 +157,9 @@ fn is_atomic(rule: Rule) -> bool {
 pub(super) struct Word<'i> {
     text: &'i str,
     named: bool,
+    /// Where it stands in the source: two names written glued stay glued.
+    start: usize,
+    end: usize,
 }
 
 /// Collects the words of `toks` (children descended into); false if a comment stands among
@@ -168,6 +171,8 @@ pub(super) fn words<'i>(text: &'i str, toks: &[Tok<'i>], out: &mut Vec<Word<'i>>
             TokKind::Lit(l) => out.push(Word {
                 text: l,
                 named: false,
+                start: t.start,
+                end: t.end,
             }),
             TokKind::Child(p)
                 if is_atomic(p.as_rule()) || p.clone().into_inner().next().is_none() =>
@@ -177,6 +182,8 @@ pub(super) fn words<'i>(text: &'i str, toks: &[Tok<'i>], out: &mut Vec<Word<'i>>
                     out.push(Word {
                         text: s,
                         named: true,
+                        start: t.start,
+                        end: t.end,
                     });
                 } else if !words(text, &tokens(text, p), out) {
                     return false;
@@ -226,10 +233,20 @@ fn spaced(a: Word, b: Word) -> bool {
     if lit(b, &[",", ")", "]", ":", "..", "="]) || lit(a, &["(", "[", "..", "="]) {
         return false;
     }
+    let word_end = |w: Word| {
+        w.text
+            .ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+    };
+    let word_start = |w: Word| {
+        w.text
+            .starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+    };
     // A call `f(` and a selector `metric[`: the name is glued to what it opens.
     let opens = lit(b, &["(", "["]);
-    let name_before = a.named
-        && a.text
-            .ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
-    !(opens && name_before)
+    if opens && a.named && word_end(a) {
+        return false;
+    }
+    // Parts of one token as written (`300` `k` if a rule made them two): a space would split
+    // what the author wrote as one word.
+    !(a.named && b.named && a.end == b.start && word_end(a) && word_start(b))
 }
