@@ -324,3 +324,71 @@ fn a_dash_reads_stdin_and_writes_the_result_to_stdout() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(expect_exit(&out, 0), FORMATTED);
 }
+
+// ---- any layout of the same file ----------------------------------------------------------
+
+/// The whitespace runs of `text` outside strings and comments, as (start, end, holds a newline
+/// that must stay: the one ending a comment).
+fn whitespace_runs(text: &str) -> Vec<(usize, usize, bool)> {
+    let b = text.as_bytes();
+    let (mut runs, mut i, mut after_comment) = (Vec::new(), 0, false);
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            b'#' => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+                after_comment = true;
+            }
+            c if c.is_ascii_whitespace() => {
+                let start = i;
+                while i < b.len() && b[i].is_ascii_whitespace() {
+                    i += 1;
+                }
+                runs.push((start, i, after_comment));
+                after_comment = false;
+            }
+            _ => i += 1,
+        }
+    }
+    runs
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Any spacing of a shipped scenario formats to a file that parses the same, keeps every
+    /// comment, and formats to itself.
+    #[test]
+    fn any_spacing_of_a_scenario_formats_idempotently_to_the_same_tree(
+        file in 0usize..8,
+        seeds in proptest::collection::vec(0u8..5, 600),
+    ) {
+        let scenarios: Vec<PathBuf> = every_kbs_file()
+            .into_iter()
+            .filter(|p| p.starts_with(repo().join("scenarios")))
+            .collect();
+        let original = std::fs::read_to_string(&scenarios[file % scenarios.len()]).unwrap();
+        let mut respaced = String::new();
+        let mut pos = 0;
+        for (n, (start, end, keep_newline)) in whitespace_runs(&original).into_iter().enumerate() {
+            respaced.push_str(&original[pos..start]);
+            let pick = ["  ", "\n", " \t ", "\n\n\n", " "][seeds[n % seeds.len()] as usize];
+            respaced.push_str(if keep_newline && !pick.contains('\n') { "\n" } else { pick });
+            pos = end;
+        }
+        respaced.push_str(&original[pos..]);
+        let before = parse(&respaced).expect("respacing keeps the meaning");
+        let once = fmt(&respaced);
+        proptest::prop_assert_eq!(parse(&once), Some(before));
+        proptest::prop_assert_eq!(comments(&once), comments(&original));
+        proptest::prop_assert_eq!(fmt(&once), once);
+    }
+}

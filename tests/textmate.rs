@@ -117,7 +117,7 @@ fn scopes_match_the_snapshot_and_the_parser(name: &str) {
     let mut at: Vec<Vec<String>> = Vec::with_capacity(text.len());
     for line in tokens {
         for (t, scopes) in line {
-            at.extend(std::iter::repeat_n(scopes.clone(), t.len()));
+            at.extend(std::iter::repeat(scopes.clone()).take(t.len()));
         }
         at.push(Vec::new()); // the line end
     }
