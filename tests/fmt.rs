@@ -174,6 +174,14 @@ fn settings_align_within_a_run_and_a_blank_line_starts_a_new_run() {
 }
 
 #[test]
+fn a_list_written_over_several_lines_or_too_long_for_one_gets_one_item_per_line() {
+    let text = "scenario \"s\" {\n  workload { payload = [\n random(size: 1KiB),  file(\"a.jsonl\") , ] }\n  matrix { a = [1, 2]\n b = [ ]\n c = [\n1]\n d = [[1,2],\n [3]]\n e = [1111111111, 2222222222, 3333333333, 4444444444, 5555555555, 6666666666, 7777777777] }\n}\n";
+    let once = fmt(text);
+    assert_eq!(fmt(&once), once);
+    insta::assert_snapshot!(once);
+}
+
+#[test]
 fn an_included_file_of_bare_entries_is_formatted_too() {
     let text = "# shared\nproducer{linger.ms=5ms}\ncluster {\n bootstrap = \"a:1\"\n}\n";
     insta::assert_snapshot!(fmt(text));

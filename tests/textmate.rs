@@ -73,9 +73,11 @@ fn tokenized() -> &'static BTreeMap<String, Tokens> {
             assert!(status.success(), "npm ci in editors/ failed");
         }
         let files = shipped();
+        let mut paths: Vec<PathBuf> = files.values().cloned().collect();
+        paths.push(editors.join(SAMPLE));
         let out = Command::new("node")
             .arg(editors.join("test/scopes.js"))
-            .args(files.values())
+            .args(&paths)
             .output()
             .unwrap_or_else(|e| panic!("node is needed to run the TextMate engine: {e}"));
         assert!(
@@ -85,14 +87,62 @@ fn tokenized() -> &'static BTreeMap<String, Tokens> {
         );
         let by_path: BTreeMap<String, Tokens> =
             serde_json::from_slice(&out.stdout).expect("JSON from scopes.js");
+        let sample = by_path[&editors.join(SAMPLE).display().to_string()].clone();
         files
             .into_iter()
             .map(|(name, path)| {
                 let tokens = by_path[&path.display().to_string()].clone();
                 (name, tokens)
             })
+            .chain([(SAMPLE.to_string(), sample)])
             .collect()
     })
+}
+
+/// Syntax the shipped scenarios do not show (ramps, SI counts, escapes, `//` comments).
+const SAMPLE: &str = "test/sample.kbs";
+
+#[test]
+fn syntax_beyond_the_shipped_scenarios_gets_its_scopes_too() {
+    let tokens = &tokenized()[SAMPLE];
+    let scope_of = |line: usize, text: &str| -> String {
+        tokens[line - 1]
+            .iter()
+            .find(|(t, _)| t == text)
+            .map(|(_, s)| s.join(" "))
+            .unwrap_or_else(|| panic!("no token {text:?} on line {line}: {:?}", tokens[line - 1]))
+    };
+    for (line, text, want) in [
+        (1, "//", "comment.line.double-slash"),
+        (3, "include", "keyword.control.import"),
+        (5, "300", "constant.numeric"),
+        (5, "k", "keyword.other.unit"),
+        (6, "ramp", "keyword.control"),
+        (6, "to", "keyword.control"),
+        (6, "over", "keyword.control"),
+        (6, "MB", "keyword.other.unit"),
+        (7, "file", "entity.name.function"),
+        (7, "delimiter", "entity.other.attribute-name"),
+        (7, "\\x1e", "constant.character.escape"),
+        (7, "\\n", "constant.character.escape"),
+        (9, "-1", "constant.numeric"),
+        (11, "ack.p99.9", "support.variable.metric"),
+        (12, "-", "keyword.operator.arithmetic"),
+        (12, "*", "keyword.operator.arithmetic"),
+        (12, "!=", "keyword.operator.comparison"),
+        (12, "codec", "variable.parameter"),
+        (12, "zstd", "constant.language"),
+        (12, "and", "keyword.control"),
+        (12, "in", "keyword.operator.word"),
+        (12, "#", "comment.line.number-sign"),
+        (12, " why", "comment.line.number-sign"),
+    ] {
+        let got = scope_of(line, text);
+        assert!(
+            got.contains(want),
+            "line {line}: {text:?} is {got}, not {want}"
+        );
+    }
 }
 
 fn scopes_match_the_snapshot_and_the_parser(name: &str) {

@@ -6,7 +6,8 @@
 //! block), one assertion per line, at most one blank line in a row and none at the edge of a
 //! block, two spaces before an end-of-line comment. A block written on one line that holds only
 //! settings stays on one line (`steps { fast { linger.ms = 0 } }` is a table of rows); the rows of
-//! such a table inside a section have their `{` aligned. A setting, assertion or header with a
+//! such a table inside a section have their `{` aligned. A list written over several lines (or
+//! longer than 80 columns) gets one item per line. A setting, assertion or header with a
 //! comment inside it is kept as written, so the comment stays in place.
 
 mod concrete;
@@ -20,6 +21,8 @@ use crate::source::FileId;
 use concrete::{content_end, inline, join, source, tokens, words, Tok, TokKind};
 
 const INDENT: &str = "  ";
+/// A list longer than this on one line gets one item per line.
+const MAX_LIST_WIDTH: usize = 80;
 
 /// Formats a scenario file, or an included file of bare entries. A file that does not parse is
 /// refused with the diagnostics `check` would give.
@@ -202,7 +205,7 @@ impl<'i> Formatter<'i> {
                 match inline(self.text, &value).filter(|_| clean) {
                     Some(v) => Item::Setting {
                         key: key.as_str().to_string(),
-                        value: v,
+                        value: self.vertical_list(&value, &v).unwrap_or(v),
                         eol: None,
                     },
                     None => verbatim(),
@@ -230,6 +233,25 @@ impl<'i> Formatter<'i> {
                 None => verbatim(),
             },
         }
+    }
+
+    /// A list value written over several lines, or too long for one, as one item per line
+    /// (each with a comma): `[` and `]` on the setting's lines, the items a level deeper.
+    fn vertical_list(&self, value: &Pair<'i, Rule>, one_line: &str) -> Option<String> {
+        let list = value.clone().into_inner().next()?;
+        let long = width(one_line) > MAX_LIST_WIDTH;
+        if list.as_rule() != Rule::list || !(long || source(self.text, value).contains('\n')) {
+            return None;
+        }
+        let items: Vec<String> = list
+            .into_inner()
+            .map(|item| inline(self.text, &item))
+            .collect::<Option<_>>()?;
+        if items.is_empty() {
+            return None;
+        }
+        let rows: String = items.iter().map(|i| format!("\n{INDENT}{i},")).collect();
+        Some(format!("[{rows}\n]"))
     }
 
     /// `header { body }`: the scenario, a section, `expect`, or any braced syntax.
@@ -289,6 +311,7 @@ impl<'i> Formatter<'i> {
                 Item::Blank => (String::new(), &None),
                 Item::Comment(c) => (format!("{indent}{c}"), &None),
                 Item::Setting { key, value, eol } => {
+                    let value = value.replace('\n', &format!("\n{indent}"));
                     (format!("{indent}{} = {value}", pad(key, key_width[n])), eol)
                 }
                 Item::Assertion { test, when, eol } => match when {
