@@ -2,6 +2,7 @@
 //! below return values; only this layer writes to the terminal.
 
 mod check;
+mod fmt;
 mod plan;
 mod progress;
 mod run;
@@ -42,6 +43,8 @@ pub enum Command {
     Plan(PlanArgs),
     /// Run a scenario against a cluster, print the comparison table, evaluate `expect`.
     Run(RunArgs),
+    /// Rewrite scenario files in the canonical layout (comments kept); `--check` only lists them.
+    Fmt(FmtArgs),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -65,6 +68,16 @@ pub struct CheckArgs {
     /// `json` prints diagnostics as data on stdout.
     #[arg(long, value_enum, default_value = "text")]
     pub format: DiagFormat,
+}
+
+#[derive(Args, Debug)]
+pub struct FmtArgs {
+    /// Scenario or included files (.kbs); `-` reads stdin and writes the result to stdout.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Change nothing: list the files that are not formatted, with a short diff, and exit 1.
+    #[arg(long)]
+    pub check: bool,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -131,6 +144,7 @@ pub fn main(cli: Cli) -> Outcome {
         Command::Check(a) => check::command(&a),
         Command::Plan(a) => plan::command(&a),
         Command::Run(a) => run::command(&a),
+        Command::Fmt(a) => fmt::command(&a),
     }
 }
 

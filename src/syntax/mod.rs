@@ -5,6 +5,7 @@
 pub mod ast;
 mod build;
 mod errors;
+pub mod fmt;
 mod include;
 pub mod limits;
 
