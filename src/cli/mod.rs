@@ -2,6 +2,7 @@
 //! below return values; only this layer writes to the terminal.
 
 mod check;
+mod compare;
 mod plan;
 mod progress;
 mod run;
@@ -42,6 +43,8 @@ pub enum Command {
     Plan(PlanArgs),
     /// Run a scenario against a cluster, print the comparison table, evaluate `expect`.
     Run(RunArgs),
+    /// Compare two result files (--json) run by run; exit 1 when a --fail-on bound is exceeded.
+    Compare(CompareArgs),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -105,6 +108,19 @@ pub struct RunArgs {
     pub quiet: bool,
 }
 
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// The result file to compare against (e.g. last release's `--json` output).
+    pub baseline: PathBuf,
+    /// The result file of the run under test.
+    pub current: PathBuf,
+    /// Exit 1 when a figure moves past a bound: METRIC:CHANGE in the scenario language's
+    /// metric names, e.g. `throughput:-5%`, `ack.p99:+10%`, `e2e.p99.9:+20%`, `failed:+0`
+    /// (absolute). Comma-separated or repeated.
+    #[arg(long, value_name = "SPEC")]
+    pub fail_on: Vec<String>,
+}
+
 fn parse_scale(s: &str) -> Result<f64, String> {
     let f: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
     if f > 0.0 && f <= 100.0 {
@@ -128,6 +144,7 @@ pub fn main(cli: Cli) -> Outcome {
         Command::Check(a) => check::command(&a),
         Command::Plan(a) => plan::command(&a),
         Command::Run(a) => run::command(&a),
+        Command::Compare(a) => compare::command(&a),
     }
 }
 
