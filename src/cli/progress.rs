@@ -367,6 +367,27 @@ fn plain(p: &Progress, done: &str, overall: Option<&str>) {
 mod tests {
     use super::*;
 
+    fn plan_of(fixture: &str) -> Plan {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(fixture);
+        let (_, scenario) = crate::cli::load(&path);
+        crate::plan::plan(&scenario.expect("a valid fixture"), &Default::default())
+    }
+
+    #[test]
+    fn a_paced_run_is_planned_from_its_count_or_duration_and_an_unlimited_one_is_unknown() {
+        let p = plan_of("tests/fixtures/run/progress_two_steps.kbs");
+        let secs: Vec<_> = p.runs.iter().map(planned_secs).collect();
+        assert_eq!(
+            secs,
+            [Some(6.0), Some(3.0)],
+            "3000 records at 500/s, then at 1000/s"
+        );
+        let p = plan_of("tests/fixtures/run/compare_linger_0.kbs");
+        assert_eq!(planned_secs(&p.runs[0]), Some(3.0));
+        let p = plan_of("tests/fixtures/run/bound_ok.kbs");
+        assert_eq!(planned_secs(&p.runs[0]), None);
+    }
+
     #[test]
     fn time_left_is_said_in_whole_units() {
         assert_eq!(human_left(4.4), "4 s");
