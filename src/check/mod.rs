@@ -22,6 +22,9 @@ mod units;
 mod values;
 mod workload;
 
+/// The metric vocabulary of `expect`, shared with `compare --fail-on`.
+pub use expect::{parse_metric, METRIC_NAMES};
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 

@@ -3,6 +3,7 @@
 
 mod check;
 mod fmt;
+mod compare;
 mod plan;
 mod progress;
 mod run;
@@ -45,6 +46,8 @@ pub enum Command {
     Run(RunArgs),
     /// Rewrite scenario files in the canonical layout (comments kept); `--check` only lists them.
     Fmt(FmtArgs),
+    /// Compare two result files (--json) run by run; exit 1 when a --fail-on bound is exceeded.
+    Compare(CompareArgs),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -121,6 +124,19 @@ pub struct RunArgs {
     pub quiet: bool,
 }
 
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// The result file to compare against (e.g. last release's `--json` output).
+    pub baseline: PathBuf,
+    /// The result file of the run under test.
+    pub current: PathBuf,
+    /// Exit 1 when a figure moves past a bound: METRIC:CHANGE in the scenario language's
+    /// metric names, e.g. `throughput:-5%`, `ack.p99:+10%`, `e2e.p99.9:+20%`, `failed:+0`
+    /// (absolute). Comma-separated or repeated.
+    #[arg(long, value_name = "SPEC")]
+    pub fail_on: Vec<String>,
+}
+
 fn parse_scale(s: &str) -> Result<f64, String> {
     let f: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
     if f > 0.0 && f <= 100.0 {
@@ -145,6 +161,7 @@ pub fn main(cli: Cli) -> Outcome {
         Command::Plan(a) => plan::command(&a),
         Command::Run(a) => run::command(&a),
         Command::Fmt(a) => fmt::command(&a),
+        Command::Compare(a) => compare::command(&a),
     }
 }
 

@@ -47,10 +47,11 @@ pub fn command(a: &RunArgs) -> Outcome {
             ..PlanOptions::default()
         },
     );
+    // Bars where someone watches, a plain line every few seconds in a CI log; none with --quiet.
+    let live = (!a.quiet).then(|| progress::on_stderr(&p, std::io::stderr().is_terminal()));
     let opts = RunOptions {
         keep_topics: a.keep_topics,
-        // A live line only where someone watches it: not in CI logs, not with --quiet.
-        progress: (!a.quiet && std::io::stderr().is_terminal()).then(progress::on_stderr),
+        progress: live.as_ref().map(|l| l.sink()),
         live_topic: LiveTopic::default(),
         interval: a.interval,
     };
@@ -70,6 +71,9 @@ pub fn command(a: &RunArgs) -> Outcome {
     rt.spawn(signals(interrupt.clone(), opts.live_topic.clone()));
     let started = SystemTime::now();
     let exec = rt.block_on(execute(&p, &opts, interrupt));
+    if let Some(l) = &live {
+        l.finish();
+    }
     let verdicts = crate::assert::evaluate(&p, &exec.results);
     let mut out = std::io::stdout().lock();
     let _ = crate::report::table::write(&p, &exec, &mut out);

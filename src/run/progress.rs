@@ -29,6 +29,7 @@ pub struct Progress<'a> {
     pub phase: ProgressPhase,
     pub sent: u64,
     pub acked: u64,
+    pub failed: u64,
     /// Since the measured phase started.
     pub elapsed: Duration,
 }
@@ -36,13 +37,35 @@ pub struct Progress<'a> {
 /// How often a snapshot is taken.
 const TICK: Duration = Duration::from_millis(250);
 
-/// Reports one run's progress until it is told the run is finished.
+/// Reports one run's progress until it is told the run is finished (or is dropped: a run that
+/// failed says nothing more).
 pub struct Ticker {
     task: tokio::task::JoinHandle<()>,
     sink: ProgressSink,
+    shared: Arc<Shared>,
+    start: Instant,
     run: usize,
     runs: usize,
     label: String,
+}
+
+/// A snapshot of the live counters: a few relaxed loads, nothing the hot path waits on.
+fn snapshot<'a>(
+    shared: &Shared,
+    start: Instant,
+    (run, runs, label): (usize, usize, &'a str),
+    phase: ProgressPhase,
+) -> Progress<'a> {
+    Progress {
+        run,
+        runs,
+        label,
+        phase,
+        sent: shared.sent.load(Ordering::Relaxed),
+        acked: shared.acked.load(Ordering::Relaxed),
+        failed: shared.failed.load(Ordering::Relaxed),
+        elapsed: start.elapsed(),
+    }
 }
 
 impl Ticker {
@@ -53,47 +76,45 @@ impl Ticker {
         runs: usize,
         label: String,
     ) -> Ticker {
-        let (s, l) = (sink.clone(), label.clone());
+        let (s, l, sh) = (sink.clone(), label.clone(), shared.clone());
+        let start = Instant::now();
         let task = tokio::spawn(async move {
             let mut tick = tokio::time::interval(TICK);
-            let start = Instant::now();
             loop {
                 tick.tick().await;
-                let phase = if shared.producers_done.load(Ordering::Relaxed) {
+                let phase = if sh.producers_done.load(Ordering::Relaxed) {
                     ProgressPhase::Draining
                 } else {
                     ProgressPhase::Producing
                 };
-                s(&Progress {
-                    run,
-                    runs,
-                    label: &l,
-                    phase,
-                    sent: shared.sent.load(Ordering::Relaxed),
-                    acked: shared.acked.load(Ordering::Relaxed),
-                    elapsed: start.elapsed(),
-                });
+                s(&snapshot(&sh, start, (run, runs, &l), phase));
             }
         });
         Ticker {
             task,
             sink,
+            shared,
+            start,
             run,
             runs,
             label,
         }
     }
 
+    /// The last snapshot, with the run's final counts.
     pub fn finish(self) {
         self.task.abort();
-        (self.sink)(&Progress {
-            run: self.run,
-            runs: self.runs,
-            label: &self.label,
-            phase: ProgressPhase::Finished,
-            sent: 0,
-            acked: 0,
-            elapsed: Duration::ZERO,
-        });
+        (self.sink)(&snapshot(
+            &self.shared,
+            self.start,
+            (self.run, self.runs, &self.label),
+            ProgressPhase::Finished,
+        ));
+    }
+}
+
+impl Drop for Ticker {
+    fn drop(&mut self) {
+        self.task.abort();
     }
 }

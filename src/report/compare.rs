@@ -1,0 +1,531 @@
+//! Comparing two result files run by run (`kafkabench compare`): the change of each figure from
+//! the baseline, which way is better, and the `--fail-on` bounds a CI gate holds it to.
+
+mod bound;
+
+use std::io::{self, Write};
+
+pub use bound::{better, metric_name, parse_bound, parse_bounds, Better, Bound, BoundError};
+
+use super::json::ResultFile;
+use crate::format::plural;
+use crate::measure::{LatencySummary, RunResult};
+use crate::model::{LatencyKind, Metric, Stat};
+
+/// The figures every comparison shows, in the language's names, when either side has them.
+const SHOWN: &[&str] = &[
+    "throughput",
+    "ack.p50",
+    "ack.p99",
+    "ack.p999",
+    "e2e.p50",
+    "e2e.p99",
+    "e2e.p999",
+    "disk.ratio",
+    "failed",
+    "lost",
+];
+
+/// Changes smaller than this (percent) are shown but called neither better nor worse.
+const NOISE_PCT: f64 = 0.05;
+
+/// One figure of one run on both sides.
+#[derive(Clone, Debug)]
+pub struct Figure {
+    pub name: String,
+    pub metric: Metric,
+    pub baseline: Option<f64>,
+    pub current: Option<f64>,
+    /// The first bound this figure went past.
+    pub breached: Option<Breach>,
+}
+
+/// A run found on both sides.
+#[derive(Clone, Debug)]
+pub struct RunDelta {
+    pub label: String,
+    /// False when either side's run was cut short.
+    pub complete: bool,
+    pub figures: Vec<Figure>,
+}
+
+/// A figure that moved past a bound.
+#[derive(Clone, Debug)]
+pub struct Breach {
+    pub label: String,
+    pub name: String,
+    pub baseline: f64,
+    pub current: f64,
+    /// As the bound measures it: percent, or base units.
+    pub change: f64,
+    pub bound: Bound,
+}
+
+/// Everything `compare` found, ready to write.
+#[derive(Clone, Debug, Default)]
+pub struct Comparison {
+    pub runs: Vec<RunDelta>,
+    pub only_baseline: Vec<String>,
+    pub only_current: Vec<String>,
+    pub breaches: Vec<Breach>,
+    /// Bound checks that could not be made: a figure missing on one side.
+    pub unchecked: Vec<String>,
+    /// How many bound checks were made.
+    pub checks: usize,
+    /// Said before the table (different scenarios, for instance).
+    pub notes: Vec<String>,
+}
+
+impl Comparison {
+    /// Whether a bound was exceeded: the gate fails (exit 1).
+    pub fn regressed(&self) -> bool {
+        !self.breaches.is_empty()
+    }
+}
+
+/// Matches runs by label (in order, when a label repeats) and measures every change.
+pub fn compare(baseline: &ResultFile, current: &ResultFile, bounds: &[Bound]) -> Comparison {
+    let mut c = Comparison::default();
+    if baseline.scenario != current.scenario {
+        c.notes.push(format!(
+            "the files come from different scenarios ({} and {}); runs are matched by label",
+            baseline.scenario, current.scenario
+        ));
+    }
+    let mut taken = vec![false; current.runs.len()];
+    for b in &baseline.runs {
+        let found = current
+            .runs
+            .iter()
+            .enumerate()
+            .find(|(i, r)| !taken[*i] && r.label == b.label);
+        let Some((i, cur)) = found else {
+            c.only_baseline.push(b.label.clone());
+            continue;
+        };
+        taken[i] = true;
+        c.runs.push(run_delta(
+            b,
+            cur,
+            bounds,
+            &mut c.breaches,
+            &mut c.unchecked,
+            &mut c.checks,
+        ));
+    }
+    c.only_current = current
+        .runs
+        .iter()
+        .zip(&taken)
+        .filter(|(_, t)| !**t)
+        .map(|(r, _)| r.label.clone())
+        .collect();
+    c
+}
+
+fn run_delta(
+    b: &RunResult,
+    cur: &RunResult,
+    bounds: &[Bound],
+    breaches: &mut Vec<Breach>,
+    unchecked: &mut Vec<String>,
+    checks: &mut usize,
+) -> RunDelta {
+    // The default figures, then any a bound names that is not among them.
+    let mut metrics: Vec<(String, Metric)> = SHOWN
+        .iter()
+        .filter_map(|n| Some((n.to_string(), bound::metric_from_name(n)?)))
+        .collect();
+    for bd in bounds {
+        if !metrics.iter().any(|(_, m)| *m == bd.metric) {
+            metrics.push((metric_name(bd.metric), bd.metric));
+        }
+    }
+    let mut figures = Vec::new();
+    for (name, m) in metrics {
+        let hist = both_histograms(b, cur, m);
+        let (bv, cv) = (value(b, m, hist), value(cur, m, hist));
+        let bounded: Vec<&Bound> = bounds.iter().filter(|bd| bd.metric == m).collect();
+        if bv.is_none() && cv.is_none() && bounded.is_empty() && m != Metric::Failed {
+            continue;
+        }
+        let mut breached = None;
+        for bd in bounded {
+            let (Some(bv), Some(cv)) = (bv, cv) else {
+                unchecked.push(format!(
+                    "`{}` not checked for run `{}`: {}",
+                    bd.text,
+                    b.label,
+                    missing(b, cur, m, (bv, cv), &name)
+                ));
+                continue;
+            };
+            *checks += 1;
+            let (change, past) = bd.check(bv, cv);
+            if past && breached.is_none() {
+                let br = Breach {
+                    label: b.label.clone(),
+                    name: name.clone(),
+                    baseline: bv,
+                    current: cv,
+                    change,
+                    bound: bd.clone(),
+                };
+                breaches.push(br.clone());
+                breached = Some(br);
+            }
+        }
+        figures.push(Figure {
+            name,
+            metric: m,
+            baseline: bv,
+            current: cv,
+            breached,
+        });
+    }
+    RunDelta {
+        label: b.label.clone(),
+        complete: b.complete && cur.complete,
+        figures,
+    }
+}
+
+/// Why a figure is missing on a side, for a bound that could not be checked.
+fn missing(
+    b: &RunResult,
+    cur: &RunResult,
+    m: Metric,
+    v: (Option<f64>, Option<f64>),
+    name: &str,
+) -> String {
+    let no_hist = |r: &RunResult| match m {
+        Metric::Latency(kind, _) => {
+            summary(r, kind).is_some_and(|s| s.count > 0 && s.histogram().is_none())
+        }
+        _ => false,
+    };
+    if no_hist(b) || no_hist(cur) {
+        let side = if no_hist(b) {
+            "the baseline"
+        } else {
+            "the current file"
+        };
+        return format!("{name} needs the histograms of both files, and {side} has none");
+    }
+    let side = match v {
+        (None, None) => "either file",
+        (None, _) => "the baseline",
+        _ => "the current file",
+    };
+    format!("{name} is not measured in {side}")
+}
+
+fn summary(r: &RunResult, kind: LatencyKind) -> Option<&LatencySummary> {
+    match kind {
+        LatencyKind::Ack => Some(&r.ack),
+        LatencyKind::Service => Some(&r.service),
+        LatencyKind::SendDelay => Some(&r.send_delay),
+        LatencyKind::E2e => r.e2e.as_ref(),
+    }
+}
+
+/// Percentiles come from the histograms when both sides kept theirs, so both are read alike.
+fn both_histograms(b: &RunResult, cur: &RunResult, m: Metric) -> bool {
+    let Metric::Latency(kind, _) = m else {
+        return false;
+    };
+    let has = |r: &RunResult| summary(r, kind).is_some_and(|s| s.histogram().is_some());
+    has(b) && has(cur)
+}
+
+/// A figure in base units; latencies from the histogram, or else the file's own percentiles.
+fn value(r: &RunResult, m: Metric, hist: bool) -> Option<f64> {
+    let Metric::Latency(kind, stat) = m else {
+        return r.metric(m);
+    };
+    if hist {
+        return r.metric(m);
+    }
+    let s = summary(r, kind).filter(|s| s.count > 0)?;
+    let ms = match stat {
+        Stat::Percentile(50.0) => s.p50_ms,
+        Stat::Percentile(90.0) => s.p90_ms,
+        Stat::Percentile(99.0) => s.p99_ms,
+        Stat::Percentile(99.9) => s.p999_ms,
+        Stat::Percentile(_) => return None,
+        Stat::Min => s.min_ms,
+        Stat::Max => s.max_ms,
+        Stat::Mean => s.mean_ms,
+    };
+    Some(ms / 1e3)
+}
+
+/// Where the compared files came from, for the header.
+pub struct Sides<'a> {
+    pub baseline: (&'a str, &'a ResultFile),
+    pub current: (&'a str, &'a ResultFile),
+}
+
+const GREEN: &str = "\x1b[32m";
+const RED: &str = "\x1b[31m";
+const BOLD_RED: &str = "\x1b[1;31m";
+const RESET: &str = "\x1b[0m";
+
+/// Writes the comparison: a header per side, the table of changes, runs found on one side
+/// only, and each bound exceeded with the run, the metric, baseline → current and by how much.
+pub fn write(c: &Comparison, sides: &Sides, color: bool, out: &mut dyn Write) -> io::Result<()> {
+    for (role, (path, f)) in [("baseline", sides.baseline), ("current ", sides.current)] {
+        writeln!(out, "{role} {path}: {}", describe(f))?;
+    }
+    for n in &c.notes {
+        writeln!(out, "note: {n}")?;
+    }
+    writeln!(out)?;
+    if c.runs.is_empty() {
+        writeln!(
+            out,
+            "no run is found in both files (runs are matched by label)"
+        )?;
+    } else {
+        write_table(c, color, out)?;
+    }
+    for (labels, side, other) in [
+        (&c.only_baseline, "baseline", "current"),
+        (&c.only_current, "current", "baseline"),
+    ] {
+        for l in labels {
+            writeln!(
+                out,
+                "only in {side}: run `{l}` (no run of that label in the {other} file)"
+            )?;
+        }
+    }
+    for u in &c.unchecked {
+        writeln!(out, "note: {u}")?;
+    }
+    for br in &c.breaches {
+        let (on, off) = if color { (BOLD_RED, RESET) } else { ("", "") };
+        writeln!(out, "{on}FAIL{off}  {}", breach_text(br))?;
+    }
+    let runs = format!("{} run{} compared", c.runs.len(), plural(c.runs.len()));
+    let verdict = match (c.checks, c.breaches.len()) {
+        (0, _) => String::new(),
+        (n, 0) => format!("; every bound held ({n} check{})", plural(n)),
+        (n, k) => format!("; {k} of {n} bound check{} failed", plural(n)),
+    };
+    writeln!(out, "compare: {runs}{verdict}")
+}
+
+/// `scenario promo (run 1a2b3c, 2026-11-30T12:00:00Z, kafkabench 0.1.0), 9 runs`
+fn describe(f: &ResultFile) -> String {
+    let mut about = vec![format!("run {}", f.run_id)];
+    if let Some(t) = &f.started_at {
+        about.push(t.clone());
+    }
+    about.push(format!("kafkabench {}", f.kafkabench_version));
+    let cut = if f.interrupted { ", interrupted" } else { "" };
+    format!(
+        "scenario {} ({}), {} run{}{cut}",
+        f.scenario,
+        about.join(", "),
+        f.runs.len(),
+        plural(f.runs.len())
+    )
+}
+
+/// `ack.p50 rose 58.3% (1.2ms → 1.9ms), more than the +50% allowed by ack.p50:+50%`
+pub fn breach_text(br: &Breach) -> String {
+    let b = &br.bound;
+    let verb = if br.change >= 0.0 { "rose" } else { "fell" };
+    let by = if b.percent {
+        format!("{}%", shown_pct(br.change.abs()))
+    } else {
+        format!("by {}", bound::shown_amount(b.metric, br.change.abs()))
+    };
+    let allowed = if b.percent {
+        format!("{}%", bound::trim(b.amount))
+    } else {
+        bound::shown_amount(b.metric, b.amount)
+    };
+    format!(
+        "run `{}`: {} {verb} {by} ({} → {}), more than the {allowed} allowed by `{}`",
+        br.label,
+        br.name,
+        bound::shown_amount(b.metric, br.baseline),
+        bound::shown_amount(b.metric, br.current),
+        b.text
+    )
+}
+
+fn shown_pct(p: f64) -> String {
+    if p.is_infinite() {
+        "∞".into()
+    } else {
+        format!("{p:.1}")
+    }
+}
+
+/// How one figure moved: the change column's text and its colour.
+fn change_cells(f: &Figure) -> (String, String, Option<&'static str>) {
+    let (Some(b), Some(cur)) = (f.baseline, f.current) else {
+        return ("-".into(), String::new(), None);
+    };
+    let pct = bound::percent_change(b, cur);
+    let change = if b == cur {
+        "0%".to_string()
+    } else if b == 0.0 {
+        let sign = if cur > b { '+' } else { '-' };
+        format!("{sign}{}", bound::shown_amount(f.metric, (cur - b).abs()))
+    } else if pct.abs() < 0.1 {
+        format!("{pct:+.2}%")
+    } else {
+        format!("{pct:+.1}%")
+    };
+    let direction = match better(f.metric) {
+        _ if pct.abs() < NOISE_PCT => None,
+        Better::Neither => None,
+        Better::Higher => Some(cur > b),
+        Better::Lower => Some(cur < b),
+    };
+    let (word, colour) = match (&f.breached, direction) {
+        (Some(br), _) => (
+            format!("worse, past {}", br.bound.shown_limit()),
+            Some(BOLD_RED),
+        ),
+        (None, Some(true)) => ("better".into(), Some(GREEN)),
+        (None, Some(false)) => ("worse".into(), Some(RED)),
+        (None, None) => (String::new(), None),
+    };
+    (change, word, colour)
+}
+
+fn write_table(c: &Comparison, color: bool, out: &mut dyn Write) -> io::Result<()> {
+    let head = ["run", "metric", "baseline", "current", "change", ""];
+    let mut rows: Vec<([String; 6], Option<&'static str>)> = Vec::new();
+    for r in &c.runs {
+        for (i, f) in r.figures.iter().enumerate() {
+            let label = match (i, r.complete) {
+                (0, true) => r.label.clone(),
+                (0, false) => format!("{} (incomplete)", r.label),
+                _ => String::new(),
+            };
+            let shown = |v: Option<f64>| v.map_or("-".into(), |v| bound::shown_amount(f.metric, v));
+            let (change, word, colour) = change_cells(f);
+            rows.push((
+                [
+                    label,
+                    f.name.clone(),
+                    shown(f.baseline),
+                    shown(f.current),
+                    change,
+                    word,
+                ],
+                colour,
+            ));
+        }
+    }
+    let mut width = head.map(|h| h.chars().count());
+    for (row, _) in &rows {
+        for (w, cell) in width.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    // Names left, figures right: the digits line up.
+    let cell = |i: usize, text: &str| {
+        if i == 5 {
+            return text.to_string();
+        }
+        let pad = " ".repeat(width[i] - text.chars().count());
+        if (2..=4).contains(&i) {
+            format!("{pad}{text}")
+        } else {
+            format!("{text}{pad}")
+        }
+    };
+    let line = |cells: Vec<String>| cells.join("  ").trim_end().to_string();
+    writeln!(out, "{}", line((0..6).map(|i| cell(i, head[i])).collect()))?;
+    writeln!(
+        out,
+        "{}",
+        width
+            .iter()
+            .map(|w| "-".repeat(*w))
+            .collect::<Vec<_>>()
+            .join("  ")
+            .trim_end()
+    )?;
+    for (row, colour) in &rows {
+        let cells: Vec<String> = (0..6)
+            .map(|i| {
+                let text = cell(i, &row[i]);
+                match colour {
+                    Some(c) if color && i >= 4 && !row[i].is_empty() => format!("{c}{text}{RESET}"),
+                    _ => text,
+                }
+            })
+            .collect();
+        writeln!(out, "{}", line(cells))?;
+    }
+    writeln!(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::{new_histogram, record};
+
+    fn file(ack_ms: u64, throughput: f64) -> ResultFile {
+        let mut h = new_histogram();
+        record(&mut h, ack_ms * 1_000_000);
+        let run = RunResult {
+            label: "run".into(),
+            complete: true,
+            throughput_msgs: throughput,
+            ack: LatencySummary::from_histogram(&h),
+            ..RunResult::default()
+        };
+        let text = format!(
+            r#"{{"schema_version": 2, "kafkabench_version": "0", "scenario": "s", "description": null,
+            "run_id": "r", "scale": 1.0, "planned_runs": 1, "outcome": "ok", "exit_code": 0,
+            "failure": null, "interrupted": false, "runs": [{}], "assertions": [], "notes": []}}"#,
+            serde_json::to_string(&run).unwrap()
+        );
+        ResultFile::parse(&text, "f.json").unwrap()
+    }
+
+    fn written(c: &Comparison, f: &ResultFile, color: bool) -> String {
+        let sides = Sides {
+            baseline: ("a.json", f),
+            current: ("b.json", f),
+        };
+        let mut out = Vec::new();
+        write(c, &sides, color, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn colour_says_better_in_green_and_worse_in_red_whichever_way_is_better() {
+        let (base, cur) = (file(10, 1000.0), file(5, 900.0));
+        let c = compare(&base, &cur, &[]);
+        let text = written(&c, &base, true);
+        let line = |name: &str| text.lines().find(|l| l.contains(name)).unwrap().to_string();
+        assert!(
+            line("ack.p50").contains(GREEN),
+            "lower latency is better: {text}"
+        );
+        assert!(
+            line("throughput").contains(RED),
+            "lower throughput is worse: {text}"
+        );
+        assert!(!written(&c, &base, false).contains('\x1b'));
+    }
+
+    #[test]
+    fn a_figure_named_only_by_a_bound_gets_its_own_row() {
+        let f = file(10, 1000.0);
+        let c = compare(&f, &f, &[parse_bound("ack.max:+1%").unwrap()]);
+        assert!(c.runs[0].figures.iter().any(|g| g.name == "ack.max"));
+        assert_eq!(c.checks, 1);
+        assert!(!c.regressed());
+    }
+}
