@@ -2,6 +2,7 @@
 //! below return values; only this layer writes to the terminal.
 
 mod check;
+mod import;
 mod plan;
 mod progress;
 mod run;
@@ -42,6 +43,8 @@ pub enum Command {
     Plan(PlanArgs),
     /// Run a scenario against a cluster, print the comparison table, evaluate `expect`.
     Run(RunArgs),
+    /// Write another tool's benchmark definition as a scenario: `import omb WORKLOAD.yaml`.
+    Import(import::ImportArgs),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -128,6 +131,7 @@ pub fn main(cli: Cli) -> Outcome {
         Command::Check(a) => check::command(&a),
         Command::Plan(a) => plan::command(&a),
         Command::Run(a) => run::command(&a),
+        Command::Import(a) => import::command(&a),
     }
 }
 

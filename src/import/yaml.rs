@@ -1,0 +1,206 @@
+//! A flat YAML file read into a typed struct with every problem at once: bad YAML at its line,
+//! each unknown field with a did-you-mean, each mistyped field at its value.
+//!
+//! serde stops at the first problem, so each top-level field is deserialized on its own first
+//! (the struct's fields all have defaults); only a file with no problem is read as a whole.
+
+use std::path::Path;
+
+use serde::de::DeserializeOwned;
+use serde_yaml::{Mapping, Value};
+
+use crate::diagnostic::{suggest, Diagnostic, Diagnostics, Kind};
+use crate::source::{FileId, Sources, Span};
+
+/// What a typed struct tells the reader about its fields.
+pub(super) struct Fields {
+    /// The names as written in YAML.
+    pub names: &'static [&'static str],
+    /// What the field takes, in a user's words, for the help line of a mistyped value.
+    pub takes: fn(&str) -> String,
+    /// What a file of this kind is called in messages ("workload", "driver").
+    pub what: &'static str,
+}
+
+/// Reads `path` into `T`, adding the file to `sources` so diagnostics can point into it.
+pub(super) fn read<T: DeserializeOwned>(
+    path: &Path,
+    sources: &mut Sources,
+    fields: &Fields,
+) -> Result<(T, FileId), Diagnostics> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Diagnostic::unplaced(
+            Kind::Io,
+            format!(
+                "cannot read the OMB {} file {}: {}",
+                fields.what,
+                path.display(),
+                e.to_string().to_lowercase()
+            ),
+        )
+        .help("give the path of an OpenMessaging Benchmark YAML file")
+    })?;
+    let id = sources.add(path.to_path_buf(), text.clone());
+    let whole = |msg: String| -> Diagnostic {
+        Diagnostic::new(Kind::Syntax, Span::new(id, 0, first_line_end(&text)), msg)
+            .label("this file")
+            .help(format!(
+                "an OMB {} file is a YAML mapping of `field: value` lines",
+                fields.what
+            ))
+    };
+    let value: Value = serde_yaml::from_str(&text).map_err(|e| yaml_error(id, &text, &e))?;
+    let map = match value {
+        Value::Mapping(m) => m,
+        Value::Null => return Err(whole(format!("the {} file is empty", fields.what)).into()),
+        _ => {
+            return Err(whole(format!(
+                "the {} file is not a mapping of fields",
+                fields.what
+            ))
+            .into())
+        }
+    };
+    let mut diags = Diagnostics::default();
+    let mut known = Mapping::new();
+    for (k, v) in map {
+        let Some(name) = k.as_str() else {
+            diags.push(whole(format!("a field name is not text: {k:?}")));
+            continue;
+        };
+        if !fields.names.contains(&name) {
+            diags.push(
+                Diagnostic::new(
+                    Kind::UnknownKey,
+                    key_span(id, &text, name),
+                    format!("the OMB {} has no field `{name}`", fields.what),
+                )
+                .label("unknown field")
+                .help(suggest(name, fields.names, "fields are")),
+            );
+            continue;
+        }
+        let mut one = Mapping::new();
+        one.insert(k.clone(), v.clone());
+        if let Err(e) = serde_yaml::from_value::<T>(Value::Mapping(one)) {
+            diags.push(
+                Diagnostic::new(
+                    Kind::Type,
+                    value_span(id, &text, name),
+                    format!("`{name}`: {}", without_location(&e.to_string())),
+                )
+                .label("wrong value")
+                .help(format!("`{name}` takes {}", (fields.takes)(name))),
+            );
+            continue;
+        }
+        known.insert(k, v);
+    }
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    let typed = serde_yaml::from_value::<T>(Value::Mapping(known))
+        .map_err(|e| Diagnostics::from(whole(without_location(&e.to_string()))))?;
+    Ok((typed, id))
+}
+
+/// Bad YAML, at the place serde_yaml names.
+fn yaml_error(id: FileId, text: &str, e: &serde_yaml::Error) -> Diagnostics {
+    let at = e.location().map_or(0, |l| l.index()).min(text.len());
+    let end = text[at..].chars().next().map_or(at, |c| at + c.len_utf8());
+    Diagnostic::new(
+        Kind::Syntax,
+        Span::new(id, at, end),
+        format!(
+            "this is not valid YAML: {}",
+            without_location(&e.to_string())
+        ),
+    )
+    .label("here")
+    .help("OMB files are YAML: `field: value` lines, Java properties as `|` blocks")
+    .into()
+}
+
+/// serde_yaml appends "at line L column C"; the diagnostic shows the place itself.
+fn without_location(msg: &str) -> String {
+    match msg.find(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg.to_string(),
+    }
+}
+
+fn first_line_end(text: &str) -> usize {
+    text.find('\n').unwrap_or(text.len())
+}
+
+/// The byte range of a top-level field's name (`name:` at the start of a line, quoted or not);
+/// the file's start when it is written some other way (flow style).
+pub(super) fn key_span(id: FileId, text: &str, name: &str) -> Span {
+    top_level_line(text, name).map_or(Span::new(id, 0, 0), |(start, key_len, _)| {
+        Span::new(id, start, start + key_len)
+    })
+}
+
+/// The byte range of a top-level field's value on its line, or its name when the value starts
+/// on the next line (a `|` block or a nested list).
+pub(super) fn value_span(id: FileId, text: &str, name: &str) -> Span {
+    let Some((start, key_len, line)) = top_level_line(text, name) else {
+        return Span::new(id, 0, 0);
+    };
+    let colon = line[key_len..]
+        .find(':')
+        .map_or(key_len, |i| key_len + i + 1);
+    let rest = &line[colon..];
+    let rest = rest.find(" #").map_or(rest, |i| &rest[..i]);
+    let lead = rest.len() - rest.trim_start().len();
+    let value = rest.trim();
+    if value.is_empty() || value == "|" || value == ">" {
+        Span::new(id, start, start + key_len)
+    } else {
+        let from = start + colon + lead;
+        Span::new(id, from, from + value.len())
+    }
+}
+
+/// (offset of the line, length of the written name, the line) for `name:` at indent 0.
+fn top_level_line<'t>(text: &'t str, name: &str) -> Option<(usize, usize, &'t str)> {
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let bare = line.trim_end_matches(['\n', '\r']);
+        for written in [name.to_string(), format!("\"{name}\""), format!("'{name}'")] {
+            if let Some(after) = bare.strip_prefix(written.as_str()) {
+                if after.trim_start().starts_with(':') {
+                    return Some((offset, written.len(), bare));
+                }
+            }
+        }
+        offset += line.len();
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_span_covers_the_value_without_its_comment() {
+        let text = "name: x\ntopics: 12 # many\n";
+        let s = value_span(FileId(0), text, "topics");
+        assert_eq!(&text[s.start..s.end], "12");
+    }
+
+    #[test]
+    fn a_block_value_is_pointed_at_by_its_name() {
+        let text = "producerConfig: |\n  acks=all\n";
+        let s = value_span(FileId(0), text, "producerConfig");
+        assert_eq!(&text[s.start..s.end], "producerConfig");
+    }
+
+    #[test]
+    fn a_quoted_name_is_found() {
+        let text = "\"topics\": 1\n";
+        let s = key_span(FileId(0), text, "topics");
+        assert_eq!(&text[s.start..s.end], "\"topics\"");
+    }
+}
