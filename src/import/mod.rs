@@ -41,12 +41,14 @@ pub fn omb(files: OmbFiles, sources: &mut Sources) -> Result<String, Diagnostics
         .driver
         .map(|p| yaml::read::<omb::Driver>(p, sources, &omb::DRIVER));
     let work = match w {
-        Ok((w, id)) => {
+        Ok(read) => {
+            diags.items.extend(read.problems.items);
             let input = workload::Input {
-                workload: &w,
-                file: id,
+                workload: &read.value,
+                file: read.file,
                 path: files.workload,
                 out_dir: files.out_dir,
+                bad: &read.bad,
             };
             workload::map(&input, sources)
                 .map_err(|e| diags.items.extend(e.items))
@@ -59,10 +61,13 @@ pub fn omb(files: OmbFiles, sources: &mut Sources) -> Result<String, Diagnostics
     };
     let drv = match d {
         None => Some(None),
-        Some(Ok((d, id))) => driver::map(&d, id, sources)
-            .map_err(|e| diags.items.extend(e.items))
-            .ok()
-            .map(Some),
+        Some(Ok(read)) => {
+            diags.items.extend(read.problems.items);
+            driver::map(&read.value, read.file, sources)
+                .map_err(|e| diags.items.extend(e.items))
+                .ok()
+                .map(Some)
+        }
         Some(Err(e)) => {
             diags.items.extend(e.items);
             None
@@ -70,7 +75,7 @@ pub fn omb(files: OmbFiles, sources: &mut Sources) -> Result<String, Diagnostics
     };
     match (work, drv) {
         (Some(w), Some(d)) if diags.is_empty() => Ok(assemble(files, w, d)),
-        _ => Err(diags),
+        _ => Err(diags.finish()),
     }
 }
 

@@ -33,6 +33,8 @@ pub(super) struct Input<'a> {
     pub path: &'a Path,
     /// Where the scenario is written: a payload file's path is given relative to it.
     pub out_dir: &'a Path,
+    /// Fields that are there but wrong (already reported): not missing, and nothing to check.
+    pub bad: &'a [String],
 }
 
 pub(super) fn map(input: &Input, sources: &Sources) -> Result<Parts, Diagnostics> {
@@ -48,8 +50,9 @@ pub(super) fn map(input: &Input, sources: &Sources) -> Result<Parts, Diagnostics
         )
     };
     let mut missing = Vec::new();
+    let absent = |field: &str| !input.bad.iter().any(|b| b == field);
     let mut need = |field: &'static str, v: Option<u32>| {
-        if v.is_none() {
+        if v.is_none() && absent(field) {
             missing.push(field);
         }
         v.unwrap_or(0)
@@ -58,7 +61,7 @@ pub(super) fn map(input: &Input, sources: &Sources) -> Result<Parts, Diagnostics
     let partitions = need("partitionsPerTopic", w.partitions_per_topic);
     let producers = need("producersPerTopic", w.producers_per_topic);
     let minutes = need("testDurationMinutes", w.test_duration_minutes);
-    if w.message_size.is_none() {
+    if w.message_size.is_none() && absent("messageSize") {
         missing.push("messageSize");
     }
     for (field, n, max) in [
@@ -67,7 +70,7 @@ pub(super) fn map(input: &Input, sources: &Sources) -> Result<Parts, Diagnostics
         ("producersPerTopic", producers, u32::MAX),
         ("testDurationMinutes", minutes, MAX_MINUTES),
     ] {
-        if !missing.contains(&field) && (n == 0 || n > max) {
+        if !missing.contains(&field) && absent(field) && (n == 0 || n > max) {
             bad(
                 field,
                 format!("`{field}: {n}` is out of range"),
@@ -108,7 +111,7 @@ pub(super) fn map(input: &Input, sources: &Sources) -> Result<Parts, Diagnostics
     }
     let randomized = w.use_randomized_payloads.unwrap_or(false);
     let mut payload = None;
-    if !randomized && diags.is_empty() && missing.is_empty() {
+    if !randomized && diags.is_empty() && missing.is_empty() && input.bad.is_empty() {
         match &w.payload_file {
             None => diags.push(
                 Diagnostic::unplaced(
@@ -139,7 +142,7 @@ pub(super) fn map(input: &Input, sources: &Sources) -> Result<Parts, Diagnostics
                     input.path.display()
                 ),
             )
-            .help(format!("add e.g. `{field}: 1`")),
+            .help(format!("add e.g. `{field}: {}`", example(field))),
         );
     }
     if !diags.is_empty() {
@@ -206,6 +209,16 @@ pub(super) fn map(input: &Input, sources: &Sources) -> Result<Parts, Diagnostics
         workload: b,
         consumer,
     })
+}
+
+/// A typical value, for the help of a missing field.
+fn example(field: &str) -> &'static str {
+    match field {
+        "messageSize" => "1024",
+        "testDurationMinutes" => "15",
+        "partitionsPerTopic" => "16",
+        _ => "1",
+    }
 }
 
 /// `producerRate`: all producers of all topics together in OMB; 0 searches for the maximum.

@@ -9,7 +9,7 @@ use std::path::Path;
 use serde::de::DeserializeOwned;
 use serde_yaml::{Mapping, Value};
 
-use crate::diagnostic::{suggest, Diagnostic, Diagnostics, Kind};
+use crate::diagnostic::{closest, suggest, Diagnostic, Diagnostics, Kind};
 use crate::source::{FileId, Sources, Span};
 
 /// What a typed struct tells the reader about its fields.
@@ -22,12 +22,23 @@ pub(super) struct Fields {
     pub what: &'static str,
 }
 
-/// Reads `path` into `T`, adding the file to `sources` so diagnostics can point into it.
+/// A file read as far as it could be: `value` holds every field that was right, `problems`
+/// the others, and `bad` names the fields that were there but wrong (so that no later check
+/// calls them missing).
+pub(super) struct Read<T> {
+    pub value: T,
+    pub file: FileId,
+    pub problems: Diagnostics,
+    pub bad: Vec<String>,
+}
+
+/// Reads `path` into `T`, adding the file to `sources` so diagnostics can point into it. Err
+/// only when there is nothing to read fields from (no file, not YAML, not a mapping).
 pub(super) fn read<T: DeserializeOwned>(
     path: &Path,
     sources: &mut Sources,
     fields: &Fields,
-) -> Result<(T, FileId), Diagnostics> {
+) -> Result<Read<T>, Diagnostics> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         Diagnostic::unplaced(
             Kind::Io,
@@ -62,6 +73,7 @@ pub(super) fn read<T: DeserializeOwned>(
         }
     };
     let mut diags = Diagnostics::default();
+    let mut bad = Vec::new();
     let mut known = Mapping::new();
     for (k, v) in map {
         let Some(name) = k.as_str() else {
@@ -69,6 +81,10 @@ pub(super) fn read<T: DeserializeOwned>(
             continue;
         };
         if !fields.names.contains(&name) {
+            // The field it is a misspelling of is then not missing as well.
+            if let Some(meant) = closest(name, fields.names.iter().copied()) {
+                bad.push(meant.to_string());
+            }
             diags.push(
                 Diagnostic::new(
                     Kind::UnknownKey,
@@ -83,11 +99,12 @@ pub(super) fn read<T: DeserializeOwned>(
         let mut one = Mapping::new();
         one.insert(k.clone(), v.clone());
         if let Err(e) = serde_yaml::from_value::<T>(Value::Mapping(one)) {
+            bad.push(name.to_string());
             diags.push(
                 Diagnostic::new(
                     Kind::Type,
                     value_span(id, &text, name),
-                    format!("`{name}`: {}", without_location(&e.to_string())),
+                    format!("`{name}`: {}", in_words(&without_location(&e.to_string()))),
                 )
                 .label("wrong value")
                 .help(format!("`{name}` takes {}", (fields.takes)(name))),
@@ -96,12 +113,14 @@ pub(super) fn read<T: DeserializeOwned>(
         }
         known.insert(k, v);
     }
-    if !diags.is_empty() {
-        return Err(diags);
-    }
-    let typed = serde_yaml::from_value::<T>(Value::Mapping(known))
+    let value = serde_yaml::from_value::<T>(Value::Mapping(known))
         .map_err(|e| Diagnostics::from(whole(without_location(&e.to_string()))))?;
-    Ok((typed, id))
+    Ok(Read {
+        value,
+        file: id,
+        problems: diags,
+        bad,
+    })
 }
 
 /// Bad YAML, at the place serde_yaml names.
@@ -119,6 +138,26 @@ fn yaml_error(id: FileId, text: &str, e: &serde_yaml::Error) -> Diagnostics {
     .label("here")
     .help("OMB files are YAML: `field: value` lines, Java properties as `|` blocks")
     .into()
+}
+
+/// serde names Rust types ("expected u32"); a user reads what kind of value that is.
+fn in_words(msg: &str) -> String {
+    let mut out = msg.to_string();
+    for (rust, words) in [
+        ("expected u8", "expected a whole number, 0 or more"),
+        ("expected u16", "expected a whole number, 0 or more"),
+        ("expected u32", "expected a whole number, 0 or more"),
+        ("expected u64", "expected a whole number, 0 or more"),
+        ("expected i16", "expected a whole number"),
+        ("expected i32", "expected a whole number"),
+        ("expected i64", "expected a whole number"),
+        ("expected f64", "expected a number"),
+    ] {
+        if let Some(rest) = out.strip_suffix(rust) {
+            out = format!("{rest}{words}");
+        }
+    }
+    out
 }
 
 /// serde_yaml appends "at line L column C"; the diagnostic shows the place itself.
