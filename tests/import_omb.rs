@@ -219,6 +219,7 @@ fn every_workload_field_and_a_secured_driver_map_to_their_nearest_settings() {
         "payloadFile payload/payload-1Kb.data is not used",
         "OMB drives 3 topics at once",
         "reset: true",
+        "`linger.ms` is given twice; the last one counts",
     ] {
         assert!(text.contains(said), "no comment says `{said}`:\n{text}");
     }
@@ -323,6 +324,7 @@ each_invalid! {
     a_workload_file_that_does_not_exist_is_named: "invalid/no-such-workload.yaml", None;
     a_driver_of_another_system_and_its_unknown_fields_are_reported: "workloads/1-topic-1-partition-1kb.yaml", Some("invalid/pulsar-driver.yaml");
     a_driver_with_wrong_values_is_reported_with_the_workload_problems_at_once: "invalid/unknown-fields.yaml", Some("invalid/bad-driver-values.yaml");
+    a_field_given_twice_is_reported_at_its_second_line: "invalid/duplicate-field.yaml", None;
     a_driver_file_that_does_not_exist_is_named: "workloads/1-topic-1-partition-1kb.yaml", Some("drivers/no-such-driver.yaml");
 }
 

@@ -90,7 +90,7 @@ pub(super) fn map(d: &Driver, file: FileId, sources: &Sources) -> Result<Parts, 
             "producerConfig" => &d.producer_config,
             _ => &d.consumer_config,
         };
-        for (key, value) in java::parse(block.as_deref().unwrap_or("")) {
+        for (key, value) in last_of_each(java::parse(block.as_deref().unwrap_or("")), field, out) {
             let translated = if section == "topic" {
                 vec![Translated::Set {
                     key: key.clone(),
@@ -116,6 +116,25 @@ pub(super) fn map(d: &Driver, file: FileId, sources: &Sources) -> Result<Parts, 
         );
     }
     Ok(p)
+}
+
+/// Java's `Properties` keeps the last of a key given twice; so does the import, and says so.
+fn last_of_each(
+    pairs: Vec<(String, String)>,
+    field: &str,
+    out: &mut Vec<Item>,
+) -> Vec<(String, String)> {
+    let mut kept: Vec<(String, String)> = Vec::new();
+    for (key, value) in pairs {
+        if let Some(i) = kept.iter().position(|(k, _)| *k == key) {
+            kept.remove(i);
+            out.push(Item::Note(format!(
+                "{field}: `{key}` is given twice; the last one counts, as in Java"
+            )));
+        }
+        kept.push((key, value));
+    }
+    kept
 }
 
 /// One translated property into its block: set if the checker accepts it there, else a comment.

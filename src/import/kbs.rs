@@ -197,7 +197,11 @@ pub(super) fn probe(section: &str, key: &str, value: &str) -> Result<(), String>
     );
     let mut sources = Sources::default();
     let id = sources.add(PathBuf::from("probe.kbs"), text.clone());
-    let ast = crate::syntax::parse(id, &text).map_err(|d| d.message)?;
+    // The value is always written in a form the grammar reads, so only the name can fail here.
+    let ast = crate::syntax::parse(id, &text).map_err(|_| {
+        "not a name a scenario can hold (words of letters, digits and `_`, joined by dots)"
+            .to_string()
+    })?;
     match crate::check::check(&ast, &sources) {
         Ok(_) => Ok(()),
         Err(diags) => Err(diags

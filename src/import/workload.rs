@@ -82,6 +82,13 @@ pub(super) fn map(input: &Input, sources: &Sources) -> Result<Parts, Diagnostics
             );
         }
     }
+    if let Some(m) = w.warmup_duration_minutes.filter(|m| *m > MAX_MINUTES) {
+        bad(
+            "warmupDurationMinutes",
+            format!("`warmupDurationMinutes: {m}` is out of range"),
+            format!("a warm-up is at most {MAX_MINUTES} minutes (7 days) in kafkabench"),
+        );
+    }
     let size = w.message_size.unwrap_or(0);
     if w.message_size.is_some() && !(1..=MAX_PAYLOAD).contains(&size) {
         bad(

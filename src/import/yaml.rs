@@ -60,7 +60,8 @@ pub(super) fn read<T: DeserializeOwned>(
                 fields.what
             ))
     };
-    let value: Value = serde_yaml::from_str(&text).map_err(|e| yaml_error(id, &text, &e))?;
+    let value: Value =
+        serde_yaml::from_str(&text).map_err(|e| yaml_error(id, &text, &e, fields))?;
     let map = match value {
         Value::Mapping(m) => m,
         Value::Null => return Err(whole(format!("the {} file is empty", fields.what)).into()),
@@ -123,8 +124,29 @@ pub(super) fn read<T: DeserializeOwned>(
     })
 }
 
-/// Bad YAML, at the place serde_yaml names.
-fn yaml_error(id: FileId, text: &str, e: &serde_yaml::Error) -> Diagnostics {
+/// Bad YAML, at the place serde_yaml names; a field given twice at its second line (serde_yaml
+/// names no place for it).
+fn yaml_error(id: FileId, text: &str, e: &serde_yaml::Error, fields: &Fields) -> Diagnostics {
+    let msg = without_location(&e.to_string());
+    if let Some(name) = msg
+        .strip_prefix("duplicate entry with key \"")
+        .and_then(|r| r.strip_suffix('"'))
+    {
+        let lines = top_level_lines(text, name);
+        if let Some((start, len, _)) = lines.get(1) {
+            return Diagnostic::new(
+                Kind::Duplicate,
+                Span::new(id, *start, start + len),
+                format!("`{name}` is given twice"),
+            )
+            .label("second time")
+            .help(format!(
+                "keep one `{name}` line (OMB would silently take the last one of this {} file)",
+                fields.what
+            ))
+            .into();
+        }
+    }
     let at = e.location().map_or(0, |l| l.index()).min(text.len());
     let end = text[at..].chars().next().map_or(at, |c| at + c.len_utf8());
     Diagnostic::new(
@@ -203,19 +225,25 @@ pub(super) fn value_span(id: FileId, text: &str, name: &str) -> Span {
 
 /// (offset of the line, length of the written name, the line) for `name:` at indent 0.
 fn top_level_line<'t>(text: &'t str, name: &str) -> Option<(usize, usize, &'t str)> {
+    top_level_lines(text, name).into_iter().next()
+}
+
+/// Every line that sets `name` at indent 0, in order.
+fn top_level_lines<'t>(text: &'t str, name: &str) -> Vec<(usize, usize, &'t str)> {
+    let mut found = Vec::new();
     let mut offset = 0;
     for line in text.split_inclusive('\n') {
         let bare = line.trim_end_matches(['\n', '\r']);
         for written in [name.to_string(), format!("\"{name}\""), format!("'{name}'")] {
             if let Some(after) = bare.strip_prefix(written.as_str()) {
                 if after.trim_start().starts_with(':') {
-                    return Some((offset, written.len(), bare));
+                    found.push((offset, written.len(), bare));
                 }
             }
         }
         offset += line.len();
     }
-    None
+    found
 }
 
 #[cfg(test)]
