@@ -4,38 +4,44 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use clap::{Args, ValueEnum};
+use clap::{Args, Subcommand};
 
 use super::{finish_output, print_diagnostics};
 use crate::exit::Outcome;
 use crate::import::{omb, OmbFiles};
 use crate::source::Sources;
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ImportFormat {
-    /// OpenMessaging Benchmark: a workload YAML, and optionally a Kafka driver YAML.
-    Omb,
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    #[command(subcommand)]
+    pub tool: ImportTool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ImportTool {
+    /// OpenMessaging Benchmark: a workload YAML and, optionally, a Kafka driver YAML.
+    Omb(OmbArgs),
 }
 
 #[derive(Args, Debug)]
-pub struct ImportArgs {
-    /// What the input is: `omb` (OpenMessaging Benchmark).
-    #[arg(value_enum)]
-    pub format: ImportFormat,
+pub struct OmbArgs {
     /// The workload file (OMB's workloads/*.yaml).
     pub workload: PathBuf,
     /// The Kafka driver file (OMB's driver-kafka/*.yaml): replication, topic configs, client properties.
     #[arg(long, value_name = "DRIVER.yaml")]
     pub driver: Option<PathBuf>,
-    /// Write the scenario to this file instead of stdout.
+    /// Write the scenario to this file instead of stdout (a payload file is then named relative to its folder).
     #[arg(long, short = 'o', value_name = "OUT.kbs")]
     pub output: Option<PathBuf>,
 }
 
 pub fn command(a: &ImportArgs) -> Outcome {
-    match a.format {
-        ImportFormat::Omb => {}
+    match &a.tool {
+        ImportTool::Omb(o) => import_omb(o),
     }
+}
+
+fn import_omb(a: &OmbArgs) -> Outcome {
     let out_dir = match &a.output {
         Some(o) => o.parent().unwrap_or(Path::new("")).to_path_buf(),
         None => PathBuf::from("."),
