@@ -445,7 +445,8 @@ fn slug(name: &str) -> String {
     }
     let s: String = out.trim_matches('-').chars().take(80).collect();
     let s = s.trim_end_matches('-').to_string();
-    if s.is_empty() {
+    // Kafka refuses `.` and `..` as names.
+    if s.chars().all(|c| c == '.') {
         "omb".into()
     } else {
         s
@@ -469,6 +470,7 @@ mod tests {
             "1-topic-1-partition-1kb"
         );
         assert_eq!(slug("///"), "omb");
+        assert_eq!(slug(".."), "omb");
     }
 
     #[test]

@@ -152,10 +152,19 @@ fn yaml_error(id: FileId, text: &str, e: &serde_yaml::Error, fields: &Fields) ->
     Diagnostic::new(
         Kind::Syntax,
         Span::new(id, at, end),
-        format!(
-            "this is not valid YAML: {}",
-            without_location(&e.to_string())
-        ),
+        // The line is in the message too, for readers of the JSON form and of logs.
+        match e.location() {
+            Some(l) => format!(
+                "this is not valid YAML (line {}, column {}): {}",
+                l.line(),
+                l.column(),
+                without_location(&e.to_string())
+            ),
+            None => format!(
+                "this is not valid YAML: {}",
+                without_location(&e.to_string())
+            ),
+        },
     )
     .label("here")
     .help("OMB files are YAML: `field: value` lines, Java properties as `|` blocks")
