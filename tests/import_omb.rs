@@ -199,6 +199,8 @@ fn every_workload_field_and_a_secured_driver_map_to_their_nearest_settings() {
             ("isolation.level", "read_committed"),
         ],
     );
+    let group = prop(run.consumer.as_ref().unwrap(), "group.id").unwrap();
+    assert!(group.starts_with("kafkabench-"), "{group}");
     let w = &run.workload;
     assert_eq!(w.duration, Some(minutes(10)));
     assert!(matches!(w.warmup, Some(Warmup::Duration(d)) if d == minutes(2)));
@@ -220,6 +222,7 @@ fn every_workload_field_and_a_secured_driver_map_to_their_nearest_settings() {
         "OMB drives 3 topics at once",
         "reset: true",
         "`linger.ms` is given twice; the last one counts",
+        "`group.id = omb-bench` dropped",
     ] {
         assert!(text.contains(said), "no comment says `{said}`:\n{text}");
     }

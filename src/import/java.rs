@@ -47,7 +47,8 @@ pub(super) fn parse(text: &str) -> Vec<(String, String)> {
             }
         }
         let (key, value) = split_pair(&logical);
-        out.push((unescape(key), unescape(value)));
+        // Kafka's ConfigDef trims values; trailing blanks in a driver file mean nothing.
+        out.push((unescape(key), unescape(value).trim_end().to_string()));
     }
     out
 }
@@ -133,6 +134,9 @@ pub(super) fn translate(key: &str, value: &str) -> Vec<Translated> {
             ))]
         }
         "sasl.jaas.config" => jaas(value),
+        "group.id" => vec![Translated::Dropped(format!(
+            "`group.id = {value}` dropped: OMB names each subscription's group itself, and kafkabench gives every run a group of its own"
+        ))],
         "max.in.flight.requests.per.connection" => vec![set(
             "max.in.flight",
             value.to_string(),
