@@ -7,6 +7,7 @@ pub mod cli;
 pub mod diagnostic;
 pub mod exit;
 pub mod format;
+pub mod import;
 pub mod measure;
 pub mod model;
 pub mod native;

@@ -23,6 +23,7 @@ const LAYERS: &[&[&str]] = &[
     &["run"],
     &["assert"],
     &["report"],
+    &["import"],
     &["cli"],
     &["main", "lib"],
 ];

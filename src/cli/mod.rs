@@ -2,8 +2,9 @@
 //! below return values; only this layer writes to the terminal.
 
 mod check;
-mod fmt;
 mod compare;
+mod fmt;
+mod import;
 mod plan;
 mod progress;
 mod run;
@@ -48,6 +49,8 @@ pub enum Command {
     Fmt(FmtArgs),
     /// Compare two result files (--json) run by run; exit 1 when a --fail-on bound is exceeded.
     Compare(CompareArgs),
+    /// Write another tool's benchmark definition as a scenario: `import omb WORKLOAD.yaml`.
+    Import(import::ImportArgs),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -162,6 +165,7 @@ pub fn main(cli: Cli) -> Outcome {
         Command::Run(a) => run::command(&a),
         Command::Fmt(a) => fmt::command(&a),
         Command::Compare(a) => compare::command(&a),
+        Command::Import(a) => import::command(&a),
     }
 }
 

@@ -1,0 +1,153 @@
+//! Importing other tools' benchmark definitions as scenario text: today OpenMessaging
+//! Benchmark's workload and Kafka driver YAML (`kafkabench import omb`).
+//!
+//! The importer writes a `.kbs` and nothing else: OMB fields are read into typed structs
+//! (`omb`), every problem of both files reported at once as diagnostics pointing into them
+//! (`yaml`); the workload and the driver are mapped (`workload`, `driver`, `java` for client
+//! properties) and written (`kbs`), each OMB meaning kafkabench cannot express said in a comment
+//! where it applies. Client properties and topic configs are carried over only when the checker
+//! accepts them, so the scenario checks clean.
+
+mod driver;
+mod java;
+mod kbs;
+mod omb;
+mod workload;
+mod yaml;
+
+use std::path::Path;
+
+use crate::diagnostic::Diagnostics;
+use crate::source::Sources;
+
+use kbs::{Block, Item};
+
+/// The files of one `kafkabench import omb`.
+#[derive(Clone, Copy, Debug)]
+pub struct OmbFiles<'a> {
+    pub workload: &'a Path,
+    pub driver: Option<&'a Path>,
+    /// The folder the scenario will be written to: a payload file is named relative to it,
+    /// as the scenario's `file()` reads it.
+    pub out_dir: &'a Path,
+}
+
+/// An OMB workload (and optionally its Kafka driver file) as scenario text; the files are added
+/// to `sources`, so the diagnostics of a failed import can be rendered with their lines.
+pub fn omb(files: OmbFiles, sources: &mut Sources) -> Result<String, Diagnostics> {
+    let mut diags = Diagnostics::default();
+    let w = yaml::read::<omb::Workload>(files.workload, sources, &omb::WORKLOAD);
+    let d = files
+        .driver
+        .map(|p| yaml::read::<omb::Driver>(p, sources, &omb::DRIVER));
+    let work = match w {
+        Ok(read) => {
+            diags.items.extend(read.problems.items);
+            let input = workload::Input {
+                workload: &read.value,
+                file: read.file,
+                path: files.workload,
+                out_dir: files.out_dir,
+                bad: &read.bad,
+            };
+            workload::map(&input, sources)
+                .map_err(|e| diags.items.extend(e.items))
+                .ok()
+        }
+        Err(e) => {
+            diags.items.extend(e.items);
+            None
+        }
+    };
+    let drv = match d {
+        None => Some(None),
+        Some(Ok(read)) => {
+            diags.items.extend(read.problems.items);
+            driver::map(&read.value, read.file, sources)
+                .map_err(|e| diags.items.extend(e.items))
+                .ok()
+                .map(Some)
+        }
+        Some(Err(e)) => {
+            diags.items.extend(e.items);
+            None
+        }
+    };
+    match (work, drv) {
+        (Some(w), Some(d)) if diags.is_empty() => Ok(assemble(files, w, d)),
+        _ => Err(diags.finish()),
+    }
+}
+
+fn assemble(files: OmbFiles, w: workload::Parts, d: Option<driver::Parts>) -> String {
+    let mut header = vec![
+        "Imported from OpenMessaging Benchmark by `kafkabench import omb`.".to_string(),
+        format!("workload: {}", shown_name(files.workload)),
+    ];
+    let mut top = Block::new("");
+    top.set(
+        "description",
+        kbs::string(&format!("OMB workload \"{}\"", w.name)),
+        None,
+    );
+    let mut blocks = Vec::new();
+    let mut topic = Block::new(format!("topic {}", kbs::string(&w.topic_name)));
+    for n in &w.topic_notes {
+        topic.note(n.clone());
+    }
+    topic.set(
+        "partitions",
+        w.partitions.to_string(),
+        Some("partitionsPerTopic".into()),
+    );
+    let (cluster, producer, mut consumer) = match d {
+        Some(d) => {
+            header.extend(d.header);
+            topic.items.extend(d.topic);
+            (d.cluster, d.producer, d.consumer)
+        }
+        None => {
+            header.push(
+                "no driver file (--driver): replication, topic configs and client properties are kafkabench's defaults".into(),
+            );
+            (Vec::new(), Vec::new(), Vec::new())
+        }
+    };
+    blocks.extend(driver::block("cluster", cluster));
+    blocks.push(topic);
+    let mut producer = producer;
+    if files.driver.is_some() {
+        producer.insert(
+            0,
+            Item::Note(
+                "what the driver leaves unset takes librdkafka's defaults, not the Java client's (e.g. batch.size: 16384 in Java, 1000000 in librdkafka)".into(),
+            ),
+        );
+    }
+    blocks.extend(driver::block("producer", producer));
+    let mut work = w.workload;
+    match w.consumer {
+        Some(notes) => {
+            let mut items: Vec<Item> = notes.into_iter().map(Item::Note).collect();
+            items.append(&mut consumer);
+            blocks.push(Block {
+                head: "consumer".into(),
+                items,
+            });
+        }
+        None if !consumer.is_empty() => {
+            work.note("the driver's consumerConfig is not used: there is no consumer");
+        }
+        None => {}
+    }
+    blocks.push(work);
+    kbs::render(&header, &w.name, &top, &blocks)
+}
+
+/// A path as the header names it: its file name, so the text does not depend on where it ran.
+fn shown_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}

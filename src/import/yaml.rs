@@ -1,0 +1,282 @@
+//! A flat YAML file read into a typed struct with every problem at once: bad YAML at its line,
+//! each unknown field with a did-you-mean, each mistyped field at its value.
+//!
+//! serde stops at the first problem, so each top-level field is deserialized on its own first
+//! (the struct's fields all have defaults); only a file with no problem is read as a whole.
+
+use std::path::Path;
+
+use serde::de::DeserializeOwned;
+use serde_yaml::{Mapping, Value};
+
+use crate::diagnostic::{closest, suggest, Diagnostic, Diagnostics, Kind};
+use crate::source::{FileId, Sources, Span};
+
+/// What a typed struct tells the reader about its fields.
+pub(super) struct Fields {
+    /// The names as written in YAML.
+    pub names: &'static [&'static str],
+    /// What the field takes, in a user's words, for the help line of a mistyped value.
+    pub takes: fn(&str) -> String,
+    /// What a file of this kind is called in messages ("workload", "driver").
+    pub what: &'static str,
+}
+
+/// A file read as far as it could be: `value` holds every field that was right, `problems`
+/// the others, and `bad` names the fields that were there but wrong (so that no later check
+/// calls them missing).
+pub(super) struct Read<T> {
+    pub value: T,
+    pub file: FileId,
+    pub problems: Diagnostics,
+    pub bad: Vec<String>,
+}
+
+/// Reads `path` into `T`, adding the file to `sources` so diagnostics can point into it. Err
+/// only when there is nothing to read fields from (no file, not YAML, not a mapping).
+pub(super) fn read<T: DeserializeOwned>(
+    path: &Path,
+    sources: &mut Sources,
+    fields: &Fields,
+) -> Result<Read<T>, Diagnostics> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Diagnostic::unplaced(
+            Kind::Io,
+            format!(
+                "cannot read the OMB {} file {}: {}",
+                fields.what,
+                path.display(),
+                e.to_string().to_lowercase()
+            ),
+        )
+        .help("give the path of an OpenMessaging Benchmark YAML file")
+    })?;
+    let id = sources.add(path.to_path_buf(), text.clone());
+    let whole = |msg: String| -> Diagnostic {
+        Diagnostic::new(Kind::Syntax, Span::new(id, 0, first_line_end(&text)), msg)
+            .label("this file")
+            .help(format!(
+                "an OMB {} file is a YAML mapping of `field: value` lines",
+                fields.what
+            ))
+    };
+    let value: Value =
+        serde_yaml::from_str(&text).map_err(|e| yaml_error(id, &text, &e, fields))?;
+    let map = match value {
+        Value::Mapping(m) => m,
+        Value::Null => return Err(whole(format!("the {} file is empty", fields.what)).into()),
+        _ => {
+            return Err(whole(format!(
+                "the {} file is not a mapping of fields",
+                fields.what
+            ))
+            .into())
+        }
+    };
+    let mut diags = Diagnostics::default();
+    let mut bad = Vec::new();
+    let mut known = Mapping::new();
+    for (k, v) in map {
+        let Some(name) = k.as_str() else {
+            diags.push(whole(format!("a field name is not text: {k:?}")));
+            continue;
+        };
+        if !fields.names.contains(&name) {
+            // The field it is a misspelling of is then not missing as well.
+            if let Some(meant) = closest(name, fields.names.iter().copied()) {
+                bad.push(meant.to_string());
+            }
+            diags.push(
+                Diagnostic::new(
+                    Kind::UnknownKey,
+                    key_span(id, &text, name),
+                    format!("the OMB {} has no field `{name}`", fields.what),
+                )
+                .label("unknown field")
+                .help(suggest(name, fields.names, "fields are")),
+            );
+            continue;
+        }
+        let mut one = Mapping::new();
+        one.insert(k.clone(), v.clone());
+        if let Err(e) = serde_yaml::from_value::<T>(Value::Mapping(one)) {
+            bad.push(name.to_string());
+            diags.push(
+                Diagnostic::new(
+                    Kind::Type,
+                    value_span(id, &text, name),
+                    format!("`{name}`: {}", in_words(&without_location(&e.to_string()))),
+                )
+                .label("wrong value")
+                .help(format!("`{name}` takes {}", (fields.takes)(name))),
+            );
+            continue;
+        }
+        known.insert(k, v);
+    }
+    let value = serde_yaml::from_value::<T>(Value::Mapping(known))
+        .map_err(|e| Diagnostics::from(whole(without_location(&e.to_string()))))?;
+    Ok(Read {
+        value,
+        file: id,
+        problems: diags,
+        bad,
+    })
+}
+
+/// Bad YAML, at the place serde_yaml names; a field given twice at its second line (serde_yaml
+/// names no place for it).
+fn yaml_error(id: FileId, text: &str, e: &serde_yaml::Error, fields: &Fields) -> Diagnostics {
+    let msg = without_location(&e.to_string());
+    if let Some(name) = msg
+        .strip_prefix("duplicate entry with key \"")
+        .and_then(|r| r.strip_suffix('"'))
+    {
+        let lines = top_level_lines(text, name);
+        if let Some((start, len, _)) = lines.get(1) {
+            return Diagnostic::new(
+                Kind::Duplicate,
+                Span::new(id, *start, start + len),
+                format!("`{name}` is given twice"),
+            )
+            .label("second time")
+            .help(format!(
+                "keep one `{name}` line (OMB would silently take the last one of this {} file)",
+                fields.what
+            ))
+            .into();
+        }
+    }
+    let at = e.location().map_or(0, |l| l.index()).min(text.len());
+    let end = text[at..].chars().next().map_or(at, |c| at + c.len_utf8());
+    Diagnostic::new(
+        Kind::Syntax,
+        Span::new(id, at, end),
+        // The line is in the message too, for readers of the JSON form and of logs.
+        match e.location() {
+            Some(l) => format!(
+                "this is not valid YAML (line {}, column {}): {}",
+                l.line(),
+                l.column(),
+                without_location(&e.to_string())
+            ),
+            None => format!(
+                "this is not valid YAML: {}",
+                without_location(&e.to_string())
+            ),
+        },
+    )
+    .label("here")
+    .help("OMB files are YAML: `field: value` lines, Java properties as `|` blocks")
+    .into()
+}
+
+/// serde names Rust types ("expected u32"); a user reads what kind of value that is.
+fn in_words(msg: &str) -> String {
+    let mut out = msg.to_string();
+    for (rust, words) in [
+        ("expected u8", "expected a whole number, 0 or more"),
+        ("expected u16", "expected a whole number, 0 or more"),
+        ("expected u32", "expected a whole number, 0 or more"),
+        ("expected u64", "expected a whole number, 0 or more"),
+        ("expected i16", "expected a whole number"),
+        ("expected i32", "expected a whole number"),
+        ("expected i64", "expected a whole number"),
+        ("expected f64", "expected a number"),
+    ] {
+        if let Some(rest) = out.strip_suffix(rust) {
+            out = format!("{rest}{words}");
+        }
+    }
+    out
+}
+
+/// serde_yaml appends "at line L column C"; the diagnostic shows the place itself.
+fn without_location(msg: &str) -> String {
+    match msg.find(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg.to_string(),
+    }
+}
+
+fn first_line_end(text: &str) -> usize {
+    text.find('\n').unwrap_or(text.len())
+}
+
+/// The byte range of a top-level field's name (`name:` at the start of a line, quoted or not);
+/// the file's start when it is written some other way (flow style).
+pub(super) fn key_span(id: FileId, text: &str, name: &str) -> Span {
+    top_level_line(text, name).map_or(Span::new(id, 0, 0), |(start, key_len, _)| {
+        Span::new(id, start, start + key_len)
+    })
+}
+
+/// The byte range of a top-level field's value on its line, or its name when the value starts
+/// on the next line (a `|` block or a nested list).
+pub(super) fn value_span(id: FileId, text: &str, name: &str) -> Span {
+    let Some((start, key_len, line)) = top_level_line(text, name) else {
+        return Span::new(id, 0, 0);
+    };
+    let colon = line[key_len..]
+        .find(':')
+        .map_or(key_len, |i| key_len + i + 1);
+    let rest = &line[colon..];
+    let rest = rest.find(" #").map_or(rest, |i| &rest[..i]);
+    let lead = rest.len() - rest.trim_start().len();
+    let value = rest.trim();
+    if value.is_empty() || value == "|" || value == ">" {
+        Span::new(id, start, start + key_len)
+    } else {
+        let from = start + colon + lead;
+        Span::new(id, from, from + value.len())
+    }
+}
+
+/// (offset of the line, length of the written name, the line) for `name:` at indent 0.
+fn top_level_line<'t>(text: &'t str, name: &str) -> Option<(usize, usize, &'t str)> {
+    top_level_lines(text, name).into_iter().next()
+}
+
+/// Every line that sets `name` at indent 0, in order.
+fn top_level_lines<'t>(text: &'t str, name: &str) -> Vec<(usize, usize, &'t str)> {
+    let mut found = Vec::new();
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let bare = line.trim_end_matches(['\n', '\r']);
+        for written in [name.to_string(), format!("\"{name}\""), format!("'{name}'")] {
+            if let Some(after) = bare.strip_prefix(written.as_str()) {
+                if after.trim_start().starts_with(':') {
+                    found.push((offset, written.len(), bare));
+                }
+            }
+        }
+        offset += line.len();
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_span_covers_the_value_without_its_comment() {
+        let text = "name: x\ntopics: 12 # many\n";
+        let s = value_span(FileId(0), text, "topics");
+        assert_eq!(&text[s.start..s.end], "12");
+    }
+
+    #[test]
+    fn a_block_value_is_pointed_at_by_its_name() {
+        let text = "producerConfig: |\n  acks=all\n";
+        let s = value_span(FileId(0), text, "producerConfig");
+        assert_eq!(&text[s.start..s.end], "producerConfig");
+    }
+
+    #[test]
+    fn a_quoted_name_is_found() {
+        let text = "\"topics\": 1\n";
+        let s = key_span(FileId(0), text, "topics");
+        assert_eq!(&text[s.start..s.end], "\"topics\"");
+    }
+}

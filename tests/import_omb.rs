@@ -1,0 +1,387 @@
+//! `kafkabench import omb`: each OMB-format fixture under tests/fixtures/omb becomes a scenario
+//! that checks clean with the real check stage and whose plan has the same topic, partitions,
+//! sizes, rates and client settings as the OMB files; the scenario text is snapshotted. Bad
+//! files are reported as rendered diagnostics, snapshotted too.
+
+mod common;
+
+use std::path::Path;
+
+use kafkabench::diagnostic::render_text;
+use kafkabench::import::{omb, OmbFiles};
+use kafkabench::model::{KeySpec, PayloadSpec, RateSpec, Warmup};
+use kafkabench::plan::{plan, Plan, PlanOptions, RunPlan};
+use kafkabench::source::Sources;
+
+const DIR: &str = "tests/fixtures/omb";
+
+/// The secrets the SASL driver fixture refers to, as a user would export them.
+const SECRETS: &[(&str, &str)] = &[
+    ("KAFKA_SASL_USERNAME", "bench-from-env"),
+    ("KAFKA_SASL_PASSWORD", "password-from-env"),
+    ("KAFKA_SSL_KEY_PASSWORD", "key-password-from-env"),
+];
+
+/// The scenario text for a workload (and driver) fixture, written as if into tests/fixtures/omb.
+fn import(workload: &str, driver: Option<&str>) -> String {
+    let w = Path::new(DIR).join("workloads").join(workload);
+    let d = driver.map(|d| Path::new(DIR).join("drivers").join(d));
+    let mut sources = Sources::default();
+    let files = OmbFiles {
+        workload: &w,
+        driver: d.as_deref(),
+        out_dir: Path::new(DIR),
+    };
+    omb(files, &mut sources).unwrap_or_else(|d| panic!("{}", render_text(&d, &sources, false, 100)))
+}
+
+/// Checks and plans the text as `kafkabench check` and `plan` would a file in tests/fixtures/omb.
+fn planned(text: &str) -> Plan {
+    for (k, v) in SECRETS {
+        std::env::set_var(k, v);
+    }
+    let mut sources = Sources::default();
+    let id = sources.add(Path::new(DIR).join("imported.kbs"), text.to_string());
+    let ast = kafkabench::syntax::parse(id, text).unwrap_or_else(|d| {
+        panic!(
+            "the import does not parse:\n{}",
+            render_text(&d.into(), &sources, false, 100)
+        )
+    });
+    let scenario = kafkabench::check::check(&ast, &sources).unwrap_or_else(|d| {
+        panic!(
+            "the import does not check clean:\n{}\n{text}",
+            render_text(&d, &sources, false, 100)
+        )
+    });
+    let opts = PlanOptions {
+        run_id: "000000".into(),
+        ..PlanOptions::default()
+    };
+    plan(&scenario, &opts)
+}
+
+fn only_run(p: &Plan) -> &RunPlan {
+    assert_eq!(p.runs.len(), 1, "an OMB workload is one run");
+    &p.runs[0]
+}
+
+fn prop<'a>(props: &'a kafkabench::model::Props, key: &str) -> Option<&'a str> {
+    props.get(key)
+}
+
+fn assert_props(props: &kafkabench::model::Props, expected: &[(&str, &str)]) {
+    for (k, v) in expected {
+        assert_eq!(prop(props, k), Some(*v), "{k} in {props:?}");
+    }
+}
+
+fn minutes(m: u64) -> std::time::Duration {
+    std::time::Duration::from_secs(60 * m)
+}
+
+#[test]
+fn omb_shipped_1kb_workload_with_the_exactly_once_driver_keeps_every_setting() {
+    let text = import(
+        "1-topic-1-partition-1kb.yaml",
+        Some("kafka-exactly-once.yaml"),
+    );
+    insta::assert_snapshot!("shipped_1kb_exactly_once", text);
+    let p = planned(&text);
+    let run = only_run(&p);
+    assert_eq!(run.topic.name, "1-topic-1-partition-1kb-000000");
+    assert_eq!((run.topic.partitions, run.topic.replication), (1, 3));
+    assert_props(&run.topic.configs, &[("min.insync.replicas", "2")]);
+    assert_props(
+        &run.producer,
+        &[
+            ("enable.idempotence", "true"),
+            ("max.in.flight", "1"),
+            ("retries", "2147483647"),
+            ("acks", "all"),
+            ("linger.ms", "1"),
+            ("batch.size", "1048576"),
+        ],
+    );
+    let consumer = run.consumer.as_ref().expect("one subscription reads");
+    assert_props(
+        consumer,
+        &[
+            ("auto.offset.reset", "earliest"),
+            ("enable.auto.commit", "false"),
+            ("max.partition.fetch.bytes", "10485760"),
+        ],
+    );
+    let w = &run.workload;
+    assert_eq!(w.duration, Some(minutes(15)));
+    assert!(matches!(w.warmup, Some(Warmup::Duration(d)) if d == minutes(1)));
+    assert!(matches!(w.rate, RateSpec::Fixed(r) if r == 50_000.0));
+    assert_eq!(w.producers, 1);
+    assert!(matches!(w.key, KeySpec::None));
+    let file = std::fs::read(Path::new(DIR).join("payload/payload-1Kb.data")).unwrap();
+    match &w.payload {
+        PayloadSpec::File { lines, .. } => assert_eq!(**lines, vec![file]),
+        other => panic!("the payload file is one constant record, not {other:?}"),
+    }
+}
+
+#[test]
+fn every_workload_field_and_a_secured_driver_map_to_their_nearest_settings() {
+    let text = import("every-field.yaml", Some("kafka-sasl-scram.yaml"));
+    insta::assert_snapshot!("every_field_sasl_scram", text);
+    for literal in ["s3cr3t-pass", "trust-pass", "key-pass", "\"bench\"", "jaas"] {
+        assert!(
+            !text.contains(literal) || literal == "jaas" && !text.contains("jaas.config ="),
+            "`{literal}` from the driver file reached the scenario:\n{text}"
+        );
+    }
+    let p = planned(&text);
+    let run = only_run(&p);
+    assert_eq!((run.topic.partitions, run.topic.replication), (12, 3));
+    assert_props(
+        &run.topic.configs,
+        &[
+            ("min.insync.replicas", "2"),
+            ("retention.ms", "3600000"),
+            ("unclean.leader.election.enable", "false"),
+        ],
+    );
+    assert_eq!(
+        prop(&run.topic.configs, "message.downconversion.enable"),
+        None
+    );
+    // commonConfig reaches every client; its secrets come from the environment.
+    for props in [&run.producer, run.consumer.as_ref().unwrap(), &run.admin] {
+        assert_props(
+            props,
+            &[
+                ("security.protocol", "SASL_SSL"),
+                ("sasl.mechanism", "SCRAM-SHA-512"),
+                ("sasl.username", "bench-from-env"),
+                ("sasl.password", "password-from-env"),
+                ("ssl.endpoint.identification.algorithm", "none"),
+                ("client.id", "omb-{zone.id}"),
+                ("request.timeout.ms", "30000"),
+            ],
+        );
+    }
+    assert_props(
+        &run.producer,
+        &[
+            ("acks", "all"),
+            ("linger.ms", "5"),
+            ("batch.size", "131072"),
+            ("compression.type", "lz4"),
+            ("max.in.flight", "5"),
+            ("enable.idempotence", "true"),
+            ("queue.buffering.max.kbytes", "65536"),
+            ("message.max.bytes", "2097152"),
+            ("socket.send.buffer.bytes", "0"),
+            ("ssl.key.password", "key-password-from-env"),
+            ("delivery.timeout.ms", "120000"),
+        ],
+    );
+    for java_only in [
+        "max.block.ms",
+        "key.serializer",
+        "partitioner.class",
+        "buffer.memory",
+    ] {
+        assert_eq!(prop(&run.producer, java_only), None, "{java_only}");
+    }
+    assert_props(
+        run.consumer.as_ref().unwrap(),
+        &[
+            ("fetch.min.bytes", "1"),
+            ("fetch.wait.max.ms", "500"),
+            ("max.partition.fetch.bytes", "10485760"),
+            ("socket.receive.buffer.bytes", "65536"),
+            ("isolation.level", "read_committed"),
+        ],
+    );
+    let group = prop(run.consumer.as_ref().unwrap(), "group.id").unwrap();
+    assert!(group.starts_with("kafkabench-"), "{group}");
+    let w = &run.workload;
+    assert_eq!(w.duration, Some(minutes(10)));
+    assert!(matches!(w.warmup, Some(Warmup::Duration(d)) if d == minutes(2)));
+    // 30000/s over 3 topics: this topic's share.
+    assert!(matches!(w.rate, RateSpec::Fixed(r) if r == 10_000.0));
+    assert_eq!(w.producers, 4);
+    assert!(matches!(w.key, KeySpec::Sequence));
+    assert!(
+        matches!(w.payload, PayloadSpec::Random { size: 512, compressibility } if (compressibility - 0.75).abs() < 1e-9)
+    );
+    for said in [
+        "2 consumer groups",
+        "no consumer groups yet",
+        "consumerPerSubscription: 3",
+        "consumerBacklogSizeGB: 2",
+        "backlogDrainRatio 0.9",
+        "randomizedPayloadPoolSize: 1000",
+        "payloadFile payload/payload-1Kb.data is not used",
+        "OMB drives 3 topics at once",
+        "reset: true",
+        "`linger.ms` is given twice; the last one counts",
+        "`group.id = omb-bench` dropped",
+    ] {
+        assert!(text.contains(said), "no comment says `{said}`:\n{text}");
+    }
+}
+
+#[test]
+fn omb_shipped_backlog_workload_with_the_zstd_driver_keeps_rate_size_and_codec() {
+    let text = import(
+        "1-topic-100-partitions-1kb-4p-4c-200k-backlog.yaml",
+        Some("kafka-big-batches-zstd.yaml"),
+    );
+    insta::assert_snapshot!("shipped_backlog_zstd", text);
+    let p = planned(&text);
+    let run = only_run(&p);
+    assert_eq!((run.topic.partitions, run.topic.replication), (100, 3));
+    assert_props(
+        &run.producer,
+        &[
+            ("acks", "all"),
+            ("linger.ms", "200"),
+            ("batch.size", "1048576"),
+            ("compression.type", "zstd"),
+        ],
+    );
+    let w = &run.workload;
+    assert!(matches!(w.rate, RateSpec::Fixed(r) if r == 200_000.0));
+    assert_eq!(w.producers, 4);
+    assert!(
+        matches!(w.payload, PayloadSpec::Random { size: 1024, compressibility } if (compressibility - 0.5).abs() < 1e-9)
+    );
+    assert!(text.contains("consumerBacklogSizeGB: 512"));
+}
+
+#[test]
+fn producer_rate_zero_is_unlimited_with_a_comment_and_no_subscription_means_no_consumer() {
+    let text = import("max-rate-random-keys.yaml", Some("kafka-exactly-once.yaml"));
+    insta::assert_snapshot!("max_rate_random_keys", text);
+    let p = planned(&text);
+    let run = only_run(&p);
+    assert!(run.consumer.is_none());
+    let w = &run.workload;
+    assert!(matches!(w.rate, RateSpec::Unlimited));
+    assert!(w.warmup.is_none());
+    assert!(matches!(w.key, KeySpec::Uniform(10_000)));
+    assert!(
+        matches!(w.payload, PayloadSpec::Random { size: 100, compressibility } if compressibility == 1.0)
+    );
+    assert!(text.contains("no rate search yet"));
+}
+
+#[test]
+fn a_text_payload_file_with_line_breaks_is_one_constant_record() {
+    let text = import("text-payload.yaml", None);
+    insta::assert_snapshot!("text_payload_no_driver", text);
+    let p = planned(&text);
+    let run = only_run(&p);
+    let file = std::fs::read(Path::new(DIR).join("payload/lines-64b.data")).unwrap();
+    match &run.workload.payload {
+        PayloadSpec::Constant { bytes, size } => {
+            assert_eq!((**bytes).clone(), file);
+            assert_eq!(*size, 64);
+        }
+        other => panic!("expected a constant payload, not {other:?}"),
+    }
+    // No driver: kafkabench's defaults.
+    assert_eq!(run.topic.replication, 1);
+    assert_eq!(prop(&run.producer, "acks"), None);
+}
+
+#[test]
+fn a_binary_payload_file_with_line_breaks_becomes_a_constant_of_its_size_with_a_comment() {
+    let text = import("binary-payload.yaml", None);
+    insta::assert_snapshot!("binary_payload", text);
+    let run_payload = only_run(&planned(&text)).workload.payload.clone();
+    assert!(matches!(
+        run_payload,
+        PayloadSpec::Constant { size: 32, .. }
+    ));
+    assert!(text.contains("its size, not its bytes"));
+}
+
+/// One `#[test]` per bad fixture, its rendered diagnostics snapshotted.
+macro_rules! each_invalid {
+    ($($name:ident: $workload:expr, $driver:expr;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                invalid_renders_like_its_snapshot(stringify!($name), $workload, $driver);
+            }
+        )*
+    };
+}
+
+each_invalid! {
+    bad_yaml_is_reported_at_its_line: "invalid/bad-yaml.yaml", None;
+    unknown_fields_are_each_reported_with_a_did_you_mean: "invalid/unknown-fields.yaml", None;
+    values_of_the_wrong_kind_are_each_reported_at_the_value: "invalid/wrong-types.yaml", None;
+    numbers_out_of_range_are_reported_with_the_range: "invalid/out-of-range.yaml", None;
+    missing_fields_are_named: "invalid/missing-fields.yaml", None;
+    a_payload_file_that_is_not_there_says_where_it_was_looked_for: "invalid/missing-payload-file.yaml", None;
+    a_payload_file_of_another_size_than_message_size_is_refused_as_omb_does: "invalid/payload-size-mismatch.yaml", None;
+    a_workload_file_that_does_not_exist_is_named: "invalid/no-such-workload.yaml", None;
+    a_driver_of_another_system_and_its_unknown_fields_are_reported: "workloads/1-topic-1-partition-1kb.yaml", Some("invalid/pulsar-driver.yaml");
+    a_driver_with_wrong_values_is_reported_with_the_workload_problems_at_once: "invalid/unknown-fields.yaml", Some("invalid/bad-driver-values.yaml");
+    a_field_given_twice_is_reported_at_its_second_line: "invalid/duplicate-field.yaml", None;
+    a_driver_file_that_does_not_exist_is_named: "workloads/1-topic-1-partition-1kb.yaml", Some("drivers/no-such-driver.yaml");
+}
+
+fn invalid_renders_like_its_snapshot(name: &str, workload: &str, driver: Option<&str>) {
+    let w = Path::new(DIR).join(workload);
+    let d = driver.map(|d| Path::new(DIR).join(d));
+    let mut sources = Sources::default();
+    let files = OmbFiles {
+        workload: &w,
+        driver: d.as_deref(),
+        out_dir: Path::new(DIR),
+    };
+    let diags = match omb(files, &mut sources) {
+        Ok(text) => panic!("{workload} should not import:\n{text}"),
+        Err(d) => d,
+    };
+    insta::assert_snapshot!(name, render_text(&diags, &sources, false, 100));
+}
+
+#[test]
+fn the_command_writes_to_stdout_or_to_a_file_that_checks_clean() {
+    let stdout = common::expect_exit(
+        &common::kafkabench(&[
+            "import",
+            "omb",
+            "tests/fixtures/omb/workloads/1-topic-1-partition-1kb.yaml",
+            "--driver",
+            "tests/fixtures/omb/drivers/kafka-exactly-once.yaml",
+        ]),
+        0,
+    );
+    assert!(stdout.starts_with("# Imported from OpenMessaging Benchmark"));
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("nested-name.kbs");
+    let out_s = out.display().to_string();
+    let cmd = common::kafkabench(&[
+        "import",
+        "omb",
+        "tests/fixtures/omb/workloads/1-topic-1-partition-1kb.yaml",
+        "-o",
+        &out_s,
+    ]);
+    common::expect_exit(&cmd, 0);
+    // The payload file is named relative to where the scenario was written.
+    let written = std::fs::read_to_string(&out).unwrap();
+    assert!(written.contains("payload-1Kb.data"), "{written}");
+    common::expect_exit(&common::kafkabench(&["check", &out_s]), 0);
+}
+
+#[test]
+fn the_command_exits_2_with_the_diagnostics_when_a_file_is_bad() {
+    let out = common::kafkabench(&["import", "omb", "tests/fixtures/omb/invalid/bad-yaml.yaml"]);
+    common::expect_exit(&out, 2);
+    let stderr = common::text(&out.stderr);
+    assert!(stderr.contains("bad-yaml.yaml:4"), "{stderr}");
+    assert!(out.stdout.is_empty());
+}
