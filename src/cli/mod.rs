@@ -4,6 +4,7 @@
 mod check;
 mod plan;
 mod progress;
+mod report;
 mod run;
 
 use std::io::{IsTerminal, Write};
@@ -42,6 +43,8 @@ pub enum Command {
     Plan(PlanArgs),
     /// Run a scenario against a cluster, print the comparison table, evaluate `expect`.
     Run(RunArgs),
+    /// Show a saved result file again (--json of `run`): the table and verdicts, and an HTML report with --html.
+    Report(ReportArgs),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -97,12 +100,24 @@ pub struct RunArgs {
     /// Write one JUnit test case per assertion, for CI systems.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Write a self-contained HTML report with plots (no network needed to view it).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Keep the topics kafkabench created (normally deleted after each run).
     #[arg(long)]
     pub keep_topics: bool,
     /// No live progress on stderr.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// A result file written by `kafkabench run --json`.
+    pub file: PathBuf,
+    /// Write a self-contained HTML report with plots (no network needed to view it).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 fn parse_scale(s: &str) -> Result<f64, String> {
@@ -128,6 +143,7 @@ pub fn main(cli: Cli) -> Outcome {
         Command::Check(a) => check::command(&a),
         Command::Plan(a) => plan::command(&a),
         Command::Run(a) => run::command(&a),
+        Command::Report(a) => report::command(&a),
     }
 }
 
