@@ -38,9 +38,9 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .outcome { display: inline-block; padding: 2px 10px; border-radius: 12px; }
 section.run { background: #fff; border: 1px solid #d0d7de; border-radius: 8px; padding: 4px 20px 16px; margin: 24px 0; }
 section.run h2 { border: none; }
-.plots { display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); gap: 16px; }
-.plots svg { border: 1px solid #d0d7de; border-radius: 6px; width: 100%; height: auto; }
-.wide svg { border: 1px solid #d0d7de; border-radius: 6px; max-width: 100%; height: auto; margin: 8px 0; }
+.plots { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr)); gap: 16px; }
+.plots svg { border: 1px solid #d0d7de; border-radius: 6px; width: 100%; max-width: 680px; height: auto; }
+.wide svg { border: 1px solid #d0d7de; border-radius: 6px; width: 100%; max-width: 1000px; height: auto; margin: 8px 0; }
 pre { background: #fff; border: 1px solid #d0d7de; border-radius: 6px; padding: 12px; overflow-x: auto; font-size: 13px; }
 code, pre { font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; }
 .configs { display: flex; flex-wrap: wrap; gap: 24px; }
@@ -296,4 +296,69 @@ fn props(h: &mut String, title: &str, p: &Props) {
         h.push_str("<tr><td colspan=\"2\">librdkafka defaults</td></tr>");
     }
     h.push_str("</table>");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::{SeriesPoint, TimeSeries};
+
+    fn file(runs: Vec<RunResult>) -> ResultFile {
+        let mut text = Vec::new();
+        let json = serde_json::json!({
+            "schema_version": crate::report::json::SCHEMA_VERSION,
+            "kafkabench_version": "0", "scenario": "s", "description": null, "run_id": "r",
+            "scale": 1.0, "planned_runs": 3, "outcome": "interrupted", "exit_code": 130,
+            "failure": null, "interrupted": true, "runs": [], "assertions": [], "notes": []
+        });
+        serde_json::to_writer(&mut text, &json).unwrap();
+        let mut f = ResultFile::parse(std::str::from_utf8(&text).unwrap(), "r.json").unwrap();
+        f.runs = runs;
+        f
+    }
+
+    #[test]
+    fn a_file_without_runs_is_still_a_page_that_says_how_it_ended() {
+        let page = page(&file(vec![]));
+        assert!(page.contains("interrupted (exit 130)"), "{page}");
+        assert!(page.contains("0 of 3 planned"));
+        assert!(page.ends_with("</html>\n"));
+    }
+
+    #[test]
+    fn a_run_that_recorded_nothing_gets_a_plot_that_says_so() {
+        let page = page(&file(vec![RunResult {
+            label: "empty".into(),
+            ..RunResult::default()
+        }]));
+        assert!(page.contains("nothing was recorded"));
+        assert!(page.contains("No time series"));
+    }
+
+    #[test]
+    fn gaps_and_non_finite_figures_in_a_series_draw_no_broken_markup() {
+        let point = |t: f64, p99: Option<f64>| SeriesPoint {
+            t_secs: t,
+            acked: 10,
+            ack_p50_ms: p99,
+            ack_p99_ms: p99,
+            ..SeriesPoint::default()
+        };
+        let run = RunResult {
+            label: "gappy".into(),
+            series: Some(TimeSeries {
+                interval_secs: 0.0,
+                points: vec![
+                    point(0.0, Some(f64::NAN)),
+                    point(1.0, None),
+                    point(2.0, Some(0.0)),
+                    point(3.0, Some(f64::INFINITY)),
+                    point(4.0, Some(3.0)),
+                ],
+            }),
+            ..RunResult::default()
+        };
+        let page = page(&file(vec![run]));
+        assert!(!page.contains("NaN") && !page.contains("inf"), "{page}");
+    }
 }

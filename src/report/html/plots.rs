@@ -85,7 +85,8 @@ impl Chart {
             let mut run: Vec<(f64, f64)> = Vec::new();
             let mut runs = Vec::new();
             for (x, y) in &line.points {
-                match y.filter(|v| self.y != Kind::Log || *v > 0.0) {
+                let drawable = |v: &f64| v.is_finite() && (self.y != Kind::Log || *v > 0.0);
+                match y.filter(drawable).filter(|_| x.is_finite()) {
                     Some(y) => run.push((xs.px(*x), ys.px(y))),
                     None => runs.push(std::mem::take(&mut run)),
                 }

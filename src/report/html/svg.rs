@@ -152,6 +152,9 @@ pub struct Scale {
     pub px_hi: f64,
 }
 
+/// Up to this many decades a log axis ticks 1, 2 and 5 of each; beyond, only the decades.
+const LOG_FINE_DECADES: f64 = 2.5;
+
 /// The deepest quantile the nines axis shows: 99.999 %.
 pub const NINES_MAX: f64 = 5.0;
 
@@ -180,7 +183,14 @@ impl Scale {
                 if hi <= lo {
                     hi = nice_log_ceil(lo * 1.5);
                 }
-                (lo, hi)
+                if (hi / lo).log10() > LOG_FINE_DECADES {
+                    // Only decades are ticked: end on decades, so both ends have a label.
+                    let (lo_exp, hi_exp) =
+                        ((lo.log10() + 1e-9).floor(), (hi.log10() - 1e-9).ceil());
+                    (10f64.powf(lo_exp), 10f64.powf(hi_exp))
+                } else {
+                    (lo, hi)
+                }
             }
             Kind::Linear => {
                 let lo = min.min(0.0);
@@ -229,7 +239,7 @@ impl Scale {
             .collect(),
             Kind::Log => {
                 let decades = (self.hi / self.lo).log10();
-                let mults: &[f64] = if decades <= 2.5 {
+                let mults: &[f64] = if decades <= LOG_FINE_DECADES {
                     &[1.0, 2.0, 5.0]
                 } else {
                     &[1.0]
@@ -364,7 +374,7 @@ mod tests {
     fn a_log_scale_over_many_decades_ticks_only_the_decades() {
         let s = Scale::fit(Kind::Log, 0.01, 2000.0, (0.0, 100.0), false);
         let labels: Vec<String> = s.ticks().into_iter().map(|t| t.1).collect();
-        assert_eq!(labels, ["0.01", "0.1", "1", "10", "100", "1000"]);
+        assert_eq!(labels, ["0.01", "0.1", "1", "10", "100", "1000", "10k"]);
     }
 
     #[test]
