@@ -164,9 +164,12 @@ fn percentile_points(s: &LatencySummary) -> Vec<(f64, Option<f64>)> {
         return Vec::new();
     };
     let deepest = (h.len() as f64).log10().clamp(0.5, super::svg::NINES_MAX);
-    let steps = 200;
-    let mut out: Vec<(f64, Option<f64>)> = (0..=steps)
-        .map(|i| deepest * i as f64 / steps as f64)
+    // 40 points per nine, each tick (90 %, 99 %, …) among them, then the deepest quantile.
+    let per_nine = 40.0;
+    let mut out: Vec<(f64, Option<f64>)> = (0..)
+        .map(|i| f64::from(i) / per_nine)
+        .take_while(|x| *x < deepest)
+        .chain([deepest])
         .map(|x| {
             let q = 1.0 - 10f64.powf(-x);
             (x, Some(h.value_at_quantile(q) as f64 / 1e6))
@@ -393,5 +396,33 @@ fn truncate(s: &str, n: usize) -> String {
     } else {
         let cut: String = s.chars().take(n.saturating_sub(1)).collect();
         format!("{cut}…")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::{new_histogram, record};
+
+    #[test]
+    fn the_percentile_curve_is_read_from_the_histogram_up_to_what_its_count_supports() {
+        let mut h = new_histogram();
+        for v in 1..=1000u64 {
+            record(&mut h, v * 1_000_000);
+        }
+        let points = percentile_points(&LatencySummary::from_histogram(&h));
+        let at = |x: f64| {
+            points
+                .iter()
+                .find(|p| (p.0 - x).abs() < 1e-9)
+                .and_then(|p| p.1)
+                .expect("a point there")
+        };
+        assert_eq!(at(1.0), h.value_at_quantile(0.9) as f64 / 1e6);
+        assert_eq!(at(2.0), h.value_at_quantile(0.99) as f64 / 1e6);
+        // 1000 records say nothing beyond 99.9 %: the curve ends there, at the maximum.
+        let last = points.last().unwrap();
+        assert!((last.0 - 3.0).abs() < 1e-9, "{last:?}");
+        assert_eq!(last.1, Some(h.max() as f64 / 1e6));
     }
 }
