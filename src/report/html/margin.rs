@@ -42,7 +42,16 @@ pub fn margin(v: &Verdict) -> String {
     }
     let pct = (m.0 - b.0) / b.0.abs() * 100.0;
     let side = if pct < 0.0 { "below" } else { "above" };
-    format!("{:.1} % {side} the bound", pct.abs())
+    format!("{} % {side} the bound", share(pct.abs()))
+}
+
+/// A percentage with one decimal, or as many as it takes not to round a near-100 to 100.
+fn share(pct: f64) -> String {
+    let mut digits = 1;
+    while digits < 4 && pct < 100.0 && format!("{pct:.digits$}").starts_with("100") {
+        digits += 1;
+    }
+    format!("{pct:.digits$}")
 }
 
 /// A formatted value in base units, with its dimension: `12.5ms` → (0.0125, "s").
