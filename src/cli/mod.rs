@@ -7,6 +7,7 @@ mod fmt;
 mod import;
 mod plan;
 mod progress;
+mod report;
 mod run;
 
 use std::io::{IsTerminal, Write};
@@ -51,6 +52,8 @@ pub enum Command {
     Compare(CompareArgs),
     /// Write another tool's benchmark definition as a scenario: `import omb WORKLOAD.yaml`.
     Import(import::ImportArgs),
+    /// Show a saved result file again (--json of `run`): the table and verdicts, and an HTML report with --html.
+    Report(ReportArgs),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -119,6 +122,9 @@ pub struct RunArgs {
     /// Write one JUnit test case per assertion, for CI systems.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Write a self-contained HTML report with plots (no network needed to view it).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Keep the topics kafkabench created (normally deleted after each run).
     #[arg(long)]
     pub keep_topics: bool,
@@ -138,6 +144,15 @@ pub struct CompareArgs {
     /// (absolute). Comma-separated or repeated.
     #[arg(long, value_name = "SPEC")]
     pub fail_on: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// A result file written by `kafkabench run --json`.
+    pub file: PathBuf,
+    /// Write a self-contained HTML report with plots (no network needed to view it).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 fn parse_scale(s: &str) -> Result<f64, String> {
@@ -166,6 +181,7 @@ pub fn main(cli: Cli) -> Outcome {
         Command::Fmt(a) => fmt::command(&a),
         Command::Compare(a) => compare::command(&a),
         Command::Import(a) => import::command(&a),
+        Command::Report(a) => report::command(&a),
     }
 }
 

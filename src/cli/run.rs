@@ -15,15 +15,19 @@ use crate::run::{execute, LiveTopic, RunOptions};
 pub fn command(a: &RunArgs) -> Outcome {
     // Before any work: a report that cannot be written would otherwise be found out only
     // after the whole run.
-    let unwritable: Vec<String> = [("--json", &a.json), ("--junit", &a.junit)]
-        .into_iter()
-        .filter_map(|(flag, path)| {
-            let path = path.as_deref()?;
-            writable(path)
-                .err()
-                .map(|e| format!("error: cannot write {flag} {}: {e}", path.display()))
-        })
-        .collect();
+    let unwritable: Vec<String> = [
+        ("--json", &a.json),
+        ("--junit", &a.junit),
+        ("--html", &a.html),
+    ]
+    .into_iter()
+    .filter_map(|(flag, path)| {
+        let path = path.as_deref()?;
+        writable(path)
+            .err()
+            .map(|e| format!("error: cannot write {flag} {}: {e}", path.display()))
+    })
+    .collect();
     let (sources, result) = load(&a.file);
     let scenario = match result {
         Ok(s) if unwritable.is_empty() => s,
@@ -98,6 +102,13 @@ pub fn command(a: &RunArgs) -> Outcome {
             outcome = crate::assert::outcome(&exec, &verdicts, true);
         }
     }
+    if let Some(path) = &a.html {
+        let file = crate::report::json::ResultFile::new(&p, &exec, &verdicts, outcome);
+        if let Err(e) = super::report::write_html(&file, path) {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            outcome = crate::assert::outcome(&exec, &verdicts, true);
+        }
+    }
     if let Some(f) = &exec.failure {
         eprintln!("error: {f}");
     }
@@ -145,7 +156,7 @@ async fn signals(interrupt: Arc<AtomicBool>, live_topic: LiveTopic) {
 
 /// Whether `path` can be written as a file, found out without changing it: an existing file
 /// is opened for writing (not truncated); a new one is created and removed again.
-fn writable(path: &Path) -> std::io::Result<()> {
+pub(super) fn writable(path: &Path) -> std::io::Result<()> {
     let mut open = std::fs::OpenOptions::new();
     open.write(true);
     if path.exists() {

@@ -7,6 +7,7 @@ use tabled::settings::object::Columns;
 use tabled::settings::{Alignment, Style};
 
 use crate::format::{human_bytes, human_duration};
+use crate::measure::RunResult;
 use crate::plan::Plan;
 use crate::run::Execution;
 
@@ -19,15 +20,26 @@ fn ms(x: f64) -> String {
 }
 
 pub fn write(p: &Plan, exec: &Execution, out: &mut dyn Write) -> io::Result<()> {
+    write_results(&p.scenario, p.runs.len(), &exec.results, &exec.notes, out)
+}
+
+/// The table from what a result file keeps, so `report` renders what `run` printed.
+pub fn write_results(
+    scenario: &str,
+    planned_runs: usize,
+    results: &[RunResult],
+    notes: &[String],
+    out: &mut dyn Write,
+) -> io::Result<()> {
     writeln!(
         out,
         "scenario {} ({} of {} runs)",
-        p.scenario,
-        exec.results.len(),
-        p.runs.len()
+        scenario,
+        results.len(),
+        planned_runs
     )?;
-    let e2e = exec.results.iter().any(|r| r.e2e.is_some());
-    let paced = exec.results.iter().any(|r| r.target_rate.is_some());
+    let e2e = results.iter().any(|r| r.e2e.is_some());
+    let paced = results.iter().any(|r| r.target_rate.is_some());
     let mut b = Builder::default();
     let mut head = vec!["run", "sent", "failed", "elapsed", "msg/s", "MB/s"];
     if paced {
@@ -39,7 +51,7 @@ pub fn write(p: &Plan, exec: &Execution, out: &mut dyn Write) -> io::Result<()> 
     }
     head.extend(["disk", "ratio", "batch", "rec/req"]);
     b.push_record(head);
-    for r in &exec.results {
+    for r in results {
         let mut row = vec![
             if r.complete {
                 r.label.clone()
@@ -81,7 +93,7 @@ pub fn write(p: &Plan, exec: &Execution, out: &mut dyn Write) -> io::Result<()> 
     t.with(Style::psql());
     t.modify(Columns::new(1..), Alignment::right());
     writeln!(out, "{t}")?;
-    for r in exec.results.iter().filter(|r| r.failed > 0) {
+    for r in results.iter().filter(|r| r.failed > 0) {
         let kinds: Vec<String> = r
             .failed_by_kind
             .iter()
@@ -95,7 +107,7 @@ pub fn write(p: &Plan, exec: &Execution, out: &mut dyn Write) -> io::Result<()> 
             kinds.join(", ")
         )?;
     }
-    for r in &exec.results {
+    for r in results {
         if let Some(d) = r.delivery.as_ref().filter(|d| d.failed_but_delivered > 0) {
             writeln!(
                 out,
@@ -114,7 +126,7 @@ pub fn write(p: &Plan, exec: &Execution, out: &mut dyn Write) -> io::Result<()> 
             )?;
         }
     }
-    for n in &exec.notes {
+    for n in notes {
         writeln!(out, "  note: {n}")?;
     }
     Ok(())

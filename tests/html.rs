@@ -1,0 +1,431 @@
+//! `kafkabench report` and the HTML report, as a person meets them: re-rendering a saved result
+//! file, and a page built from a real run and from a synthetic result file, opened in headless
+//! Chromium (Debian's `chromium`; without it these tests fail, they never skip) and checked for
+//! script errors, its plots, axis labels and legends. Screenshots land in
+//! target/tmp/html-report/ for a person to look at.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{expect_exit, fixture, kafkabench, require_broker, text};
+use kafkabench::assert::Verdict;
+use kafkabench::measure::{
+    new_histogram, record, LatencySummary, RunResult, SeriesPoint, TimeSeries,
+};
+use kafkabench::model::{Prop, Props};
+use kafkabench::report::json::{ResultFile, SCHEMA_VERSION};
+
+/// Where screenshots and pages are kept after the tests, for a person to look at.
+fn keep_dir() -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("html-report");
+    std::fs::create_dir_all(&d).expect("the screenshot directory");
+    d
+}
+
+fn chromium() -> &'static str {
+    let found = Command::new("chromium").arg("--version").output();
+    match found {
+        Ok(o) if o.status.success() => "chromium",
+        _ => panic!(
+            "chromium is missing: the HTML report is checked in a real browser \
+             (Debian: apt-get install chromium; .ci/run installs it)"
+        ),
+    }
+}
+
+/// What Chromium made of a page: its DOM after loading, and what it logged.
+struct Rendered {
+    dom: String,
+    log: String,
+}
+
+/// Opens `page` in headless Chromium: the DOM dump, its console log, and a screenshot.
+fn open(page: &Path, screenshot: &Path) -> Rendered {
+    let browser = chromium();
+    let profile = tempfile::tempdir().expect("a profile directory");
+    let url = format!(
+        "file://{}",
+        page.canonicalize().expect("the page").display()
+    );
+    let base = |extra: &[&str]| {
+        let out = Command::new(browser)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--hide-scrollbars",
+                "--enable-logging=stderr",
+                "--v=0",
+            ])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .args(extra)
+            .arg(&url)
+            .output()
+            .expect("chromium runs");
+        assert!(
+            out.status.success(),
+            "chromium failed: {}",
+            text(&out.stderr)
+        );
+        out
+    };
+    let dom = base(&["--dump-dom"]);
+    let shot = format!("--screenshot={}", screenshot.display());
+    base(&[&shot, "--window-size=1400,3000"]);
+    assert!(
+        std::fs::metadata(screenshot).is_ok_and(|m| m.len() > 10_000),
+        "no screenshot at {}",
+        screenshot.display()
+    );
+    Rendered {
+        dom: text(&dom.stdout),
+        log: text(&dom.stderr),
+    }
+}
+
+/// The page loaded with no console message (every script error is one) and nothing fetched.
+fn assert_clean(r: &Rendered, html: &str) {
+    let console: Vec<&str> = r.log.lines().filter(|l| l.contains(":CONSOLE")).collect();
+    assert!(console.is_empty(), "console messages: {console:#?}");
+    assert!(!html.contains("<script"), "the report needs no script");
+    assert!(!r.dom.contains("<script"), "no script element in the DOM");
+    for external in ["src=", "<link", "@import", "url("] {
+        assert!(
+            !html.contains(external),
+            "the page fetches something: {external}"
+        );
+    }
+    let http = html.matches("http").count();
+    let xmlns = html.matches("http://www.w3.org/2000/svg").count();
+    assert_eq!(http, xmlns, "no address other than the SVG namespace");
+}
+
+fn assert_has(dom: &str, needles: &[&str]) {
+    for n in needles {
+        assert!(dom.contains(n), "the page lacks {n:?}");
+    }
+}
+
+/// A latency distribution: mostly around `base_ms`, with a long tail.
+fn latencies(base_ms: f64, n: u64) -> LatencySummary {
+    let mut h = new_histogram();
+    for i in 0..n {
+        let u = (i as f64 + 0.5) / n as f64;
+        let tail = (1.0 / (1.0 - u)).sqrt();
+        record(&mut h, (base_ms * 1e6 * (0.6 + 0.4 * tail)) as u64);
+    }
+    LatencySummary::from_histogram(&h)
+}
+
+/// 30 one-second intervals at a rate stepping from 2000/s to 4000/s, with a stall at 12 s.
+fn series(scale: f64) -> TimeSeries {
+    let points = (0..30)
+        .map(|i| {
+            let target = if i < 15 { 2000.0 } else { 4000.0 };
+            let stalled = i == 12;
+            let acked = if stalled {
+                300
+            } else {
+                (target * scale) as u64
+            };
+            SeriesPoint {
+                t_secs: f64::from(i),
+                sent: target as u64,
+                acked,
+                failed: 0,
+                bytes: acked * 200,
+                target_rate: Some(target),
+                consumed: Some(acked),
+                lag: Some(0),
+                ack_p50_ms: Some(if stalled {
+                    800.0
+                } else {
+                    2.0 + f64::from(i % 3)
+                }),
+                ack_p99_ms: Some(if stalled {
+                    1500.0
+                } else {
+                    9.0 + f64::from(i % 4)
+                }),
+                ack_max_ms: Some(20.0),
+                e2e_p50_ms: Some(if stalled { 900.0 } else { 4.0 }),
+                e2e_p99_ms: Some(if stalled { 1700.0 } else { 15.0 }),
+                e2e_max_ms: Some(30.0),
+            }
+        })
+        .collect();
+    TimeSeries {
+        interval_secs: 1.0,
+        points,
+    }
+}
+
+fn prop(key: &str, value: &str) -> Prop {
+    Prop {
+        key: key.into(),
+        value: value.into(),
+        span: None,
+    }
+}
+
+fn synthetic_run(index: usize, label: &str, base_ms: f64) -> RunResult {
+    RunResult {
+        index,
+        label: label.into(),
+        topic: format!("kb-synthetic-{index}"),
+        complete: true,
+        sent: 90_000,
+        acked: 90_000,
+        key_value_bytes: 18_000_000,
+        elapsed_secs: 30.0,
+        throughput_msgs: 3000.0 / base_ms.sqrt(),
+        throughput_bytes: 600_000.0,
+        target_rate: Some(3000.0),
+        achieved_rate: 3000.0,
+        ack: latencies(base_ms, 20_000),
+        service: latencies(base_ms * 0.7, 20_000),
+        send_delay: latencies(0.01, 20_000),
+        e2e: Some(latencies(base_ms * 1.6, 20_000)),
+        series: Some(series(1.0 / base_ms.sqrt())),
+        producer_config: Props(vec![
+            prop("linger.ms", &format!("{base_ms}")),
+            prop("sasl.password", "hunter2"),
+        ]),
+        consumer_config: Some(Props(vec![prop("fetch.min.bytes", "1")])),
+        ..RunResult::default()
+    }
+}
+
+fn synthetic() -> ResultFile {
+    let verdict = |pass: bool, run: &str| Verdict {
+        assertion: "ack.p99 < 40ms".into(),
+        runs: vec![run.into()],
+        pass,
+        measured: if pass { "21ms" } else { "61ms" }.into(),
+        bound: "< 40ms".into(),
+        detail: (!pass).then(|| "61ms, 52.5 % over the bound < 40ms".into()),
+    };
+    ResultFile {
+        schema_version: SCHEMA_VERSION,
+        kafkabench_version: "0.1.0".into(),
+        librdkafka_version: Some("2.12.1".into()),
+        scenario: "synthetic".into(),
+        scenario_text: Some(
+            "scenario \"synthetic\" {\n  matrix { linger = [1ms, 9ms] }\n}\n".into(),
+        ),
+        description: Some("Made up, to look at every plot".into()),
+        run_id: "r42".into(),
+        started_at: Some("2026-11-30T13:00:00Z".into()),
+        scale: 1.0,
+        interval_secs: Some(1.0),
+        planned_runs: 2,
+        outcome: "assertion_failed".into(),
+        exit_code: 1,
+        failure: None,
+        interrupted: false,
+        runs: vec![
+            synthetic_run(0, "linger=1ms <script>alert(1)</script>", 1.0),
+            synthetic_run(1, "linger=9ms", 3.0),
+        ],
+        assertions: vec![verdict(true, "linger=1ms"), verdict(false, "linger=9ms")],
+        notes: vec![],
+    }
+}
+
+/// Writes the synthetic result file into `dir`, returns its path.
+fn synthetic_json(dir: &Path) -> PathBuf {
+    let path = dir.join("synthetic.json");
+    let mut buf = Vec::new();
+    synthetic().write(&mut buf).expect("serialized");
+    std::fs::write(&path, buf).expect("written");
+    path
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("a UTF-8 temp path")
+}
+
+#[test]
+fn a_synthetic_result_with_a_time_series_renders_every_plot_in_chromium() {
+    let json = synthetic_json(&keep_dir());
+    let html = keep_dir().join("synthetic.html");
+    let out = kafkabench(&["report", s(&json), "--html", s(&html)]);
+    expect_exit(&out, 0);
+    let page = std::fs::read_to_string(&html).expect("the report");
+    let r = open(&html, &keep_dir().join("synthetic.png"));
+    assert_clean(&r, &page);
+    // Per run: percentiles, throughput and latency over time; then two comparison plots.
+    assert_eq!(r.dom.matches("<svg").count(), 2 * 3 + 2, "{}", r.dom);
+    assert_has(
+        &r.dom,
+        &[
+            "Latency by percentile",
+            "99.999 %",
+            "99.9 %",
+            "50 %",
+            "latency (ms, log scale)",
+            "ack (intended send → ack)",
+            "service (produce → ack)",
+            "e2e (intended send → consumed)",
+            "Throughput over time",
+            "records per second",
+            "time since the measured phase began (s)",
+            "acked/s",
+            "consumed/s",
+            "target rate",
+            "Latency over time (per interval)",
+            "ack p99",
+            "e2e p50",
+            "Throughput per run",
+            "p99 latency per run",
+            "PASS",
+            "FAIL",
+            "52.5 % over the bound",
+            "2.12.1",
+            "r42",
+            "2026-11-30T13:00:00Z",
+            "scenario \"synthetic\"",
+            "fetch.min.bytes",
+        ],
+    );
+}
+
+#[test]
+fn a_label_with_markup_is_shown_as_text_never_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = synthetic_json(dir.path());
+    let html = dir.path().join("r.html");
+    expect_exit(&kafkabench(&["report", s(&json), "--html", s(&html)]), 0);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        !page.contains("<script"),
+        "the label reached the page as markup"
+    );
+    assert!(page.contains("linger=1ms &lt;script&gt;alert(1)&lt;/script&gt;"));
+    let r = open(&html, &dir.path().join("r.png"));
+    assert_clean(&r, &page);
+}
+
+#[test]
+fn a_secret_in_a_result_file_stays_masked_in_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = synthetic_json(dir.path());
+    let html = dir.path().join("r.html");
+    expect_exit(&kafkabench(&["report", s(&json), "--html", s(&html)]), 0);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(!page.contains("hunter2"));
+    assert!(page.contains("sasl.password"));
+    assert!(page.contains("****"));
+}
+
+#[test]
+fn report_shows_the_table_and_the_verdicts_again_and_exits_0_whatever_the_run_did() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = synthetic_json(dir.path());
+    let out = kafkabench(&["report", s(&json)]);
+    let stdout = expect_exit(&out, 0);
+    assert!(
+        stdout.contains("scenario synthetic (2 of 2 runs)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("linger=9ms"), "{stdout}");
+    assert!(stdout.contains("expect: 1 of 2 checks held"), "{stdout}");
+    assert!(stdout.contains("FAIL  ack.p99 < 40ms"), "{stdout}");
+    assert!(
+        stdout.contains("outcome: assertion_failed (the run exited 1); run r42"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn report_of_a_missing_file_exits_2_and_names_it() {
+    let out = kafkabench(&["report", "no/such/result.json"]);
+    expect_exit(&out, 2);
+    let err = text(&out.stderr);
+    assert!(err.contains("cannot read no/such/result.json"), "{err}");
+}
+
+#[test]
+fn report_of_a_file_that_is_not_a_result_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.json");
+    std::fs::write(&path, "{\"hello\": 1}").unwrap();
+    let out = kafkabench(&["report", s(&path)]);
+    expect_exit(&out, 2);
+    assert!(text(&out.stderr).contains("is not a kafkabench result file"));
+}
+
+#[test]
+fn report_of_a_version_1_file_exits_2_and_says_to_run_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.json");
+    std::fs::write(&path, "{\"schema_version\": 1, \"runs\": []}").unwrap();
+    let out = kafkabench(&["report", s(&path)]);
+    expect_exit(&out, 2);
+    assert!(text(&out.stderr).contains("re-run the scenario with --json"));
+}
+
+#[test]
+fn an_html_path_that_cannot_be_written_exits_2_before_anything_is_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = synthetic_json(dir.path());
+    let out = kafkabench(&["report", s(&json), "--html", "/no/such/dir/r.html"]);
+    assert_eq!(expect_exit(&out, 2), "");
+    assert!(text(&out.stderr).contains("cannot write --html /no/such/dir/r.html"));
+    let out = kafkabench(&[
+        "run",
+        &fixture("run/html_report.kbs"),
+        "--html",
+        "/no/such/dir/r.html",
+    ]);
+    expect_exit(&out, 2);
+    assert!(text(&out.stderr).contains("cannot write --html"));
+}
+
+#[test]
+fn a_real_run_renders_in_chromium_from_run_html_and_from_report() {
+    require_broker();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let direct = keep_dir().join("run-direct.html");
+    let out = kafkabench(&[
+        "run",
+        &fixture("run/html_report.kbs"),
+        "--quiet",
+        "--json",
+        s(&json),
+        "--html",
+        s(&direct),
+    ]);
+    expect_exit(&out, 0);
+    let html = keep_dir().join("run.html");
+    let out = kafkabench(&["report", s(&json), "--html", s(&html)]);
+    let stdout = expect_exit(&out, 0);
+    assert!(stdout.contains("expect: 6 of 6 checks held"), "{stdout}");
+    for (page_path, shot) in [(&html, "run.png"), (&direct, "run-direct.png")] {
+        let page = std::fs::read_to_string(page_path).unwrap();
+        let r = open(page_path, &keep_dir().join(shot));
+        assert_clean(&r, &page);
+        assert_has(
+            &r.dom,
+            &[
+                "Latency by percentile",
+                "99.9 %",
+                "latency (ms, log scale)",
+                "ack (intended send → ack)",
+                "e2e (intended send → consumed)",
+                "linger=0ms",
+                "linger=5ms",
+                "Throughput per run",
+                "p99 latency per run",
+                "PASS",
+                "linger.ms",
+            ],
+        );
+        let has_series = r.dom.contains("Throughput over time");
+        let plots = 2 * if has_series { 3 } else { 1 } + 2;
+        assert_eq!(r.dom.matches("<svg").count(), plots);
+    }
+}
