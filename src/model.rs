@@ -288,6 +288,7 @@ pub struct Workload {
 }
 
 #[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Warmup {
     Messages(u64),
     #[serde(with = "duration_secs")]
@@ -295,6 +296,7 @@ pub enum Warmup {
 }
 
 #[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum RateSpec {
     Unlimited,
     /// Messages per second, open loop.
@@ -321,6 +323,7 @@ pub struct RateSegment {
 }
 
 #[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum PayloadSpec {
     /// Fresh random bytes per record; `compressibility` of each record is a repeated filler.
     Random { size: usize, compressibility: f64 },
@@ -354,6 +357,7 @@ impl PayloadSpec {
 }
 
 #[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum KeySpec {
     None,
     /// The record's sequence number, in decimal.

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use super::{finish_output, load, print_diagnostics, PlanArgs, PlanFormat};
 use crate::exit::Outcome;
-use crate::plan::{plan, PlanOptions};
+use crate::plan::{plan, run_id_overflows, PlanOptions, RUN_ID_PLACEHOLDER};
 
 pub fn command(a: &PlanArgs) -> Outcome {
     let (sources, result) = load(&a.file);
@@ -15,10 +15,23 @@ pub fn command(a: &PlanArgs) -> Outcome {
             return Outcome::Invalid;
         }
     };
+    if let Some(id) = &a.run_id {
+        let too_long = run_id_overflows(&scenario, id);
+        if !too_long.is_empty() {
+            for m in too_long {
+                eprintln!("error: {m}");
+            }
+            return Outcome::Invalid;
+        }
+    }
+    // A placeholder, not a fresh id: two plans of one file are then identical.
     let opts = PlanOptions {
         bootstrap: a.scaling.bootstrap.clone(),
         scale: a.scaling.scale,
-        ..PlanOptions::default()
+        run_id: a
+            .run_id
+            .clone()
+            .unwrap_or_else(|| RUN_ID_PLACEHOLDER.to_string()),
     };
     let p = plan(&scenario, &opts);
     let mut out = std::io::stdout().lock();

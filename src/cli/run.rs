@@ -1,50 +1,64 @@
-//! `kafkabench run`: load, check, plan, execute, assert, report, and say why it stopped.
+//! `kafkabench run` and `kafkabench test`: load and check every file, then per file plan,
+//! execute, assert, report, and say why it stopped; a suite ends with its summary line.
 
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use super::{load, print_diagnostics, progress, RunArgs};
+use super::suite::{self, Tally};
+use super::{load, only, print_diagnostics, progress, RunArgs};
+use crate::assert::Verdict;
 use crate::exit::Outcome;
-use crate::plan::{plan, PlanOptions};
-use crate::run::{execute, LiveTopic, RunOptions};
+use crate::format::plural;
+use crate::model::Scenario;
+use crate::plan::{new_run_id, plan, run_id_overflows, Plan, PlanOptions};
+use crate::report::junit::{Skipped, Suite};
+use crate::run::{execute, Execution, LiveTopic, RunOptions};
 
-pub fn command(a: &RunArgs) -> Outcome {
+pub fn command(a: &RunArgs, always_summary: bool) -> Outcome {
+    let (files, mut errors) = suite::expand(&a.files);
+    let several = files.len() > 1;
     // Before any work: a report that cannot be written would otherwise be found out only
     // after the whole run.
-    let unwritable: Vec<String> = [("--json", &a.json), ("--junit", &a.junit)]
-        .into_iter()
-        .filter_map(|(flag, path)| {
-            let path = path.as_deref()?;
-            writable(path)
-                .err()
-                .map(|e| format!("error: cannot write {flag} {}: {e}", path.display()))
-        })
-        .collect();
-    let (sources, result) = load(&a.file);
-    let scenario = match result {
-        Ok(s) if unwritable.is_empty() => s,
-        Ok(_) => {
-            eprintln!("{}", unwritable.join("\n"));
-            return Outcome::Invalid;
-        }
-        Err(d) => {
-            print_diagnostics(&d, &sources);
-            for e in &unwritable {
-                eprintln!("{e}");
+    errors.extend(unwritable(a, several));
+    // Every file is checked before anything runs: all diagnostics of all files at once.
+    let mut loaded = Vec::new();
+    let mut invalid = false;
+    for f in &files {
+        let (sources, result) = load(f);
+        match result {
+            Ok(s) => loaded.push((f.clone(), s)),
+            Err(d) => {
+                print_diagnostics(&d, &sources);
+                invalid = true;
             }
-            return Outcome::Invalid;
         }
-    };
-    let p = plan(
-        &scenario,
-        &PlanOptions {
-            bootstrap: a.scaling.bootstrap.clone(),
-            scale: a.scaling.scale,
-            ..PlanOptions::default()
-        },
-    );
+    }
+    // Said only when every file loaded: a variable may live in the file that did not.
+    if !invalid {
+        let scenarios: Vec<&Scenario> = loaded.iter().map(|(_, s)| s).collect();
+        errors.extend(
+            only::problems(&a.only, &scenarios)
+                .into_iter()
+                .map(|m| format!("error: {m}")),
+        );
+    }
+    if let Some(id) = &a.run_id {
+        for (_, s) in &loaded {
+            errors.extend(
+                run_id_overflows(s, id)
+                    .into_iter()
+                    .map(|m| format!("error: {m}")),
+            );
+        }
+    }
+    if invalid || !errors.is_empty() {
+        for e in &errors {
+            eprintln!("{e}");
+        }
+        return Outcome::Invalid;
+    }
     let opts = RunOptions {
         keep_topics: a.keep_topics,
         // A live line only where someone watches it: not in CI logs, not with --quiet.
@@ -65,39 +79,220 @@ pub fn command(a: &RunArgs) -> Outcome {
     };
     let interrupt = Arc::new(AtomicBool::new(false));
     rt.spawn(signals(interrupt.clone(), opts.live_topic.clone()));
-    let exec = rt.block_on(execute(&p, &opts, interrupt));
-    let verdicts = crate::assert::evaluate(&p, &exec.results);
-    let mut out = std::io::stdout().lock();
-    let _ = crate::report::table::write(&p, &exec, &mut out);
-    let _ = crate::report::verdicts_text(&verdicts, &mut out);
-    let _ = out.flush();
-    let mut outcome = crate::assert::outcome(&exec, &verdicts, false);
-    // JUnit first, so the JSON's outcome can include a JUnit file that failed.
-    if let Some(path) = &a.junit {
-        if !write_file(path, |f| {
-            crate::report::junit::write(&p, &exec, &verdicts, f)
-        }) {
-            outcome = crate::assert::outcome(&exec, &verdicts, true);
+    // One id for the whole invocation: every topic of the suite carries it.
+    let run_id = a.run_id.clone().unwrap_or_else(new_run_id);
+    let mut outcome = Outcome::Ok;
+    let mut tally = Tally::default();
+    let mut done: Vec<FileRun> = Vec::new();
+    let mut json_names = Vec::new();
+    for (k, (file, scenario)) in loaded.iter().enumerate() {
+        if interrupt.load(Ordering::SeqCst) {
+            tally.files_not_run = loaded.len() - k;
+            break;
         }
-    }
-    if let Some(path) = &a.json {
-        let json_outcome = outcome;
-        if !write_file(path, |f| {
-            crate::report::json::write(&p, &exec, &verdicts, json_outcome, f)
-        }) {
-            outcome = crate::assert::outcome(&exec, &verdicts, true);
+        let mut out = std::io::stdout().lock();
+        if several {
+            let gap = if k == 0 { "" } else { "\n" };
+            let _ = writeln!(out, "{gap}== {} ==", file.display());
         }
+        let full = plan(
+            scenario,
+            &PlanOptions {
+                bootstrap: a.scaling.bootstrap.clone(),
+                scale: a.scaling.scale,
+                run_id: run_id.clone(),
+            },
+        );
+        let selected: Vec<bool> = (0..full.runs.len())
+            .map(|i| only::selects(&a.only, scenario, i))
+            .collect();
+        let skipped = suite::skipped(&full, &selected);
+        let chosen = selected.iter().filter(|x| **x).count();
+        if !a.only.is_empty() {
+            let _ = writeln!(
+                out,
+                "--only: {chosen} of {} run{} selected",
+                full.runs.len(),
+                plural(full.runs.len())
+            );
+        }
+        drop(out);
+        let exec = run_selected(&rt, &full, &selected, &opts, &interrupt);
+        let verdicts = crate::assert::evaluate(&full, &exec.results);
+        let mut out = std::io::stdout().lock();
+        if chosen > 0 {
+            let _ = crate::report::table::write(&full, &exec, &mut out);
+        }
+        let _ = crate::report::verdicts_text(&verdicts, &mut out);
+        let _ = skipped_text(&skipped, &mut out);
+        let _ = out.flush();
+        drop(out);
+        let cut: Vec<&str> = exec
+            .results
+            .iter()
+            .filter(|r| !r.complete)
+            .map(|r| r.label.as_str())
+            .collect();
+        tally.add(&verdicts, &cut, skipped.len());
+        tally.files_failed += usize::from(exec.failure.is_some());
+        let mut file_outcome = crate::assert::outcome(&exec, &verdicts, false);
+        let fr = FileRun {
+            plan: full,
+            exec,
+            verdicts,
+            skipped,
+        };
+        // One file: JUnit first, so the JSON's outcome can include a JUnit file that failed.
+        if !several && !write_junit(a, std::slice::from_ref(&fr)) {
+            file_outcome = crate::assert::outcome(&fr.exec, &fr.verdicts, true);
+        }
+        if let Some(json) = &a.json {
+            let path = suite::json_path(json, file, several, &mut json_names);
+            let o = file_outcome;
+            if !write_file(&path, |f| {
+                crate::report::json::write(&fr.plan, &fr.exec, &fr.verdicts, o, f)
+            }) {
+                file_outcome = crate::assert::outcome(&fr.exec, &fr.verdicts, true);
+            }
+        }
+        if let Some(f) = &fr.exec.failure {
+            eprintln!("error: {f}");
+        }
+        if fr.exec.interrupted {
+            eprintln!("interrupted: the report above covers what was measured before the signal");
+        }
+        outcome = outcome.worst(file_outcome);
+        done.push(fr);
     }
-    if let Some(f) = &exec.failure {
-        eprintln!("error: {f}");
+    if several && !write_junit(a, &done) {
+        outcome = outcome.worst(Outcome::RunFailed);
     }
-    if exec.interrupted {
-        eprintln!("interrupted: the report above covers what was measured before the signal");
+    if several || always_summary || !a.only.is_empty() {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "\n{}", tally.line());
+        let _ = out.flush();
     }
     // Dropping the runtime would wait for a blocking call an interrupt gave up on (a connect
     // to a cluster that does not answer).
     rt.shutdown_background();
     outcome
+}
+
+/// One file of the invocation, as run.
+struct FileRun {
+    /// The whole plan (assertions resolve over every run, selected or not).
+    plan: Plan,
+    /// Results carry their index in `plan`.
+    exec: Execution,
+    verdicts: Vec<Verdict>,
+    skipped: Vec<Skipped>,
+}
+
+/// Executes the selected runs of `full`, numbered 1..n for progress, and hands back results
+/// and failure numbered as in `full`.
+fn run_selected(
+    rt: &tokio::runtime::Runtime,
+    full: &Plan,
+    selected: &[bool],
+    opts: &RunOptions,
+    interrupt: &Arc<AtomicBool>,
+) -> Execution {
+    let mut sub = full.clone();
+    let original: Vec<usize> = (0..full.runs.len()).filter(|i| selected[*i]).collect();
+    sub.runs = original
+        .iter()
+        .enumerate()
+        .map(|(j, i)| {
+            let mut r = full.runs[*i].clone();
+            r.index = j;
+            r
+        })
+        .collect();
+    if sub.runs.is_empty() {
+        return Execution {
+            results: Vec::new(),
+            failure: None,
+            interrupted: false,
+            notes: Vec::new(),
+        };
+    }
+    let mut exec = rt.block_on(execute(&sub, opts, interrupt.clone()));
+    for r in &mut exec.results {
+        r.index = original[r.index];
+    }
+    if let Some(f) = &mut exec.failure {
+        f.run = original[f.run - 1] + 1;
+    }
+    exec
+}
+
+/// `SKIP` per assertion with instances `--only` left unjudged.
+fn skipped_text(skipped: &[Skipped], out: &mut dyn Write) -> std::io::Result<()> {
+    let mut order: Vec<&str> = Vec::new();
+    for s in skipped {
+        if !order.contains(&s.assertion.as_str()) {
+            order.push(&s.assertion);
+        }
+    }
+    for text in order {
+        let n = skipped.iter().filter(|s| s.assertion == text).count();
+        writeln!(
+            out,
+            "  SKIP  {text}  ({n} instance{}: --only left out a run {} reads)",
+            plural(n),
+            if n == 1 { "it" } else { "they" }
+        )?;
+    }
+    Ok(())
+}
+
+/// The one JUnit file, when asked for; false when it could not be written.
+fn write_junit(a: &RunArgs, files: &[FileRun]) -> bool {
+    let Some(path) = &a.junit else {
+        return true;
+    };
+    let suites: Vec<Suite> = files
+        .iter()
+        .map(|f| Suite {
+            plan: &f.plan,
+            exec: &f.exec,
+            verdicts: &f.verdicts,
+            skipped: &f.skipped,
+        })
+        .collect();
+    write_file(path, |f| crate::report::junit::write_suites(&suites, f))
+}
+
+/// The report files that cannot be written, said as errors. With several files `--json` is a
+/// directory (created when missing).
+fn unwritable(a: &RunArgs, several: bool) -> Vec<String> {
+    let mut errors = Vec::new();
+    if let Some(dir) = a.json.as_deref().filter(|_| several) {
+        if dir.is_file() {
+            errors.push(format!(
+                "error: with several files, --json names a directory (one NAME.json per \
+                 file); {} is a file",
+                dir.display()
+            ));
+        } else if let Err(e) = std::fs::create_dir_all(dir) {
+            errors.push(format!(
+                "error: cannot create --json {}: {e}",
+                dir.display()
+            ));
+        }
+    }
+    let json = a.json.as_ref().filter(|_| !several);
+    for (flag, path) in [("--json", json), ("--junit", a.junit.as_ref())] {
+        if let Some(path) = path {
+            if let Err(e) = writable(path) {
+                errors.push(format!(
+                    "error: cannot write {flag} {}: {e}",
+                    path.display()
+                ));
+            }
+        }
+    }
+    errors
 }
 
 /// Ctrl-C and SIGTERM (CI timeouts, `docker stop`, Kubernetes) stop the run the same way: the
