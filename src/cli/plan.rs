@@ -41,9 +41,18 @@ pub fn command(a: &PlanArgs) -> Outcome {
         PlanFormat::Json => serde_json::to_string_pretty(&p)
             .map_err(std::io::Error::other)
             .and_then(|s| writeln!(out, "{s}")),
-        PlanFormat::Yaml => serde_yaml::to_string(&p)
+        // Enums as one-key maps (`zipf: {n, s}`), as in JSON: serde_yaml's default, YAML tags
+        // (`!zipf`), is lost on most YAML readers.
+        PlanFormat::Yaml => {
+            let mut buf = Vec::new();
+            serde_yaml::with::singleton_map_recursive::serialize(
+                &p,
+                &mut serde_yaml::Serializer::new(&mut buf),
+            )
+            .map(|()| buf)
             .map_err(std::io::Error::other)
-            .and_then(|s| out.write_all(s.as_bytes())),
+            .and_then(|b| out.write_all(&b))
+        }
     };
     finish_output(Outcome::Ok, res.and_then(|()| out.flush()))
 }

@@ -238,9 +238,10 @@ fn skipped_text(skipped: &[Skipped], out: &mut dyn Write) -> std::io::Result<()>
         let n = skipped.iter().filter(|s| s.assertion == text).count();
         writeln!(
             out,
-            "  SKIP  {text}  ({n} instance{}: --only left out a run {} reads)",
+            "  SKIP  {text}  ({n} check{}: --only left out a run {} read{})",
             plural(n),
-            if n == 1 { "it" } else { "they" }
+            if n == 1 { "it" } else { "they" },
+            if n == 1 { "s" } else { "" }
         )?;
     }
     Ok(())
