@@ -193,3 +193,31 @@ fn only_on_a_variable_one_file_lacks_leaves_that_file_out() {
         "{s}"
     );
 }
+
+#[test]
+fn a_failed_run_in_one_file_outranks_a_failed_assertion_in_another_and_the_suite_goes_on() {
+    common::require_broker();
+    let dir = tempfile::tempdir().unwrap();
+    let junit = dir.path().join("junit.xml");
+    let out = kafkabench(&[
+        "run",
+        &fixture("run/nothing_delivered.kbs"),
+        &fixture("suite/b_fail.kbs"),
+        "--quiet",
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    let s = expect_exit(&out, 3);
+    assert!(
+        s.contains("scenario suite_fail"),
+        "the next file still ran: {s}"
+    );
+    assert!(s.contains("FAIL  ack.p99 < 1ns"), "{s}");
+    assert!(s.ends_with("(2 files, 1 with a failed run)\n"), "{s}");
+    assert!(text(&out.stderr).contains("nothing was delivered"));
+    let x = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        x.contains(r#"errors="1""#) && x.contains(r#"failures="1""#),
+        "{x}"
+    );
+}
