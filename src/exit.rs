@@ -22,7 +22,9 @@ Exit codes:
   2    the scenario or the command line is invalid (e.g. an unwritable --json); nothing was run
   3    the cluster could not be reached, a run failed or delivered nothing, or a report file
        could not be written (partial report written)
-  130  interrupted (Ctrl-C or SIGTERM; a second one exits at once); partial report written";
+  130  interrupted (Ctrl-C or SIGTERM; a second one exits at once); partial report written
+A suite of files (`kafkabench test DIR`) exits with the most severe of its files' codes:
+130 over 3 over 2 over 1 over 0.";
 
 /// The outcome of a command, mapped to its exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

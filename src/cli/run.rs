@@ -124,6 +124,9 @@ pub fn command(a: &RunArgs, always_summary: bool) -> Outcome {
             let _ = crate::report::table::write(&full, &exec, &mut out);
         }
         let _ = crate::report::verdicts_text(&verdicts, &mut out);
+        if verdicts.is_empty() && !skipped.is_empty() {
+            let _ = writeln!(out, "\nexpect: no check judged");
+        }
         let _ = skipped_text(&skipped, &mut out);
         let _ = out.flush();
         drop(out);
