@@ -148,7 +148,7 @@ fn the_plan_estimates_each_run_and_the_total() {
     let t = expect_exit(&kafkabench(&["plan", &f]), 0);
     assert!(t.contains("estimated sending time about 19s"), "{t}");
     assert!(
-        t.contains("estimate  about 19s (warm-up 2s (200 records), then 17s (1100 records))"),
+        t.contains("estimate  about 19s: warm-up 2s (200 records), then 17s (1100 records)"),
         "{t}"
     );
 }
@@ -242,4 +242,13 @@ fn help_says_kafkabench_whatever_the_binary_is_called() {
             "plan --help documents {format}: {plan}"
         );
     }
+}
+
+#[test]
+fn a_plan_to_diff_reads_as_snapshotted() {
+    // Text only: the JSON fields are held by the tests above, so a field another change adds
+    // does not churn a snapshot.
+    let f = common::fixture("plan/estimates.kbs");
+    let out = kafkabench(&["plan", &f, "--bootstrap", "127.0.0.1:9092"]);
+    insta::assert_snapshot!("plan_text", expect_exit(&out, 0));
 }

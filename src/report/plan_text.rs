@@ -152,7 +152,7 @@ fn estimate_text(e: &Estimate) -> String {
         (None, Some(_)) => format!("about {measured}"),
         (None, None) => measured,
         (Some(w), Some(t)) => format!(
-            "about {} (warm-up {}, then {measured})",
+            "about {}: warm-up {}, then {measured}",
             human_duration(t.as_secs_f64()),
             phase(w)
         ),
