@@ -150,7 +150,7 @@ pub fn command(a: &RunArgs, always_summary: bool) -> Outcome {
             file_outcome = crate::assert::outcome(&fr.exec, &fr.verdicts, true);
         }
         if let Some(json) = &a.json {
-            let path = suite::json_path(json, file, several, &mut json_names);
+            let path = suite::report_path(json, file, several, "json", &mut json_names);
             let o = file_outcome;
             if !write_file(&path, |f| {
                 crate::report::json::write(&fr.plan, &fr.exec, &fr.verdicts, o, f)

@@ -41,11 +41,18 @@ pub fn expand(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<String>) {
     (files, errors)
 }
 
-/// Where a file's `--json` goes: the path itself for one file; for several, the path is a
-/// directory and each file gets `STEM.json` in it (`STEM-2.json` when two files share a stem).
-pub fn json_path(json: &Path, file: &Path, several: bool, used: &mut Vec<String>) -> PathBuf {
+/// Where a file's report goes (`--json`, and any other per-file report such as `--html`):
+/// the path itself for one file; for several, the path is a directory and each file gets
+/// `STEM.EXT` in it (`STEM-2.EXT` when two files share a stem).
+pub fn report_path(
+    given: &Path,
+    file: &Path,
+    several: bool,
+    ext: &str,
+    used: &mut Vec<String>,
+) -> PathBuf {
     if !several {
-        return json.to_path_buf();
+        return given.to_path_buf();
     }
     let stem = file
         .file_stem()
@@ -57,7 +64,7 @@ pub fn json_path(json: &Path, file: &Path, several: bool, used: &mut Vec<String>
         name = format!("{stem}-{n}");
     }
     used.push(name.clone());
-    json.join(format!("{name}.json"))
+    given.join(format!("{name}.{ext}"))
 }
 
 /// The assertion instances of `full` that read a run `selected` leaves out: not judged,
@@ -142,11 +149,17 @@ mod tests {
     fn several_files_get_one_json_file_each_and_shared_stems_are_told_apart() {
         let mut used = Vec::new();
         let dir = Path::new("out");
-        let a = json_path(dir, Path::new("a/x.kbs"), true, &mut used);
-        let b = json_path(dir, Path::new("b/x.kbs"), true, &mut used);
+        let a = report_path(dir, Path::new("a/x.kbs"), true, "json", &mut used);
+        let b = report_path(dir, Path::new("b/x.kbs"), true, "json", &mut used);
         assert_eq!((a, b), (dir.join("x.json"), dir.join("x-2.json")));
         assert_eq!(
-            json_path(Path::new("r.json"), Path::new("x.kbs"), false, &mut used),
+            report_path(
+                Path::new("r.json"),
+                Path::new("x.kbs"),
+                false,
+                "json",
+                &mut used
+            ),
             Path::new("r.json")
         );
     }
