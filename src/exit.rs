@@ -22,7 +22,9 @@ Exit codes:
   2    the scenario or the command line is invalid (e.g. an unwritable --json); nothing was run
   3    the cluster could not be reached, a run failed or delivered nothing, or a report file
        could not be written (partial report written)
-  130  interrupted (Ctrl-C or SIGTERM; a second one exits at once); partial report written";
+  130  interrupted (Ctrl-C or SIGTERM; a second one exits at once); partial report written
+A suite of files (`kafkabench test DIR`) exits with the most severe of its files' codes:
+130 over 3 over 2 over 1 over 0.";
 
 /// The outcome of a command, mapped to its exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +53,33 @@ impl Outcome {
         }
     }
 
+    /// How severe the outcome is, for a suite of files whose one exit code is the most severe
+    /// of theirs: interrupted (130) over a failed run (3) over invalid input (2) over a failed
+    /// assertion (1) over ok (0), the order of `decide` with "invalid" in its place.
+    pub fn severity(self) -> u8 {
+        match self {
+            Outcome::Ok => 0,
+            Outcome::AssertionFailed => 1,
+            Outcome::Invalid => 2,
+            Outcome::RunFailed => 3,
+            Outcome::Interrupted => 4,
+        }
+    }
+
+    /// The more severe of two outcomes (see [`Outcome::severity`]).
+    pub fn worst(self, other: Outcome) -> Outcome {
+        if other.severity() > self.severity() {
+            other
+        } else {
+            self
+        }
+    }
+
+    /// The most severe of several outcomes; `Ok` for none.
+    pub fn most_severe(all: impl IntoIterator<Item = Outcome>) -> Outcome {
+        all.into_iter().fold(Outcome::Ok, Outcome::worst)
+    }
+
     /// The outcome's name in result files (`"run_failed"`), stable like the code.
     pub fn name(self) -> &'static str {
         match self {
@@ -76,5 +105,25 @@ impl Outcome {
 impl From<Outcome> for ExitCode {
     fn from(o: Outcome) -> ExitCode {
         ExitCode::from(o.code())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Outcome::{self, *};
+
+    #[test]
+    fn the_most_severe_outcome_is_130_then_3_then_2_then_1_then_0() {
+        let order = [Ok, AssertionFailed, Invalid, RunFailed, Interrupted];
+        for (i, a) in order.iter().enumerate() {
+            for (j, b) in order.iter().enumerate() {
+                assert_eq!(a.worst(*b), order[i.max(j)], "{a:?} vs {b:?}");
+            }
+        }
+        assert_eq!(Outcome::most_severe([]), Ok);
+        assert_eq!(
+            Outcome::most_severe([AssertionFailed, RunFailed, Ok]).code(),
+            3
+        );
     }
 }

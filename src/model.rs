@@ -7,9 +7,15 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::source::Span;
+
+mod props;
+mod rate;
+
+pub use props::{is_secret, Prop, Props, LIBRDKAFKA_SENSITIVE, MASK};
+pub use rate::{RateSegment, RateSpec};
 
 /// A typed scalar, as written in the scenario (`5ms`, `1KiB`, `zstd`, `8000/min`): what a
 /// `syntax::Value` becomes once its unit is known.
@@ -101,142 +107,6 @@ impl Cell {
     }
 }
 
-/// A client property as librdkafka takes it, already validated by librdkafka. Serializes with
-/// a secret's value masked, so no plan, report or result file can print one.
-#[derive(Clone, Debug)]
-pub struct Prop {
-    pub key: String,
-    pub value: String,
-    pub span: Option<Span>,
-}
-
-/// A result file's property, as it was written: a secret's value stays masked.
-impl<'de> Deserialize<'de> for Prop {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        struct Kv {
-            key: String,
-            value: String,
-        }
-        let kv = Kv::deserialize(d)?;
-        Ok(Prop {
-            key: kv.key,
-            value: kv.value,
-            span: None,
-        })
-    }
-}
-
-impl Serialize for Prop {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut st = s.serialize_struct("Prop", 2)?;
-        st.serialize_field("key", &self.key)?;
-        st.serialize_field("value", self.shown_value())?;
-        st.end()
-    }
-}
-
-impl Prop {
-    /// The value as any output may show it: [`MASK`] for a secret.
-    pub fn shown_value(&self) -> &str {
-        if is_secret(&self.key) {
-            MASK
-        } else {
-            &self.value
-        }
-    }
-}
-
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct Props(pub Vec<Prop>);
-
-/// What a secret value is replaced with in every output.
-pub const MASK: &str = "****";
-
-/// The properties librdkafka 2.12 marks `_RK_SENSITIVE` in `rdkafka_conf.c` and redacts in its
-/// own configuration dump. librdkafka offers no API to ask, so the list is copied; a test reads
-/// the vendored source to keep it in step.
-pub const LIBRDKAFKA_SENSITIVE: &[&str] = &[
-    "ssl.key.location",
-    "ssl.key.password",
-    "ssl.key.pem",
-    "ssl_key",
-    "ssl.ca.pem",
-    "ssl.keystore.password",
-    "sasl.username",
-    "sasl.password",
-    "sasl.oauthbearer.config",
-    "sasl.oauthbearer.client.secret",
-    "sasl.oauthbearer.assertion.private.key.file",
-    "sasl.oauthbearer.assertion.private.key.passphrase",
-    "sasl.oauthbearer.assertion.private.key.pem",
-];
-
-/// Keys whose values must not be printed: librdkafka's sensitive properties, and by name every
-/// password, passphrase, secret, key, token and JAAS config, librdkafka's or not (a Java name
-/// pasted from an article is echoed in its diagnostic). A `*.key.location` or `*.key.file` is a
-/// path, not a secret, so the name rule stops at `.key`; librdkafka's own list still masks the
-/// two it redacts. `key` is the property name, optionally after a section (`cluster.x`).
-pub fn is_secret(key: &str) -> bool {
-    let k = key.to_ascii_lowercase();
-    LIBRDKAFKA_SENSITIVE
-        .iter()
-        .any(|s| k == *s || k.ends_with(&format!(".{s}")))
-        || k.contains("password")
-        || k.contains("passphrase")
-        || k.contains("secret")
-        || k.ends_with(".key")
-        || k.ends_with(".key.pem")
-        || k.ends_with(".token")
-        || k.ends_with("jaas.config")
-        || k.ends_with(".credentials")
-        || k.ends_with("user.info")
-}
-
-impl Props {
-    /// A copy with every secret value replaced by [`MASK`], for reports and result files.
-    pub fn masked(&self) -> Props {
-        let mut m = self.clone();
-        for p in &mut m.0 {
-            p.value = p.shown_value().into();
-        }
-        m
-    }
-
-    pub fn get(&self, key: &str) -> Option<&str> {
-        self.0
-            .iter()
-            .rev()
-            .find(|p| p.key == key)
-            .map(|p| p.value.as_str())
-    }
-
-    /// Sets unless already present (for kafkabench's defaults).
-    pub fn set_default(&mut self, key: &str, value: impl Into<String>) {
-        if self.get(key).is_none() {
-            self.0.push(Prop {
-                key: key.into(),
-                value: value.into(),
-                span: None,
-            });
-        }
-    }
-
-    pub fn set(&mut self, key: &str, value: impl Into<String>) {
-        self.0.retain(|p| p.key != key);
-        self.0.push(Prop {
-            key: key.into(),
-            value: value.into(),
-            span: None,
-        });
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = &Prop> {
-        self.0.iter()
-    }
-}
-
 /// The longest topic name Kafka accepts.
 pub const TOPIC_NAME_MAX: usize = 249;
 
@@ -305,6 +175,7 @@ pub struct Workload {
 }
 
 #[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Warmup {
     Messages(u64),
     #[serde(with = "duration_secs")]
@@ -312,35 +183,7 @@ pub enum Warmup {
 }
 
 #[derive(Clone, Debug, Serialize)]
-pub enum RateSpec {
-    Unlimited,
-    /// Messages per second, open loop.
-    Fixed(f64),
-    /// Segments run one after another; the workload ends with the last one.
-    Shape(Vec<RateSegment>),
-}
-
-impl RateSpec {
-    /// How long a shape lasts (the sum of its segments); `None` for a rate that sets no length.
-    pub fn total_duration(&self) -> Option<Duration> {
-        match self {
-            RateSpec::Shape(segs) => Some(segs.iter().map(|s| s.duration).sum()),
-            _ => None,
-        }
-    }
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct RateSegment {
-    /// The rate, or where a ramp starts; a ramp goes linearly to `ramp_to` over `duration`.
-    pub per_sec: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ramp_to: Option<f64>,
-    #[serde(with = "duration_secs")]
-    pub duration: Duration,
-}
-
-#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum PayloadSpec {
     /// Fresh random bytes per record; `compressibility` of each record is a repeated filler.
     Random { size: usize, compressibility: f64 },
@@ -374,6 +217,7 @@ impl PayloadSpec {
 }
 
 #[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum KeySpec {
     None,
     /// The record's sequence number, in decimal.

@@ -10,6 +10,24 @@ use serde::Serialize;
 
 use crate::model::*;
 
+mod estimate;
+mod resolve;
+
+pub use estimate::{estimate, Estimate, PhaseEstimate, PlanEstimate};
+pub use resolve::{Instance, PlannedAssertion, Reference};
+
+/// The version of the JSON/YAML plan's layout (docs/plan-format.md); raised when a field
+/// changes meaning or goes away.
+pub const PLAN_SCHEMA_VERSION: u32 = 1;
+
+/// The run id `kafkabench plan` shows when none is given: the same on every invocation, so two
+/// plans of one file diff clean. `run` draws a fresh id instead.
+pub const RUN_ID_PLACEHOLDER: &str = "<run-id>";
+
+/// The longest `--run-id`: it suffixes every topic name and consumer group, and a topic name
+/// has at most [`TOPIC_NAME_MAX`] characters.
+pub const RUN_ID_MAX: usize = 32;
+
 /// Statistics every 500 ms: often enough that a short run still gets a sample, rare enough to
 /// cost nothing measurable.
 pub const STATS_INTERVAL_MS: u64 = 500;
@@ -48,16 +66,67 @@ pub fn new_run_id() -> String {
     format!("{:0digits$x}", h.finish() & ((1 << (4 * digits)) - 1))
 }
 
+/// Why `id` cannot be a run id, or None: it goes into topic names, so it takes their
+/// characters (ASCII letters, digits, `.`, `_`, `-`) and a length bound.
+pub fn run_id_problem(id: &str) -> Option<String> {
+    if id.is_empty() {
+        return Some("a run id cannot be empty".into());
+    }
+    if let Some((i, c)) = id
+        .chars()
+        .enumerate()
+        .find(|(_, c)| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
+    {
+        return Some(format!(
+            "`{c}` (character {}) cannot be in a run id: it suffixes topic names, which take \
+             only ASCII letters, digits, `.`, `_` and `-`",
+            i + 1
+        ));
+    }
+    let n = id.chars().count();
+    (n > RUN_ID_MAX).then(|| {
+        format!("a run id has at most {RUN_ID_MAX} characters (it suffixes every topic name); this one has {n}")
+    })
+}
+
+/// Topics whose name with `-ID` appended would be longer than Kafka allows (the check stage
+/// leaves room for the default id only): one message per topic, naming its length.
+pub fn run_id_overflows(scenario: &Scenario, id: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for c in &scenario.cells {
+        let t = &c.spec.topic;
+        let len = t.name.chars().count() + 1 + id.chars().count();
+        if !t.existing && len > TOPIC_NAME_MAX {
+            let m = format!(
+                "with run id `{id}`, topic `{}-{id}` would have {len} characters, over Kafka's \
+                 {TOPIC_NAME_MAX}; use a run id of at most {} characters",
+                t.name,
+                (TOPIC_NAME_MAX - 1).saturating_sub(t.name.chars().count())
+            );
+            if !out.contains(&m) {
+                out.push(m);
+            }
+        }
+    }
+    out
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Plan {
+    pub schema_version: u32,
     pub scenario: String,
     pub description: Option<String>,
     pub dims: Vec<Dimension>,
     pub run_id: String,
     pub scale: f64,
     pub runs: Vec<RunPlan>,
+    /// Every run's estimate added up.
+    pub estimate: PlanEstimate,
     #[serde(skip)]
     pub assertions: Vec<Assertion>,
+    /// The assertions with the runs each instance reads, in the order of `assertions`.
+    #[serde(rename = "assertions")]
+    pub expect: Vec<PlannedAssertion>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -74,6 +143,27 @@ pub struct RunPlan {
     pub consumer: Option<Props>,
     pub admin: Props,
     pub workload: Workload,
+    /// How long it sends (see [`RunPlan::estimate`]), kept in the serialized plan.
+    pub estimate: Estimate,
+}
+
+impl RunPlan {
+    /// How long this run sends, warm-up included, and how many records: exact for a paced run
+    /// that keeps up, `None` durations for a count at an unlimited rate. For `plan` and for a
+    /// progress ETA.
+    pub fn estimate(&self) -> Estimate {
+        self.estimate
+    }
+}
+
+impl Plan {
+    /// Indices of the runs an assertion instance reads, for every instance of every
+    /// assertion.
+    pub fn instances(&self) -> impl Iterator<Item = (&PlannedAssertion, &Instance)> {
+        self.expect
+            .iter()
+            .flat_map(|a| a.instances.iter().map(move |i| (a, i)))
+    }
 }
 
 pub fn plan(scenario: &Scenario, opts: &PlanOptions) -> Plan {
@@ -116,8 +206,10 @@ pub fn plan(scenario: &Scenario, opts: &PlanOptions) -> Plan {
             } else {
                 topic.name = format!("{}-{}", topic.name, opts.run_id);
             }
+            let workload = scale(&spec.workload, opts.scale);
             RunPlan {
                 index: i,
+                estimate: estimate(&workload),
                 label: cell.label(),
                 cell: cell.clone(),
                 bootstrap: bootstrap.clone(),
@@ -125,11 +217,22 @@ pub fn plan(scenario: &Scenario, opts: &PlanOptions) -> Plan {
                 producer,
                 consumer,
                 admin: base(&Props::default()),
-                workload: scale(&spec.workload, opts.scale),
+                workload,
             }
+        })
+        .collect::<Vec<RunPlan>>();
+    let expect = scenario
+        .assertions
+        .iter()
+        .map(|a| PlannedAssertion {
+            text: a.text.clone(),
+            instances: resolve::instances(&runs, a),
         })
         .collect();
     Plan {
+        schema_version: PLAN_SCHEMA_VERSION,
+        estimate: estimate::total(runs.iter().map(RunPlan::estimate)),
+        expect,
         scenario: scenario.name.clone(),
         description: scenario.description.clone(),
         dims: scenario.dims.clone(),

@@ -36,6 +36,7 @@ fn file(runs: Vec<RunResult>) -> ResultFile {
         librdkafka_version: None,
         scenario: "gate".into(),
         scenario_text: None,
+        scenario_includes: vec![],
         description: None,
         run_id: "abc123".into(),
         started_at: None,

@@ -153,6 +153,7 @@ fn series(scale: f64) -> TimeSeries {
                 e2e_p50_ms: Some(if stalled { 900.0 } else { 4.0 }),
                 e2e_p99_ms: Some(if stalled { 1700.0 } else { 15.0 }),
                 e2e_max_ms: Some(30.0),
+                ..SeriesPoint::default()
             }
         })
         .collect();
@@ -215,6 +216,7 @@ fn synthetic() -> ResultFile {
         scenario_text: Some(
             "scenario \"synthetic\" {\n  matrix { linger = [1ms, 9ms] }\n}\n".into(),
         ),
+        scenario_includes: vec![],
         description: Some("Made up, to look at every plot".into()),
         run_id: "r42".into(),
         started_at: Some("2026-11-30T13:00:00Z".into()),

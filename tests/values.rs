@@ -293,3 +293,16 @@ fn topic_configs_of_an_existing_topic_are_shown_as_ignored_in_every_plan_format(
         "{topic}"
     );
 }
+
+#[test]
+fn a_backslash_in_a_constant_payload_is_kept_and_a_multibyte_character_after_it_is_no_crash() {
+    let s = accepted(&format!(
+        "{TOPIC}\nworkload {{ messages = 1  payload = constant(\"a\\\\é\\\\b\\{{x\\}}\") }}"
+    ));
+    match &s.cells[0].spec.workload.payload {
+        kafkabench::model::PayloadSpec::Constant { bytes, .. } => {
+            assert_eq!(std::str::from_utf8(bytes).unwrap(), "a\\é\\b{x}");
+        }
+        other => panic!("not a constant: {other:?}"),
+    }
+}

@@ -115,9 +115,18 @@ impl Checker<'_> {
             out.push_str(&rest[..i]);
             let tail = &rest[i..];
             if let Some(esc) = tail.strip_prefix('\\') {
-                // `\{` and `\}` are literal braces.
-                out.push_str(&esc[..1.min(esc.len())]);
-                rest = &esc[1.min(esc.len())..];
+                // `\{` and `\}` are literal braces (the syntax stage leaves only those two
+                // escaped); any other backslash is a character of the string.
+                match esc.chars().next() {
+                    Some(c @ ('{' | '}')) => {
+                        out.push(c);
+                        rest = &esc[1..];
+                    }
+                    _ => {
+                        out.push('\\');
+                        rest = esc;
+                    }
+                }
                 continue;
             }
             let Some(end) = tail.find('}') else {

@@ -5,10 +5,13 @@ mod check;
 mod compare;
 mod fmt;
 mod import;
+mod interval;
+mod only;
 mod plan;
 mod progress;
 mod report;
 mod run;
+mod suite;
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -23,13 +26,16 @@ use crate::source::Sources;
 #[derive(Parser, Debug)]
 #[command(
     name = "kafkabench",
+    // Usage lines say `kafkabench` whatever the binary file is called (a copy, a symlink).
+    bin_name = "kafkabench",
     version,
     about = "Declarative Kafka benchmarks: one .kbs file is a tuning experiment on a laptop and a pass/fail gate in CI",
     long_about = "Declarative Kafka benchmarks.\n\n\
         A scenario file (.kbs) names the cluster, the topic, producer and consumer settings, the workload, \
         the runs to compare (a matrix or named steps) and what must hold (`expect`). \
         `kafkabench check` validates it, `kafkabench plan` shows the runs it expands to, \
-        `kafkabench run` executes them against a real cluster and prints one comparison table.\n\n\
+        `kafkabench run` executes them against a real cluster and prints one comparison table, \
+        `kafkabench test DIR` runs a directory of them as one CI suite.\n\n\
         Start a local broker with scripts/kafka-local up; see grammar/REFERENCE.md for the language.",
     after_help = HELP
 )]
@@ -45,6 +51,7 @@ pub enum Command {
     /// Show the runs a scenario expands to, with their effective settings, without contacting a broker.
     Plan(PlanArgs),
     /// Run a scenario against a cluster, print the comparison table, evaluate `expect`.
+    /// Several files (or directories) run one after the other as a suite.
     Run(RunArgs),
     /// Rewrite scenario files in the canonical layout (comments kept); `--check` only lists them.
     Fmt(FmtArgs),
@@ -54,18 +61,26 @@ pub enum Command {
     Import(import::ImportArgs),
     /// Show a saved result file again (--json of `run`): the table and verdicts, and an HTML report with --html.
     Report(ReportArgs),
+    /// Run a suite: every .kbs file given or in the directories given, one table each, then
+    /// `N passed, N failed, N skipped`; one JUnit file, one exit code (the most severe).
+    Test(RunArgs),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 pub enum DiagFormat {
+    /// Rendered diagnostics on stderr, with the source lines they point at.
     Text,
+    /// Diagnostics as data on stdout (docs/diagnostics.md).
     Json,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 pub enum PlanFormat {
+    /// One block per run with its effective settings and estimate, then the assertions.
     Text,
+    /// The plan as data, `schema_version` 1 (docs/plan-format.md).
     Json,
+    /// The same data as JSON, in YAML.
     Yaml,
 }
 
@@ -101,28 +116,50 @@ pub struct Scaling {
 
 #[derive(Args, Debug)]
 pub struct PlanArgs {
+    /// The scenario file (.kbs).
     pub file: PathBuf,
     #[command(flatten)]
     pub scaling: Scaling,
+    /// Output format: `text` for people; `json` or `yaml` for tools (docs/plan-format.md).
     #[arg(long, value_enum, default_value = "text")]
     pub format: PlanFormat,
+    /// The id that suffixes topic names and consumer groups; without it the plan shows
+    /// `<run-id>`, so two plans of one file are identical.
+    #[arg(long, value_name = "ID", value_parser = parse_run_id)]
+    pub run_id: Option<String>,
 }
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    pub file: PathBuf,
+    /// Scenario files (.kbs), or directories whose .kbs files run in name order. Every file
+    /// is checked before anything runs.
+    #[arg(required = true, value_name = "FILE|DIR")]
+    pub files: Vec<PathBuf>,
     #[command(flatten)]
     pub scaling: Scaling,
-    /// Write every figure, histogram, time series and effective setting as JSON (schema_version 2, docs/result-format.md).
+    /// Run only the runs with this matrix value or step, as assertions select them (e.g.
+    /// `codec=zstd`, `step=baseline`); repeat for several. Assertions that read a run left out
+    /// are skipped.
+    #[arg(long, value_name = "VAR=VALUE", value_parser = only::parse)]
+    pub only: Vec<only::Selector>,
+    /// The id that suffixes topic names and consumer groups (default: a fresh random one).
+    #[arg(long, value_name = "ID", value_parser = parse_run_id)]
+    pub run_id: Option<String>,
+    /// Write every figure, histogram, time series and effective setting as JSON
+    /// (schema_version 2, docs/result-format.md). With several files, a directory: one
+    /// NAME.json per scenario file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Width of the time series' intervals in the result file, from 10ms to 1h (e.g. 500ms, 1s, 1m).
-    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = run::parse_interval)]
+    /// Width of the time series' intervals in the result file, from 10ms to 1h (e.g. 500ms,
+    /// 1s, 1m).
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = interval::parse_interval)]
     pub interval: std::time::Duration,
-    /// Write one JUnit test case per assertion, for CI systems.
+    /// Write one JUnit test case per assertion, for CI systems; one file for a whole suite,
+    /// a test suite per scenario.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
-    /// Write a self-contained HTML report with plots (no network needed to view it).
+    /// Write a self-contained HTML report with plots (no network needed to view it). With
+    /// several files, a directory: one NAME.html per scenario file.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// Keep the topics kafkabench created (normally deleted after each run).
@@ -164,6 +201,14 @@ fn parse_scale(s: &str) -> Result<f64, String> {
     }
 }
 
+/// A run id goes into topic names: their characters, and a length bound.
+fn parse_run_id(s: &str) -> Result<String, String> {
+    match crate::plan::run_id_problem(s) {
+        Some(why) => Err(why),
+        None => Ok(s.to_string()),
+    }
+}
+
 /// A malformed list is invalid input, refused before anything connects (exit 2).
 fn parse_bootstrap(s: &str) -> Result<String, String> {
     match crate::check::bootstrap::problem(s) {
@@ -177,7 +222,8 @@ pub fn main(cli: Cli) -> Outcome {
     match cli.command {
         Command::Check(a) => check::command(&a),
         Command::Plan(a) => plan::command(&a),
-        Command::Run(a) => run::command(&a),
+        Command::Run(a) => run::command(&a, false),
+        Command::Test(a) => run::command(&a, true),
         Command::Fmt(a) => fmt::command(&a),
         Command::Compare(a) => compare::command(&a),
         Command::Import(a) => import::command(&a),

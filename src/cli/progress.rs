@@ -21,22 +21,7 @@ const SETUP_GUESS_SECS: f64 = 2.0;
 /// How long a run should take, warm-up included; None when it cannot be known beforehand (an
 /// unlimited rate: it runs as fast as the cluster takes it).
 fn planned_secs(run: &RunPlan) -> Option<f64> {
-    let w = &run.workload;
-    let rate = match &w.rate {
-        RateSpec::Fixed(r) => Some(*r),
-        _ => None,
-    };
-    let measured = match (w.duration, w.rate.total_duration(), w.messages, rate) {
-        (Some(d), _, _, _) | (None, Some(d), _, _) => d.as_secs_f64(),
-        (None, None, Some(n), Some(r)) if r > 0.0 => n as f64 / r,
-        _ => return None,
-    };
-    let warmup = match (&w.warmup, rate) {
-        (Some(Warmup::Duration(d)), _) => d.as_secs_f64(),
-        (Some(Warmup::Messages(n)), Some(r)) if r > 0.0 => *n as f64 / r,
-        _ => 0.0,
-    };
-    Some(measured + warmup)
+    run.estimate().total.map(|d| d.as_secs_f64())
 }
 
 /// What a run's bar counts: records when the workload is a count, time when it is a duration.

@@ -433,7 +433,7 @@ impl RunResult {
         } else {
             0.0
         };
-        self.target_rate = target_rate(rec.rate);
+        self.target_rate = rec.rate.average();
         self.ack = LatencySummary::from_histogram(&ack);
         self.service = LatencySummary::from_histogram(&service);
         self.send_delay = LatencySummary::from_histogram(&send_delay);
@@ -468,24 +468,6 @@ impl RunResult {
             .disk_bytes
             .filter(|d| *d > 0)
             .map(|d| self.key_value_bytes as f64 / d as f64);
-    }
-}
-
-/// The rate asked for; a shape's is its average over its whole length.
-fn target_rate(rate: &RateSpec) -> Option<f64> {
-    match rate {
-        RateSpec::Unlimited => None,
-        RateSpec::Fixed(per_sec) => Some(*per_sec),
-        RateSpec::Shape(segments) => {
-            let secs: f64 = segments.iter().map(|s| s.duration.as_secs_f64()).sum();
-            let records: f64 = segments
-                .iter()
-                .map(|s| {
-                    (s.per_sec + s.ramp_to.unwrap_or(s.per_sec)) / 2.0 * s.duration.as_secs_f64()
-                })
-                .sum();
-            Some(records / secs.max(1e-9))
-        }
     }
 }
 

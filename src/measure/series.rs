@@ -70,20 +70,7 @@ impl Planned<'_> {
             .duration
             .map_or(secs, |d| secs.min(d.as_secs_f64()))
             .max(0.0);
-        let records = match self.rate {
-            RateSpec::Unlimited => return None,
-            RateSpec::Fixed(per_sec) => per_sec * t,
-            RateSpec::Shape(segments) => {
-                let mut start = 0.0;
-                let mut sum = 0.0;
-                for s in segments {
-                    let len = s.duration.as_secs_f64();
-                    sum += s.per_sec * (t - start).clamp(0.0, len);
-                    start += len;
-                }
-                sum
-            }
-        };
+        let records = self.rate.records_by(t)?;
         Some(self.messages.map_or(records, |m| records.min(m as f64)))
     }
 
@@ -220,6 +207,7 @@ mod tests {
     fn a_shape_is_the_target_interval_by_interval() {
         let seg = |per_sec: f64, ms: u64| RateSegment {
             per_sec,
+            ramp_to: None,
             duration: Duration::from_millis(ms),
         };
         let rate = RateSpec::Shape(vec![seg(100.0, 1_000), seg(0.0, 500), seg(300.0, 1_000)]);

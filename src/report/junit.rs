@@ -1,7 +1,9 @@
-//! `--junit FILE`: one test case per evaluated assertion, for CI systems.
+//! `--junit FILE`: one test case per evaluated assertion, for CI systems; a suite of files is
+//! one JUnit file with a `<testsuite>` per scenario.
 //!
 //! An interrupted invocation is never a pass: it adds an `error` test case, and a verdict on a
-//! run that was cut short is `skipped` (its figures are partial), with the reason.
+//! run that was cut short is `skipped` (its figures are partial), with the reason. So is an
+//! assertion instance that reads a run `--only` left out.
 
 use std::io::{self, Write};
 
@@ -29,12 +31,80 @@ fn run_error(exec: &Execution) -> Option<String> {
     }
 }
 
+/// One scenario of a suite: a `<testsuite>` of its own.
+pub struct Suite<'a> {
+    pub plan: &'a Plan,
+    pub exec: &'a Execution,
+    pub verdicts: &'a [Verdict],
+    /// Assertion instances not judged because `--only` left out a run they read: the
+    /// assertion and the runs (labels), and why.
+    pub skipped: &'a [Skipped],
+}
+
+/// An assertion instance that was not judged, and why.
+#[derive(Clone, Debug)]
+pub struct Skipped {
+    pub assertion: String,
+    pub runs: Vec<String>,
+    pub reason: String,
+}
+
+/// A single scenario's JUnit file.
 pub fn write(
     p: &Plan,
     exec: &Execution,
     verdicts: &[Verdict],
     out: &mut dyn Write,
 ) -> io::Result<()> {
+    write_suites(
+        &[Suite {
+            plan: p,
+            exec,
+            verdicts,
+            skipped: &[],
+        }],
+        out,
+    )
+}
+
+/// Counts of one suite, or of all of them.
+#[derive(Default)]
+struct Counts {
+    tests: usize,
+    failures: usize,
+    errors: usize,
+    skipped: usize,
+}
+
+impl Counts {
+    fn attrs(&self) -> String {
+        format!(
+            r#"tests="{}" failures="{}" errors="{}" skipped="{}""#,
+            self.tests, self.failures, self.errors, self.skipped
+        )
+    }
+}
+
+/// One JUnit file for a suite: a `<testsuite>` per scenario, a `<testcase>` per assertion
+/// instance.
+pub fn write_suites(suites: &[Suite], out: &mut dyn Write) -> io::Result<()> {
+    let mut body = Vec::new();
+    let mut all = Counts::default();
+    for s in suites {
+        let c = suite(s, &mut body)?;
+        all.tests += c.tests;
+        all.failures += c.failures;
+        all.errors += c.errors;
+        all.skipped += c.skipped;
+    }
+    writeln!(out, r#"<?xml version="1.0" encoding="UTF-8"?>"#)?;
+    writeln!(out, r#"<testsuites name="kafkabench" {}>"#, all.attrs())?;
+    out.write_all(&body)?;
+    writeln!(out, "</testsuites>")
+}
+
+fn suite(s: &Suite, out: &mut dyn Write) -> io::Result<Counts> {
+    let (p, exec, verdicts) = (s.plan, s.exec, s.verdicts);
     let cut: Vec<&str> = exec
         .results
         .iter()
@@ -51,24 +121,26 @@ pub fn write(
     let skipped = verdicts
         .iter()
         .filter(|v| skipped_because(v).is_some())
-        .count();
+        .count()
+        + s.skipped.len();
     let failures = verdicts
         .iter()
         .filter(|v| !v.pass && skipped_because(v).is_none())
         .count();
     let errors = usize::from(error.is_some());
-    let tests = verdicts.len() + errors;
-    let counts =
-        format!(r#"tests="{tests}" failures="{failures}" errors="{errors}" skipped="{skipped}""#);
-    writeln!(out, r#"<?xml version="1.0" encoding="UTF-8"?>"#)?;
-    writeln!(out, r#"<testsuites name="kafkabench" {counts}>"#)?;
-    writeln!(out, r#"  <testsuite name="{}" {counts}>"#, esc(&p.scenario))?;
+    let counts = Counts {
+        tests: verdicts.len() + s.skipped.len() + errors,
+        failures,
+        errors,
+        skipped,
+    };
+    let class = esc(&p.scenario);
+    writeln!(out, r#"  <testsuite name="{class}" {}>"#, counts.attrs())?;
     for v in verdicts {
         let name = format!("{} [{}]", v.assertion, v.runs.join(" vs "));
         write!(
             out,
-            r#"    <testcase classname="kafkabench.{}" name="{}""#,
-            esc(&p.scenario),
+            r#"    <testcase classname="kafkabench.{class}" name="{}""#,
             esc(&name)
         )?;
         if let Some(reason) = skipped_because(v) {
@@ -89,15 +161,24 @@ pub fn write(
             writeln!(out, "    </testcase>")?;
         }
     }
+    for x in s.skipped {
+        let name = format!("{} [{}]", x.assertion, x.runs.join(" vs "));
+        writeln!(
+            out,
+            r#"    <testcase classname="kafkabench.{class}" name="{}">"#,
+            esc(&name)
+        )?;
+        writeln!(out, r#"      <skipped message="{}"/>"#, esc(&x.reason))?;
+        writeln!(out, "    </testcase>")?;
+    }
     if let Some(e) = error {
         writeln!(
             out,
-            r#"    <testcase classname="kafkabench.{}" name="run">"#,
-            esc(&p.scenario)
+            r#"    <testcase classname="kafkabench.{class}" name="run">"#
         )?;
         writeln!(out, r#"      <error message="{}"/>"#, esc(&e))?;
         writeln!(out, "    </testcase>")?;
     }
     writeln!(out, "  </testsuite>")?;
-    writeln!(out, "</testsuites>")
+    Ok(counts)
 }

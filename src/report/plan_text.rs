@@ -1,0 +1,262 @@
+//! The plan as a person reads it: one block per run with its effective settings and estimate,
+//! then the assertions and the runs each instance reads.
+
+use std::io::{self, Write};
+
+use crate::format::{human_bytes, human_duration, human_rate, plural};
+use crate::model::{KeySpec, PayloadSpec, Props, RateSpec, Warmup, Workload};
+use crate::plan::{Estimate, PhaseEstimate, Plan, Reference};
+
+/// Human-readable plan: one block per run with its effective settings.
+pub fn plan_text(p: &Plan, out: &mut dyn Write) -> io::Result<()> {
+    let axes = if p.dims.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " ({})",
+            p.dims
+                .iter()
+                .map(|d| format!("{} × {}", d.name, d.values.len()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    writeln!(
+        out,
+        "scenario {}: {} run{}{}",
+        p.scenario,
+        p.runs.len(),
+        plural(p.runs.len()),
+        axes
+    )?;
+    if let Some(d) = &p.description {
+        writeln!(out, "  {d}")?;
+    }
+    if p.scale != 1.0 {
+        writeln!(
+            out,
+            "  scaled by {} (message counts and durations)",
+            p.scale
+        )?;
+    }
+    writeln!(out, "  run id {}", p.run_id)?;
+    writeln!(out, "  estimated sending time {}", total_text(p))?;
+    for r in &p.runs {
+        writeln!(out)?;
+        writeln!(out, "run {}/{}  {}", r.index + 1, p.runs.len(), r.label)?;
+        writeln!(out, "  cluster   {}", r.bootstrap)?;
+        let t = &r.topic;
+        writeln!(
+            out,
+            "  topic     {}  partitions={} replication={}{}{}",
+            t.name,
+            t.partitions,
+            t.replication,
+            if t.existing {
+                " (existing: not created, not deleted)"
+            } else {
+                ""
+            },
+            props_inline(&t.configs, " ")
+        )?;
+        if !t.ignored_configs.0.is_empty() {
+            writeln!(
+                out,
+                "            ignored on an existing topic: {}",
+                props_inline(&t.ignored_configs, "")
+            )?;
+        }
+        writeln!(out, "  producer  {}", props_inline(&r.producer, ""))?;
+        if let Some(c) = &r.consumer {
+            writeln!(out, "  consumer  {}", props_inline(c, ""))?;
+        }
+        writeln!(out, "  workload  {}", workload_text(&r.workload))?;
+        writeln!(out, "  estimate  {}", estimate_text(&r.estimate()))?;
+    }
+    if !p.expect.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "expect")?;
+        for a in &p.expect {
+            writeln!(out, "  {}", a.text)?;
+            if a.instances.is_empty() {
+                writeln!(out, "    no run: not evaluated")?;
+            } else if a
+                .instances
+                .iter()
+                .all(|i| i.refs.iter().all(|r| r.select.is_empty()))
+            {
+                // Each instance reads its own run only: the list of runs says it all.
+                let runs: Vec<usize> = a.instances.iter().map(|i| i.from + 1).collect();
+                writeln!(out, "    on run{} {}", plural(runs.len()), ranges(&runs))?;
+            } else {
+                for i in &a.instances {
+                    writeln!(out, "    {}", instance_text(p, &i.refs))?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `run 3 (codec=zstd) vs [codec=none] → run 1 (codec=none)`: each reference once, in the
+/// order written.
+fn instance_text(p: &Plan, refs: &[Reference]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for r in refs {
+        let run = &p.runs[r.run];
+        let target = format!("run {} ({})", r.run + 1, run.label);
+        let part = if r.select.is_empty() {
+            target
+        } else {
+            format!("[{}] → {target}", r.select.join(", "))
+        };
+        if !parts.contains(&part) {
+            parts.push(part);
+        }
+    }
+    parts.join(" vs ")
+}
+
+/// `1-3, 5, 7-9`: run numbers, ascending, runs of consecutive ones folded.
+fn ranges(runs: &[usize]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < runs.len() {
+        let mut j = i;
+        while j + 1 < runs.len() && runs[j + 1] == runs[j] + 1 {
+            j += 1;
+        }
+        out.push(if j > i + 1 {
+            format!("{}-{}", runs[i], runs[j])
+        } else if j == i + 1 {
+            format!("{}, {}", runs[i], runs[j])
+        } else {
+            runs[i].to_string()
+        });
+        i = j + 1;
+    }
+    out.join(", ")
+}
+
+/// `about 12s`, or why there is no figure. Sending time only: connecting, topic creation and
+/// the drain come on top.
+fn estimate_text(e: &Estimate) -> String {
+    let phase = |x: &PhaseEstimate| match (x.duration, x.records) {
+        (Some(d), Some(n)) => format!("{} ({n} records)", human_duration(d.as_secs_f64())),
+        (Some(d), None) => human_duration(d.as_secs_f64()),
+        (None, Some(n)) => format!("unknown ({n} records at an unlimited rate)"),
+        (None, None) => "unknown".to_string(),
+    };
+    let measured = phase(&e.measured);
+    match (&e.warmup, e.total) {
+        (None, Some(_)) => format!("about {measured}"),
+        (None, None) => measured,
+        (Some(w), Some(t)) => format!(
+            "about {}: warm-up {}, then {measured}",
+            human_duration(t.as_secs_f64()),
+            phase(w)
+        ),
+        (Some(w), None) => format!("warm-up {}, then {measured}", phase(w)),
+    }
+}
+
+fn total_text(p: &Plan) -> String {
+    let e = &p.estimate;
+    let known = format!("about {}", human_duration(e.known.as_secs_f64()));
+    match e.unknown_runs {
+        0 => known,
+        n if n == p.runs.len() => {
+            "unknown (every run sends a record count at an unlimited rate)".to_string()
+        }
+        n => format!(
+            "{known} plus {n} run{} of unknown duration (a record count at an unlimited rate)",
+            plural(n)
+        ),
+    }
+}
+
+fn props_inline(p: &Props, lead: &str) -> String {
+    let items: Vec<String> = p
+        .masked()
+        .iter()
+        .filter(|x| x.key != "bootstrap.servers")
+        .map(|x| format!("{}={}", x.key, x.value))
+        .collect();
+    if items.is_empty() {
+        String::new()
+    } else {
+        format!("{lead}{}", items.join(" "))
+    }
+}
+
+pub fn workload_text(w: &Workload) -> String {
+    let mut parts = Vec::new();
+    if let Some(m) = w.messages {
+        parts.push(format!("{m} messages"));
+    }
+    if let Some(d) = w.duration {
+        parts.push(format!("for {}", human_duration(d.as_secs_f64())));
+    }
+    parts.push(match &w.rate {
+        RateSpec::Unlimited => "unlimited rate".to_string(),
+        RateSpec::Fixed(r) => format!("at {}", human_rate(*r)),
+        RateSpec::Shape(segs) => segs
+            .iter()
+            .map(|s| match s.ramp_to {
+                Some(to) => format!(
+                    "ramp {} to {} over {}",
+                    human_rate(s.per_sec),
+                    human_rate(to),
+                    human_duration(s.duration.as_secs_f64())
+                ),
+                None => format!(
+                    "{} for {}",
+                    human_rate(s.per_sec),
+                    human_duration(s.duration.as_secs_f64())
+                ),
+            })
+            .collect::<Vec<_>>()
+            .join(", then "),
+    });
+    if let Some(n) = w.in_flight {
+        let until = if w.in_flight_until_consumed {
+            " until consumed"
+        } else {
+            ""
+        };
+        parts.push(format!("at most {n} in flight{until}"));
+    }
+    if w.producers > 1 {
+        parts.push(format!("{} producers", w.producers));
+    }
+    parts.push(match &w.payload {
+        PayloadSpec::Random {
+            size,
+            compressibility,
+        } if *compressibility > 0.0 => {
+            format!(
+                "random {} ({}% compressible)",
+                human_bytes(*size as f64),
+                compressibility * 100.0
+            )
+        }
+        PayloadSpec::Random { size, .. } => format!("random {}", human_bytes(*size as f64)),
+        PayloadSpec::Json { size, .. } => format!("unique JSON {}", human_bytes(*size as f64)),
+        PayloadSpec::File { path, lines } => format!("{} lines of {}", lines.len(), path.display()),
+        PayloadSpec::Constant { size, .. } => format!("constant {}", human_bytes(*size as f64)),
+    });
+    parts.push(match &w.key {
+        KeySpec::None => "no key".into(),
+        KeySpec::Sequence => "sequential keys".into(),
+        KeySpec::Uniform(n) => format!("uniform keys over {n}"),
+        KeySpec::Zipf { n, s } => format!("zipf({s}) keys over {n}"),
+        KeySpec::Fixed(k) => format!("key \"{k}\""),
+    });
+    if let Some(wu) = &w.warmup {
+        parts.push(match wu {
+            Warmup::Messages(n) => format!("warm-up {n} messages"),
+            Warmup::Duration(d) => format!("warm-up {}", human_duration(d.as_secs_f64())),
+        });
+    }
+    parts.join(", ")
+}
