@@ -426,8 +426,8 @@ fn a_real_run_renders_in_chromium_from_run_html_and_from_report() {
                 "linger.ms",
             ],
         );
-        let has_series = r.dom.contains("Throughput over time");
-        let plots = 2 * if has_series { 3 } else { 1 } + 2;
-        assert_eq!(r.dom.matches("<svg").count(), plots);
+        // Per run: percentiles, throughput over time, latency over time; then two across runs.
+        assert_has(&r.dom, &["Throughput over time", "target rate"]);
+        assert_eq!(r.dom.matches("<svg").count(), 2 * 3 + 2);
     }
 }
