@@ -73,28 +73,18 @@ impl fmt::Display for Shortfall {
     }
 }
 
-/// A verdict per assertion instance, in the order of the assertions, then of the runs.
+/// A verdict per assertion instance, in the order of the assertions, then of the runs. The
+/// instances are the plan's (`plan::resolve`), so `plan` shows exactly what is judged here.
 pub fn evaluate(p: &Plan, results: &[RunResult]) -> Vec<Verdict> {
     let mut out = Vec::new();
-    for a in &p.assertions {
-        let mut seen: Vec<Vec<usize>> = Vec::new();
-        for (ci, rp) in p.runs.iter().enumerate() {
-            if !a.when.iter().all(|c| c.holds(&rp.cell)) {
-                continue;
-            }
-            let mut refs = Vec::new();
-            if !collect_refs(p, ci, a, &mut refs) {
-                continue; // a selected run does not exist in this cell's neighbourhood
-            }
-            if seen.contains(&refs) {
-                continue;
-            }
+    for (a, planned) in p.assertions.iter().zip(&p.expect) {
+        for inst in &planned.instances {
+            let refs: Vec<usize> = inst.refs.iter().map(|r| r.run).collect();
             // Only runs that were executed can be judged.
             if refs.iter().any(|i| !results.iter().any(|r| r.index == *i)) {
                 continue;
             }
-            seen.push(refs.clone());
-            out.push(judge(p, ci, a, results, &refs));
+            out.push(judge(p, inst.from, a, results, &refs));
         }
     }
     out
@@ -102,45 +92,7 @@ pub fn evaluate(p: &Plan, results: &[RunResult]) -> Vec<Verdict> {
 
 /// The run a metric reference points at from run `ci`.
 fn target(p: &Plan, ci: usize, select: &[(String, crate::model::Scalar)]) -> Option<usize> {
-    let base = &p.runs[ci].cell;
-    p.runs.iter().position(|r| {
-        r.cell
-            .coords
-            .iter()
-            .all(|c| match select.iter().find(|(d, _)| *d == c.dim) {
-                Some((_, v)) => c.value == *v,
-                None => base.coord(&c.dim).is_some_and(|b| b.value == c.value),
-            })
-    })
-}
-
-fn exprs(a: &Assertion) -> Vec<&Expr> {
-    let mut v = vec![&a.lhs];
-    match &a.test {
-        Test::Compare(_, r) => v.push(r),
-        Test::Within(l, h) => {
-            v.push(l);
-            v.push(h)
-        }
-    }
-    v
-}
-
-fn collect_refs(p: &Plan, ci: usize, a: &Assertion, out: &mut Vec<usize>) -> bool {
-    fn walk(p: &Plan, ci: usize, e: &Expr, out: &mut Vec<usize>) -> bool {
-        match e {
-            Expr::Metric { select, .. } => match target(p, ci, select) {
-                Some(i) => {
-                    out.push(i);
-                    true
-                }
-                None => false,
-            },
-            Expr::Const(..) => true,
-            Expr::Binary(l, _, r) => walk(p, ci, l, out) && walk(p, ci, r, out),
-        }
-    }
-    exprs(a).into_iter().all(|e| walk(p, ci, e, out))
+    crate::plan::target(&p.runs, ci, select)
 }
 
 fn value(p: &Plan, ci: usize, e: &Expr, results: &[RunResult]) -> Result<f64, Shortfall> {

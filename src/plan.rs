@@ -14,7 +14,7 @@ mod estimate;
 mod resolve;
 
 pub use estimate::{estimate, Estimate, PhaseEstimate, PlanEstimate};
-pub use resolve::{Instance, PlannedAssertion, Reference};
+pub use resolve::{target, Instance, PlannedAssertion, Reference};
 
 /// The version of the JSON/YAML plan's layout (docs/plan-format.md); raised when a field
 /// changes meaning or goes away.

@@ -24,6 +24,7 @@ mod workload;
 
 /// The metric vocabulary of `expect`, shared with `compare --fail-on`.
 pub use expect::{parse_metric, METRIC_NAMES};
+pub use units::DURATION_UNITS;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -7,7 +7,8 @@ use crate::model::Scalar;
 use crate::source::Span;
 use crate::syntax::{Quantity, RateLit};
 
-const DURATION_UNITS: &[(&str, f64)] = &[
+/// Duration units and their length in seconds (also read by `run --interval`).
+pub const DURATION_UNITS: &[(&str, f64)] = &[
     ("ns", 1e-9),
     ("us", 1e-6),
     ("µs", 1e-6),

@@ -2,21 +2,13 @@
 
 use std::time::Duration;
 
+// The scenario language's duration units, so `--interval` reads like a `.kbs` duration.
+use crate::check::DURATION_UNITS as INTERVAL_UNITS;
+
 /// Bounds of `--interval`: finer than 10 ms the series costs more than it shows; coarser than
 /// an hour it shows nothing a run's totals do not.
 const INTERVAL_MIN: Duration = Duration::from_millis(10);
 const INTERVAL_MAX: Duration = Duration::from_secs(3600);
-/// The duration units of the scenario language, so `--interval` reads like a `.kbs` duration.
-const INTERVAL_UNITS: &[(&str, f64)] = &[
-    ("ns", 1e-9),
-    ("us", 1e-6),
-    ("µs", 1e-6),
-    ("ms", 1e-3),
-    ("s", 1.0),
-    ("m", 60.0),
-    ("min", 60.0),
-    ("h", 3600.0),
-];
 
 /// `--interval DURATION`: a number and a unit (`500ms`, `1s`, `1.5s`, `2m`), 10ms to 1h.
 pub fn parse_interval(text: &str) -> Result<Duration, String> {

@@ -1,6 +1,7 @@
 //! How each assertion resolves to runs: the runs its `when` admits, and for each of them the
 //! run every `metric[var=value]` points at (the run that differs only in those coordinates).
-//! `plan` shows it; a suite uses it to know which assertions an `--only` leaves unjudged.
+//! `plan` shows it, `assert` judges exactly these instances, and a suite uses it to know which
+//! assertions an `--only` leaves unjudged.
 
 use serde::Serialize;
 
@@ -51,7 +52,7 @@ pub fn target(runs: &[RunPlan], from: usize, select: &[(String, Scalar)]) -> Opt
     })
 }
 
-/// Every instance of `a` over `runs`, the way `assert::evaluate` forms them: per run its `when`
+/// Every instance of `a` over `runs`, the ones `assert::evaluate` judges: per run its `when`
 /// admits, skipping one whose selectors name no run, once per distinct set of references.
 pub fn instances(runs: &[RunPlan], a: &Assertion) -> Vec<Instance> {
     let mut out: Vec<Instance> = Vec::new();
