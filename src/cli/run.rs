@@ -142,13 +142,7 @@ pub fn command(a: &RunArgs, always_summary: bool) -> Outcome {
         let _ = skipped_text(&skipped, &mut out);
         let _ = out.flush();
         drop(out);
-        let cut: Vec<&str> = exec
-            .results
-            .iter()
-            .filter(|r| !r.complete)
-            .map(|r| r.label.as_str())
-            .collect();
-        tally.add(&verdicts, &cut, skipped.len());
+        tally.add(&verdicts, &exec.cut_short(), skipped.len());
         tally.files_failed += usize::from(exec.failure.is_some());
         let mut file_outcome = crate::assert::outcome(&exec, &verdicts, false);
         let fr = FileRun {

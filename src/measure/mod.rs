@@ -355,6 +355,20 @@ pub struct ConsumerRecording {
     pub intervals: IntervalRecording,
 }
 
+impl ConsumerRecording {
+    /// A consumer that has read nothing yet.
+    pub fn empty() -> ConsumerRecording {
+        ConsumerRecording {
+            e2e: new_histogram(),
+            seen: HashMap::new(),
+            consumed: 0,
+            duplicated: 0,
+            reordered: 0,
+            intervals: IntervalRecording::default(),
+        }
+    }
+}
+
 /// Everything one run's threads recorded, and what the figures are measured against.
 pub struct Recordings<'a> {
     pub producers: &'a [ProducerRecording],

@@ -14,14 +14,7 @@ fn producer(sent: u64, failed: &[u64]) -> ProducerRecording {
 
 /// A consumer that read these sequence numbers of each producer.
 fn consumer(read: &[&[u64]]) -> ConsumerRecording {
-    let mut c = ConsumerRecording {
-        e2e: new_histogram(),
-        seen: HashMap::new(),
-        consumed: 0,
-        duplicated: 0,
-        reordered: 0,
-        intervals: IntervalRecording::default(),
-    };
+    let mut c = ConsumerRecording::empty();
     for (id, seqs) in read.iter().enumerate() {
         for s in *seqs {
             c.seen.entry(id as u32).or_default().insert(*s);

@@ -105,12 +105,7 @@ pub fn write_suites(suites: &[Suite], out: &mut dyn Write) -> io::Result<()> {
 
 fn suite(s: &Suite, out: &mut dyn Write) -> io::Result<Counts> {
     let (p, exec, verdicts) = (s.plan, s.exec, s.verdicts);
-    let cut: Vec<&str> = exec
-        .results
-        .iter()
-        .filter(|r| !r.complete)
-        .map(|r| r.label.as_str())
-        .collect();
+    let cut = exec.cut_short();
     let skipped_because = |v: &Verdict| {
         v.runs
             .iter()

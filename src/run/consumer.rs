@@ -13,9 +13,7 @@ use rdkafka::{Offset, TopicPartitionList};
 
 use super::shared::Shared;
 use super::stamp;
-use crate::measure::{
-    new_histogram, record, ConsumerRecording, IntervalRecorder, IntervalRecording,
-};
+use crate::measure::{record, ConsumerRecording, IntervalRecorder};
 
 pub struct ConsumerJob {
     pub config: ClientConfig,
@@ -37,14 +35,7 @@ pub struct ConsumerOutcome {
 
 pub fn run(job: ConsumerJob) -> ConsumerOutcome {
     let mut out = ConsumerOutcome {
-        recording: ConsumerRecording {
-            e2e: new_histogram(),
-            seen: HashMap::new(),
-            consumed: 0,
-            duplicated: 0,
-            reordered: 0,
-            intervals: IntervalRecording::default(),
-        },
+        recording: ConsumerRecording::empty(),
         error: None,
     };
     let consumer: BaseConsumer = match job.config.create() {

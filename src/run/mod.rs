@@ -39,6 +39,17 @@ pub struct Execution {
     pub notes: Vec<String>,
 }
 
+impl Execution {
+    /// Labels of the runs cut short (interrupted, cluster lost): their figures are partial.
+    pub fn cut_short(&self) -> Vec<&str> {
+        self.results
+            .iter()
+            .filter(|r| !r.complete)
+            .map(|r| r.label.as_str())
+            .collect()
+    }
+}
+
 /// The time series' interval when none is asked for.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
 
