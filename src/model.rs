@@ -11,9 +11,11 @@ use serde::Serialize;
 
 use crate::source::Span;
 
+pub mod fault;
 mod props;
 mod rate;
 
+pub use fault::{BrokerTarget, Fault, FaultAction};
 pub use props::{is_secret, Prop, Props, LIBRDKAFKA_SENSITIVE, MASK};
 pub use rate::{RateSegment, RateSpec};
 
@@ -150,6 +152,8 @@ pub struct RunSpec {
     /// Present when the scenario declares a consumer; turns on end-to-end latency.
     pub consumer: Option<Props>,
     pub workload: Workload,
+    /// The fault timeline (`faults { }`), relative to the start of the measured phase.
+    pub faults: Vec<Fault>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -172,6 +176,71 @@ pub struct Workload {
     pub payload: PayloadSpec,
     pub key: KeySpec,
     pub headers: Vec<(String, String)>,
+    /// `consumers = N`: N consumer clients in one group (subscribe, not assign), each on its
+    /// own thread. None: the single verification consumer with partitions assigned by hand
+    /// (when the scenario has a `consumer { }`).
+    pub consumers: Option<u32>,
+    /// How a group's consumers commit their offsets.
+    pub commit: CommitPolicy,
+    /// `backlog = M`: records written before the clock starts (not measured), which the
+    /// consumers then drain; `backlog = existing`: what the topic already holds.
+    pub backlog: Option<Backlog>,
+    /// `transaction = 1000 messages | 100ms`, with an optional abort fraction.
+    pub transaction: Option<TxnSpec>,
+    /// `topics = N`: the run spreads its producers and consumers over N topics of one
+    /// configuration (1 by default).
+    pub topics: u32,
+}
+
+/// How a group's consumers commit offsets.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CommitPolicy {
+    /// librdkafka's auto commit every `interval`, of offsets stored once a record is processed
+    /// (what most applications do).
+    Auto {
+        #[serde(with = "duration_secs")]
+        interval: Duration,
+    },
+    /// A commit after every `records` records read by a consumer, synchronous or not.
+    Every { records: u64, sync: bool },
+    /// No commits.
+    Off,
+}
+
+impl Default for CommitPolicy {
+    fn default() -> Self {
+        CommitPolicy::Auto {
+            interval: Duration::from_secs(5),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Backlog {
+    /// Pre-fill the topic with this many records, unmeasured, before the clock starts.
+    Records(u64),
+    /// The topic's existing records are the backlog (a topic declared `existing`).
+    Existing,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TxnSpec {
+    pub size: TxnSize,
+    /// The fraction of transactions aborted, decided by the schedule (transaction index),
+    /// so the verifier knows which.
+    pub abort: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TxnSize {
+    /// Commit after this many records of one producer.
+    Messages(u64),
+    /// Commit after this long.
+    #[serde(with = "duration_secs")]
+    Duration(Duration),
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -268,6 +337,8 @@ pub enum LatencyKind {
     Service,
     /// Intended send time → produce() call: how far the sender fell behind.
     SendDelay,
+    /// commit_transaction() call → its return.
+    TxnCommit,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -300,15 +371,54 @@ pub enum Metric {
     BatchRecords,
     RequestRecords,
     WireRatio,
+    // ---- the read side (consumer groups, backlogs) ----
+    /// Records read per second by all consumers (`consume.throughput`).
+    ConsumeThroughput,
+    ConsumeThroughputBytes,
+    /// Highest lag (records acked, or in the backlog, and not yet read) over the intervals.
+    LagMax,
+    /// Longest group join (subscribe or revoke) → first record read after the assignment.
+    RebalanceTime,
+    RebalanceCount,
+    /// Records read again after a rebalance (same partition and offset): not duplicates.
+    Redelivered,
+    /// Fetch requests the consumers sent, and bytes per fetch (librdkafka statistics).
+    FetchRequests,
+    FetchBytes,
+    /// Consumer start → every partition read to its end (the backlog drained).
+    DrainTime,
+    // ---- transactions ----
+    TxnCommitted,
+    TxnAborted,
+    /// Records of aborted transactions a read_committed consumer read anyway: violations.
+    AbortedRead,
+    // ---- faults ----
+    /// The longest stretch with no successful acknowledgement.
+    UnavailableTime,
+    /// Fault end → the first 1 s window with acknowledgements back at the target rate.
+    RecoveryTime,
+    /// A latency family within the fault windows (`fault.ack.p99`).
+    FaultLatency(LatencyKind, Stat),
+    /// Records failed within the fault windows.
+    FaultFailed,
 }
 
 impl Metric {
     pub fn unit(self) -> Unit {
         match self {
-            Metric::Elapsed | Metric::Latency(..) => Unit::Duration,
-            Metric::Throughput | Metric::RateTarget | Metric::RateAchieved => Unit::Rate,
-            Metric::ThroughputBytes => Unit::ByteRate,
-            Metric::DiskBytes | Metric::BatchBytes => Unit::Size,
+            Metric::Elapsed
+            | Metric::Latency(..)
+            | Metric::RebalanceTime
+            | Metric::DrainTime
+            | Metric::UnavailableTime
+            | Metric::RecoveryTime
+            | Metric::FaultLatency(..) => Unit::Duration,
+            Metric::Throughput
+            | Metric::RateTarget
+            | Metric::RateAchieved
+            | Metric::ConsumeThroughput => Unit::Rate,
+            Metric::ThroughputBytes | Metric::ConsumeThroughputBytes => Unit::ByteRate,
+            Metric::DiskBytes | Metric::BatchBytes | Metric::FetchBytes => Unit::Size,
             _ => Unit::Number,
         }
     }
@@ -322,6 +432,17 @@ impl Metric {
                 | Metric::Duplicated
                 | Metric::Reordered
                 | Metric::Latency(LatencyKind::E2e, _)
+                | Metric::FaultLatency(LatencyKind::E2e, _)
+                | Metric::ConsumeThroughput
+                | Metric::ConsumeThroughputBytes
+                | Metric::LagMax
+                | Metric::RebalanceTime
+                | Metric::RebalanceCount
+                | Metric::Redelivered
+                | Metric::FetchRequests
+                | Metric::FetchBytes
+                | Metric::DrainTime
+                | Metric::AbortedRead
         )
     }
 }

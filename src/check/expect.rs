@@ -46,6 +46,28 @@ pub const METRIC_NAMES: &[&str] = &[
     "send_delay.max",
     "ack.median",
     "e2e.median",
+    "consume.throughput",
+    "consume.throughput.bytes",
+    "lag.max",
+    "rebalance.time",
+    "rebalance.count",
+    "redelivered",
+    "fetch.requests",
+    "fetch.bytes",
+    "drain.time",
+    "txn.committed",
+    "txn.aborted",
+    "txn.commit.p50",
+    "txn.commit.p99",
+    "txn.commit.max",
+    "aborted.read",
+    "unavailable.time",
+    "recovery.time",
+    "fault.ack.p50",
+    "fault.ack.p99",
+    "fault.ack.max",
+    "fault.e2e.p99",
+    "fault.failed",
 ];
 
 pub fn parse_metric(name: &str) -> Option<Metric> {
@@ -69,7 +91,33 @@ pub fn parse_metric(name: &str) -> Option<Metric> {
         "batch.records" => Metric::BatchRecords,
         "request.records" => Metric::RequestRecords,
         "wire.ratio" => Metric::WireRatio,
+        "consume.throughput" => Metric::ConsumeThroughput,
+        "consume.throughput.bytes" => Metric::ConsumeThroughputBytes,
+        "lag.max" => Metric::LagMax,
+        "rebalance.time" => Metric::RebalanceTime,
+        "rebalance.count" => Metric::RebalanceCount,
+        "redelivered" => Metric::Redelivered,
+        "fetch.requests" => Metric::FetchRequests,
+        "fetch.bytes" => Metric::FetchBytes,
+        "drain.time" => Metric::DrainTime,
+        "txn.committed" => Metric::TxnCommitted,
+        "txn.aborted" => Metric::TxnAborted,
+        "aborted.read" => Metric::AbortedRead,
+        "unavailable.time" => Metric::UnavailableTime,
+        "recovery.time" => Metric::RecoveryTime,
+        "fault.failed" => Metric::FaultFailed,
         _ => {
+            if let Some(rest) = name.strip_prefix("txn.commit.") {
+                return Some(Metric::Latency(LatencyKind::TxnCommit, parse_stat(rest)?));
+            }
+            if let Some(rest) = name.strip_prefix("fault.") {
+                return match parse_metric(rest)? {
+                    Metric::Latency(kind @ (LatencyKind::Ack | LatencyKind::E2e), stat) => {
+                        Some(Metric::FaultLatency(kind, stat))
+                    }
+                    _ => None,
+                };
+            }
             let (family, stat) = name.split_once('.')?;
             let kind = match family {
                 "ack" => LatencyKind::Ack,

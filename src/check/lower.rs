@@ -141,6 +141,7 @@ impl Checker<'_> {
             producer,
             consumer: consumer_on.then_some(consumer),
             workload,
+            faults: Vec::new(),
         })
     }
 }

@@ -6,7 +6,9 @@ use std::time::Duration;
 use super::axes::Picks;
 use super::{units, Checker, Setting};
 use crate::diagnostic::{suggest, Diagnostic, Kind};
-use crate::model::{KeySpec, PayloadSpec, RateSegment, RateSpec, Scalar, Warmup, Workload};
+use crate::model::{
+    CommitPolicy, KeySpec, PayloadSpec, RateSegment, RateSpec, Scalar, Warmup, Workload,
+};
 use crate::source::Span;
 use crate::syntax::{self, Value, ValueKind};
 
@@ -414,6 +416,11 @@ impl Checker<'_> {
             payload,
             key: w.key.unwrap_or(KeySpec::None),
             headers: w.headers,
+            consumers: None,
+            commit: CommitPolicy::default(),
+            backlog: None,
+            transaction: None,
+            topics: 1,
         })
     }
 }

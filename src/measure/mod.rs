@@ -5,8 +5,12 @@
 
 pub mod clock;
 pub mod codec;
+pub mod consume;
+pub mod fault;
 pub mod intervals;
 pub mod series;
+pub mod topics;
+pub mod txn;
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
@@ -14,8 +18,12 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+pub use consume::ConsumeFigures;
+pub use fault::{FaultFigures, FaultRecord};
 pub use intervals::{IntervalRecorder, IntervalRecording};
 pub use series::{SeriesPoint, TimeSeries};
+pub use topics::TopicFigures;
+pub use txn::TxnFigures;
 
 use crate::model::{LatencyKind, Metric, Props, RateSpec, Stat, TopicSpec};
 
@@ -203,6 +211,18 @@ pub struct RunResult {
     /// The measured phase interval by interval; None when it was not recorded.
     #[serde(default)]
     pub series: Option<TimeSeries>,
+    /// The read side: consumer groups, backlogs (None without consumers).
+    #[serde(default)]
+    pub consume: Option<ConsumeFigures>,
+    /// Transactions (None without).
+    #[serde(default)]
+    pub txn: Option<TxnFigures>,
+    /// The fault timeline and what it did (None without faults).
+    #[serde(default)]
+    pub faults: Option<FaultFigures>,
+    /// Per-topic figures of a run over several topics (empty for one topic).
+    #[serde(default)]
+    pub topics: Vec<TopicFigures>,
 }
 
 /// The effective topic configuration of a run, secrets masked.
@@ -258,6 +278,7 @@ impl RunResult {
                     LatencyKind::Service => &self.service,
                     LatencyKind::SendDelay => &self.send_delay,
                     LatencyKind::E2e => self.e2e.as_ref()?,
+                    LatencyKind::TxnCommit => &self.txn.as_ref()?.commit,
                 };
                 s.stat_secs(stat)?
             }
@@ -267,6 +288,30 @@ impl RunResult {
             Metric::BatchRecords => self.internals.batch_records_avg?,
             Metric::RequestRecords => self.internals.records_per_request?,
             Metric::WireRatio => self.internals.wire_ratio?,
+            Metric::ConsumeThroughput => self.consume.as_ref()?.throughput_msgs,
+            Metric::ConsumeThroughputBytes => self.consume.as_ref()?.throughput_bytes,
+            Metric::LagMax => self.consume.as_ref()?.lag_max? as f64,
+            Metric::RebalanceTime => self.consume.as_ref()?.rebalance_secs?,
+            Metric::RebalanceCount => self.consume.as_ref()?.rebalances as f64,
+            Metric::Redelivered => self.consume.as_ref()?.redelivered as f64,
+            Metric::FetchRequests => self.consume.as_ref()?.fetch_requests? as f64,
+            Metric::FetchBytes => self.consume.as_ref()?.fetch_bytes_avg?,
+            Metric::DrainTime => self.consume.as_ref()?.drain_secs?,
+            Metric::AbortedRead => self.consume.as_ref()?.aborted_read as f64,
+            Metric::TxnCommitted => self.txn.as_ref()?.committed as f64,
+            Metric::TxnAborted => self.txn.as_ref()?.aborted as f64,
+            Metric::UnavailableTime => self.faults.as_ref()?.unavailable_secs?,
+            Metric::RecoveryTime => self.faults.as_ref()?.recovery_secs?,
+            Metric::FaultFailed => self.faults.as_ref()?.failed as f64,
+            Metric::FaultLatency(kind, stat) => {
+                let f = self.faults.as_ref()?;
+                let s = match kind {
+                    LatencyKind::Ack => f.ack.as_ref()?,
+                    LatencyKind::E2e => f.e2e.as_ref()?,
+                    _ => return None,
+                };
+                s.stat_secs(stat)?
+            }
         })
     }
 }

@@ -204,6 +204,11 @@ mod tests {
             },
             key: crate::model::KeySpec::None,
             headers: vec![],
+            consumers: None,
+            commit: Default::default(),
+            backlog: None,
+            transaction: None,
+            topics: 1,
         };
         assert_eq!(estimate(&w).total, Some(Duration::from_secs(5)));
         w.rate = RateSpec::Unlimited;

@@ -226,6 +226,7 @@ fn summary(r: &RunResult, kind: LatencyKind) -> Option<&LatencySummary> {
         LatencyKind::Service => Some(&r.service),
         LatencyKind::SendDelay => Some(&r.send_delay),
         LatencyKind::E2e => r.e2e.as_ref(),
+        LatencyKind::TxnCommit => r.txn.as_ref().map(|t| &t.commit),
     }
 }
 

@@ -212,6 +212,8 @@ impl Sender<'_> {
                         producer: self.job.share.index as u32,
                         seq,
                         measured,
+                        aborted: false,
+                        backlog: false,
                     };
                     stamp::encode(&s, &mut stamp_buf);
                     h.add(stamp::HEADER, &stamp_buf);

@@ -27,6 +27,10 @@ pub struct Shared {
     /// Where the measured phase begins on the run's clock (ns since `t0`): the time series'
     /// t = 0 for every thread. Set by the orchestrator before it releases the threads.
     pub measure_origin_ns: AtomicU64,
+    /// Bit i set: the group's consumer i is stopped (a fault of the timeline); it leaves the
+    /// group, and rejoins when the bit is cleared.
+    #[allow(dead_code)] // the contract for the groups and the fault timeline, landing next
+    pub consumer_stopped: AtomicU64,
 }
 
 impl Shared {
@@ -44,6 +48,7 @@ impl Shared {
             consumed_any: AtomicU64::new(0),
             expected: AtomicU64::new(u64::MAX),
             measure_origin_ns: AtomicU64::new(0),
+            consumer_stopped: AtomicU64::new(0),
         }
     }
 

@@ -1,8 +1,10 @@
 //! The end-to-end stamp: the record header the producer writes and the consumer reads back.
 //!
 //! 21 bytes, little-endian: intended send time (ns since the run's clock origin, 8), producer
-//! id (4), the producer's sequence number (8), and whether the record is measured (1: warm-up
-//! records are read back but not counted).
+//! id (4), the producer's sequence number (8), and a flags byte: bit 0 measured (warm-up records
+//! are read back but not counted), bit 1 in a transaction the producer will abort (a
+//! read_committed consumer must never see it), bit 2 a backlog record (written before the clock
+//! started: read and verified, but no end-to-end latency).
 
 /// The header key the stamp travels under.
 pub const HEADER: &str = "kb";
@@ -18,7 +20,13 @@ pub struct Stamp {
     pub producer: u32,
     pub seq: u64,
     pub measured: bool,
+    pub aborted: bool,
+    pub backlog: bool,
 }
+
+const MEASURED: u8 = 1;
+const ABORTED: u8 = 2;
+const BACKLOG: u8 = 4;
 
 /// Writes `stamp` into a reused buffer (the hot path allocates nothing for it).
 #[inline]
@@ -26,7 +34,9 @@ pub fn encode(stamp: &Stamp, out: &mut [u8; LEN]) {
     out[..8].copy_from_slice(&stamp.intended_ns.to_le_bytes());
     out[8..12].copy_from_slice(&stamp.producer.to_le_bytes());
     out[12..20].copy_from_slice(&stamp.seq.to_le_bytes());
-    out[20] = u8::from(stamp.measured);
+    out[20] = if stamp.measured { MEASURED } else { 0 }
+        | if stamp.aborted { ABORTED } else { 0 }
+        | if stamp.backlog { BACKLOG } else { 0 };
 }
 
 /// The stamp in a header value; None when the value is not a stamp.
@@ -34,12 +44,14 @@ pub fn decode(value: &[u8]) -> Option<Stamp> {
     let bytes: &[u8; LEN] = value.try_into().ok()?;
     let (intended, rest) = bytes.split_at(8);
     let (producer, rest) = rest.split_at(4);
-    let (seq, measured) = rest.split_at(8);
+    let (seq, flags) = rest.split_at(8);
     Some(Stamp {
         intended_ns: u64::from_le_bytes(intended.try_into().ok()?),
         producer: u32::from_le_bytes(producer.try_into().ok()?),
         seq: u64::from_le_bytes(seq.try_into().ok()?),
-        measured: measured[0] != 0,
+        measured: flags[0] & MEASURED != 0,
+        aborted: flags[0] & ABORTED != 0,
+        backlog: flags[0] & BACKLOG != 0,
     })
 }
 
@@ -54,10 +66,22 @@ mod tests {
             producer: 7,
             seq: u64::MAX - 1,
             measured: true,
+            aborted: false,
+            backlog: false,
         };
         let mut buf = [0u8; LEN];
         encode(&stamp, &mut buf);
         assert_eq!(decode(&buf), Some(stamp));
+        for (aborted, backlog) in [(true, false), (false, true), (true, true)] {
+            let other = Stamp {
+                measured: false,
+                aborted,
+                backlog,
+                ..stamp
+            };
+            encode(&other, &mut buf);
+            assert_eq!(decode(&buf), Some(other));
+        }
     }
 
     #[test]

@@ -27,7 +27,11 @@ pub fn better(m: Metric) -> Better {
         | Metric::WireRatio
         | Metric::BatchBytes
         | Metric::BatchRecords
-        | Metric::RequestRecords => Better::Higher,
+        | Metric::RequestRecords
+        | Metric::ConsumeThroughput
+        | Metric::ConsumeThroughputBytes
+        | Metric::FetchBytes
+        | Metric::TxnCommitted => Better::Higher,
         Metric::Failed
         | Metric::QueueFull
         | Metric::Lost
@@ -35,20 +39,36 @@ pub fn better(m: Metric) -> Better {
         | Metric::Reordered
         | Metric::Elapsed
         | Metric::DiskBytes
-        | Metric::Latency(..) => Better::Lower,
-        Metric::Sent | Metric::RateTarget => Better::Neither,
+        | Metric::Latency(..)
+        | Metric::LagMax
+        | Metric::RebalanceTime
+        | Metric::RebalanceCount
+        | Metric::Redelivered
+        | Metric::DrainTime
+        | Metric::AbortedRead
+        | Metric::UnavailableTime
+        | Metric::RecoveryTime
+        | Metric::FaultLatency(..)
+        | Metric::FaultFailed => Better::Lower,
+        Metric::Sent | Metric::RateTarget | Metric::FetchRequests | Metric::TxnAborted => {
+            Better::Neither
+        }
     }
 }
 
 /// The metric's name in the scenario language: `ack.p999`, `disk.ratio`.
 pub fn metric_name(m: Metric) -> String {
     let plain = match m {
+        Metric::FaultLatency(kind, stat) => {
+            return format!("fault.{}", metric_name(Metric::Latency(kind, stat)));
+        }
         Metric::Latency(kind, stat) => {
             let family = match kind {
                 LatencyKind::Ack => "ack",
                 LatencyKind::E2e => "e2e",
                 LatencyKind::Service => "service",
                 LatencyKind::SendDelay => "send_delay",
+                LatencyKind::TxnCommit => "txn.commit",
             };
             let stat = match stat {
                 Stat::Min => "min".to_string(),
