@@ -193,7 +193,11 @@ pub async fn measure(
     }
     let read_side = has_consumer.then(|| ReadSide {
         consumers,
-        commit: commit_text(&w.commit),
+        // The verification consumer commits nothing.
+        commit: match w.consumers {
+            Some(_) => commit_text(&w.commit),
+            None => "off".into(),
+        },
         origin_ns: shared.measure_origin(),
         drained_ns: w
             .backlog
