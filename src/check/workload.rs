@@ -96,10 +96,14 @@ impl Checker<'_> {
         match key {
             "messages" => {
                 w.stop_given = true;
-                // 0 is a pure drain, allowed only with a backlog (see `finish_workload`).
-                w.messages = self
-                    .count(&e.value, ctx, "messages", 0..=MAX_MESSAGES)
-                    .map(|n| (n, e.value.span))
+                // 0 is a pure drain, allowed only with a backlog (`read_side` says so).
+                let zero = matches!(self.scalar(&e.value, ctx), Some(Scalar::Number(n)) if n == 0.0);
+                w.messages = if zero {
+                    Some(0)
+                } else {
+                    self.count(&e.value, ctx, "messages", 1..=MAX_MESSAGES)
+                }
+                .map(|n| (n, e.value.span))
             }
             "duration" => {
                 w.stop_given = true;
