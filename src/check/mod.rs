@@ -18,6 +18,7 @@ mod payload;
 mod props;
 mod records;
 mod topic;
+mod transaction;
 mod units;
 mod values;
 mod workload;

@@ -22,6 +22,8 @@ const WORKLOAD_KEYS: &[&str] = &[
     "producers",
     "payload",
     "key",
+    "transaction",
+    "aborts",
 ];
 
 /// The payload size when the workload names no payload: random bytes, small enough that a
@@ -54,6 +56,8 @@ pub(super) struct WorkloadDraft {
     payload: Option<PayloadSpec>,
     key: Option<KeySpec>,
     pub headers: Vec<(String, String)>,
+    /// `transaction` and `aborts` (check/transaction.rs).
+    pub(super) txn: super::transaction::TxnDraft,
 }
 
 impl Default for WorkloadDraft {
@@ -71,6 +75,7 @@ impl Default for WorkloadDraft {
             payload: None,
             key: None,
             headers: vec![],
+            txn: Default::default(),
         }
     }
 }
@@ -136,6 +141,8 @@ impl Checker<'_> {
             }
             "payload" => w.payload = self.payload(&e.value, ctx),
             "key" => w.key = self.key(&e.value, ctx),
+            "transaction" => self.transaction_key(&mut w.txn, e, ctx),
+            "aborts" => self.aborts_key(&mut w.txn, e, ctx),
             _ => self.err(
                 Diagnostic::new(Kind::UnknownKey, e.key.span, format!("unknown workload setting `{key}`"))
                     .label("not a workload setting")
@@ -354,6 +361,16 @@ impl Checker<'_> {
         }
     }
 
+    /// The transaction keys against the producer's properties and the closed loop.
+    pub(super) fn workload_transaction(
+        &mut self,
+        w: &WorkloadDraft,
+        producer: &crate::model::Props,
+    ) {
+        let until_consumed = w.until.filter(|(c, _)| *c).map(|(_, s)| s);
+        self.finish_transaction(&w.txn, producer, w.in_flight, until_consumed);
+    }
+
     /// The workload of one cell: the draft checked as a whole, defaults filled in.
     pub(super) fn finish_workload(
         &mut self,
@@ -419,7 +436,7 @@ impl Checker<'_> {
             consumers: None,
             commit: CommitPolicy::default(),
             backlog: None,
-            transaction: None,
+            transaction: w.txn.spec(),
             topics: 1,
         })
     }
