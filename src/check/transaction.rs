@@ -6,6 +6,7 @@ use std::time::Duration;
 use super::axes::Picks;
 use super::{Checker, Setting};
 use crate::diagnostic::{Diagnostic, Kind};
+use crate::format::human_duration;
 use crate::model::{Props, Scalar, TxnSize, TxnSpec};
 use crate::source::Span;
 
@@ -94,7 +95,7 @@ impl Checker<'_> {
                         span,
                         format!(
                             "at most every transaction aborts: {}% is more than 100%",
-                            f * 100.0
+                            percent(f)
                         ),
                     )
                     .label("above 100%")
@@ -104,14 +105,14 @@ impl Checker<'_> {
             }
             Some(Scalar::Number(n)) => {
                 let fix = if (0.0..=1.0).contains(&n) {
-                    n * 100.0
-                } else {
                     n
+                } else {
+                    n / 100.0
                 };
                 self.err(
                     Diagnostic::new(Kind::Unit, span, "the abort fraction is a percentage")
                         .label("a bare number")
-                        .help(format!("write `aborts = {fix}%`")),
+                        .help(format!("write `aborts = {}%`", percent(fix))),
                 );
                 None
             }
@@ -165,22 +166,40 @@ impl Checker<'_> {
             return;
         };
         self.transactional_producer(producer, size, *size_span);
-        if let Some(span) = until_consumed {
-            let fits = matches!(size, TxnSize::Messages(n) if in_flight.is_some_and(|f| u64::from(f) >= *n));
-            let aborts = t.aborts.is_some_and(|(f, _)| f > 0.0);
-            if aborts || !fits {
-                let why = if aborts {
-                    "a read_committed consumer never reads an aborted record, so the producer would wait forever"
-                } else {
-                    "a read_committed consumer sees a record only once its transaction commits, which waits for records the loop holds back"
-                };
-                self.err(
-                    Diagnostic::new(Kind::Value, span, "`in_flight_until = consumed` cannot wait across transactions")
-                        .label(why)
-                        .help("use `in_flight_until = acked`, or `transaction = N` with N at most `in_flight` and no `aborts`"),
-                );
-            }
+        if until_consumed.is_some() {
+            self.closed_loop(t, size, *size_span, in_flight);
         }
+    }
+
+    /// `in_flight_until = consumed` waits for the consumer, which sees a record only once its
+    /// transaction commits. Each refusal is at the setting that makes the loop wait forever,
+    /// so a step that changes it is reported where it changes it.
+    fn closed_loop(
+        &mut self,
+        t: &TxnDraft,
+        size: &TxnSize,
+        size_span: Span,
+        in_flight: Option<u32>,
+    ) {
+        if let Some((f, span)) = t.aborts.filter(|(f, _)| *f > 0.0) {
+            self.err(
+                Diagnostic::new(Kind::Value, span, format!("`aborts = {}%` cannot go with `in_flight_until = consumed`", percent(f)))
+                    .label("a read_committed consumer never reads an aborted record: the loop would wait forever")
+                    .help("remove `aborts`, or write `in_flight_until = acked`"),
+            );
+            return;
+        }
+        let limit = in_flight.map_or(1, u64::from);
+        let refusal = match size {
+            TxnSize::Messages(n) if *n <= limit => return,
+            TxnSize::Messages(n) => format!("a transaction of {n} records cannot end while `in_flight_until = consumed` lets only {limit} out"),
+            TxnSize::Duration(d) => format!("a {} transaction cannot end while `in_flight_until = consumed` waits for its records", human_duration(d.as_secs_f64())),
+        };
+        self.err(
+            Diagnostic::new(Kind::Value, size_span, refusal)
+                .label("a read_committed consumer sees its records only once it commits")
+                .help(format!("write `transaction = {limit}` (at most `in_flight`), or `in_flight_until = acked`")),
+        );
     }
 
     /// A transactional producer is idempotent, with `acks = all`; librdkafka refuses the rest
@@ -193,9 +212,10 @@ impl Checker<'_> {
                 .rev()
                 .find(|p| keys.contains(&p.key.as_str()))
         };
-        let int =
-            |keys: &[&str]| find(keys).and_then(|p| Some((p.value.parse::<i64>().ok()?, p.span?)));
         let written = |keys: &[&str]| find(keys).and_then(|p| Some((p, p.span?)));
+        let int = |keys: &[&str]| {
+            written(keys).and_then(|(p, s)| Some((p.value.parse::<i64>().ok()?, s)))
+        };
         if let Some((p, span)) = written(&["enable.idempotence"]) {
             if matches!(p.value.to_ascii_lowercase().as_str(), "false" | "f" | "0") {
                 self.err(Diagnostic::new(Kind::Value, span, "a transactional producer is idempotent: `enable.idempotence = false` cannot go with `transaction`")
@@ -246,23 +266,36 @@ impl Checker<'_> {
         let message_timeout = int(&["message.timeout.ms", "delivery.timeout.ms"]);
         let message_timeout_ms =
             message_timeout.map_or(KB_MESSAGE_TIMEOUT_MS, |(n, _)| n.max(0) as u64);
+        let (msg_t, txn_t) = (ms(message_timeout_ms), ms(txn_timeout_ms));
         if message_timeout_ms > txn_timeout_ms {
-            // Point at whichever of the two the scenario wrote (the timeout if both).
+            // At whichever of the two the scenario wrote (the delivery timeout if both).
             let (span, fix) = match (message_timeout, txn_timeout) {
-                (Some((_, s)), _) => (s, format!("write `message.timeout.ms` at most {txn_timeout_ms} (ms), or raise `transaction.timeout.ms`")),
-                (None, Some((_, s))) => (s, format!("raise `transaction.timeout.ms` to at least {message_timeout_ms} (kafkabench's `message.timeout.ms`), or set `message.timeout.ms` below it")),
-                (None, None) => unreachable!("both defaults fit"),
+                (Some((_, s)), _) => (s, format!("write `message.timeout.ms = {txn_t}` or less, or raise `transaction.timeout.ms`")),
+                (None, Some((_, s))) => (s, format!("raise `transaction.timeout.ms` to {msg_t} or more (kafkabench's default `message.timeout.ms`), or set `message.timeout.ms = {txn_t}`")),
+                (None, None) => unreachable!("the two defaults fit"),
             };
-            self.err(Diagnostic::new(Kind::Value, span, format!("a record's delivery timeout ({message_timeout_ms} ms) outlasts the transaction timeout ({txn_timeout_ms} ms)"))
+            self.err(Diagnostic::new(Kind::Value, span, format!("a record's delivery timeout ({msg_t}) outlasts the transaction timeout ({txn_t})"))
                 .label("librdkafka refuses this for a transactional producer")
                 .help(fix));
         }
         if let TxnSize::Duration(d) = size {
             if *d >= Duration::from_millis(txn_timeout_ms) {
-                self.err(Diagnostic::new(Kind::Value, size_span, format!("a {}ms transaction outlasts `transaction.timeout.ms` ({txn_timeout_ms} ms): the broker would abort it", d.as_millis()))
+                let secs = d.as_secs_f64();
+                self.err(Diagnostic::new(Kind::Value, size_span, format!("a {} transaction outlasts `transaction.timeout.ms` ({txn_t}): the broker would abort it", human_duration(secs)))
                     .label("longer than the transaction timeout")
-                    .help(format!("shorten the transaction, or raise `producer {{ transaction.timeout.ms = {} }}`", d.as_millis() * 2)));
+                    .help(format!("shorten the transaction, or raise `producer {{ transaction.timeout.ms = {} }}`", human_duration(secs * 2.0))));
             }
         }
     }
+}
+
+/// A fraction as a percentage without float noise (`0.1` → `10`).
+fn percent(f: f64) -> String {
+    let p = (f * 100.0 * 1e6).round() / 1e6;
+    format!("{p}")
+}
+
+/// Milliseconds as the language writes a duration (`60s`, `1.5s`, `500ms`).
+fn ms(n: u64) -> String {
+    human_duration(n as f64 / 1e3)
 }

@@ -251,6 +251,10 @@ pub fn explain(e: &TxnError) -> String {
             " (no transaction coordinator: the cluster may have fewer brokers than \
              transaction.state.log.replication.factor)"
         }
+        C::InvalidTransactionTimeout => {
+            " (transaction.timeout.ms is above the broker's transaction.max.timeout.ms, 15 minutes \
+             by default)"
+        }
         C::OperationTimedOut | C::RequestTimedOut => " (timed out)",
         _ => "",
     };
