@@ -39,6 +39,7 @@ each_scenario!(
     ordering_idempotence,
     promo_day,
     promo_friday,
+    transactions,
     tuning_ladder,
 );
 

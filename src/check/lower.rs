@@ -128,6 +128,7 @@ impl Checker<'_> {
             );
         }
         self.backlog_topic(&w, &topic);
+        self.workload_transaction(&w, &producer);
         let workload = self.finish_workload(w, consumer_on, name_span)?;
         if self.diags.len() > errors_before {
             return None;

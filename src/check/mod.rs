@@ -19,6 +19,7 @@ mod props;
 mod read_side;
 mod records;
 mod topic;
+mod transaction;
 mod units;
 mod values;
 mod workload;

@@ -25,6 +25,8 @@ const WORKLOAD_KEYS: &[&str] = &[
     "consumers",
     "commit",
     "backlog",
+    "transaction",
+    "aborts",
 ];
 
 /// The most consumers of one group: each is a client on its own thread, and a bit of
@@ -65,6 +67,8 @@ pub(super) struct WorkloadDraft {
     pub(super) consumers: Option<(u32, Span)>,
     pub(super) commit: Option<(CommitPolicy, Span)>,
     pub(super) backlog: Option<(Backlog, Span)>,
+    /// `transaction` and `aborts` (check/transaction.rs).
+    pub(super) txn: super::transaction::TxnDraft,
 }
 
 impl Default for WorkloadDraft {
@@ -85,6 +89,7 @@ impl Default for WorkloadDraft {
             consumers: None,
             commit: None,
             backlog: None,
+            txn: Default::default(),
         }
     }
 }
@@ -162,6 +167,8 @@ impl Checker<'_> {
             "backlog" => w.backlog = self.backlog(&e.value, ctx).map(|b| (b, e.value.span)),
             "payload" => w.payload = self.payload(&e.value, ctx),
             "key" => w.key = self.key(&e.value, ctx),
+            "transaction" => self.transaction_key(&mut w.txn, e, ctx),
+            "aborts" => self.aborts_key(&mut w.txn, e, ctx),
             _ => self.err(
                 Diagnostic::new(Kind::UnknownKey, e.key.span, format!("unknown workload setting `{key}`"))
                     .label("not a workload setting")
@@ -380,6 +387,16 @@ impl Checker<'_> {
         }
     }
 
+    /// The transaction keys against the producer's properties and the closed loop.
+    pub(super) fn workload_transaction(
+        &mut self,
+        w: &WorkloadDraft,
+        producer: &crate::model::Props,
+    ) {
+        let until_consumed = w.until.filter(|(c, _)| *c).map(|(_, s)| s);
+        self.finish_transaction(&w.txn, producer, w.in_flight, until_consumed);
+    }
+
     /// The workload of one cell: the draft checked as a whole, defaults filled in.
     pub(super) fn finish_workload(
         &mut self,
@@ -455,7 +472,7 @@ impl Checker<'_> {
             consumers: w.consumers.map(|(n, _)| n),
             commit: w.commit.map(|(c, _)| c).unwrap_or_default(),
             backlog: w.backlog.map(|(b, _)| b),
-            transaction: None,
+            transaction: w.txn.spec(),
             topics: 1,
         })
     }

@@ -23,7 +23,7 @@ pub use fault::{FaultFigures, FaultRecord};
 pub use intervals::{IntervalRecorder, IntervalRecording};
 pub use series::{SeriesPoint, TimeSeries};
 pub use topics::TopicFigures;
-pub use txn::TxnFigures;
+pub use txn::{TxnFigures, TxnRecording};
 
 use crate::model::{LatencyKind, Metric, Props, RateSpec, Stat, TopicSpec};
 
@@ -338,6 +338,8 @@ pub struct ProducerRecording {
     pub internals: Internals,
     /// Sent, acked, failed, bytes and ack latency per interval.
     pub intervals: IntervalRecording,
+    /// Transactions: commit latency, counts, the aborted sequences (None without).
+    pub txn: Option<TxnRecording>,
 }
 
 impl ProducerRecording {
@@ -360,7 +362,15 @@ impl ProducerRecording {
             last_ack_ns: 0,
             internals: Internals::default(),
             intervals: IntervalRecording::default(),
+            txn: None,
         }
+    }
+
+    /// Records a consumer is to read: every one reported (acked, or failed yet perhaps
+    /// written), less those of aborted transactions, which a read_committed consumer never sees.
+    pub fn expected_reads(&self) -> u64 {
+        let aborted = self.txn.as_ref().map_or(0, |t| t.aborted_records);
+        (self.acked + self.failed_seqs.len() as u64).saturating_sub(aborted)
     }
 }
 
@@ -549,17 +559,35 @@ pub struct Recordings<'a> {
 /// record either acked or failed (a run that finished), the acked records read back are the
 /// distinct records read back less the failed ones among them.
 /// Producer `i` of `producers` wrote its stamps with id `i`.
+/// Records of aborted transactions are never expected, so never lost: a read_committed
+/// consumer must not see them (reading one is `aborted.read`, counted by the consumer), and
+/// one it read anyway does not make up for a committed record it missed.
 pub fn account(producers: &[ProducerRecording], consumer: &ConsumerRecording) -> (u64, u64) {
-    let failed_but_delivered: u64 = producers
+    let (mut failed_but_delivered, mut aborted_acked, mut aborted_seen) = (0u64, 0u64, 0u64);
+    for (id, p) in producers.iter().enumerate() {
+        let seen = consumer.seen.get(id);
+        let aborted = |s: u64| p.txn.as_ref().is_some_and(|t| t.is_aborted(s));
+        if let Some(seen) = seen {
+            failed_but_delivered += p
+                .failed_seqs
+                .iter()
+                .filter(|s| seen.contains(**s) && !aborted(**s))
+                .count() as u64;
+        }
+        if let Some(t) = &p.txn {
+            let aborted_failed = p.failed_seqs.iter().filter(|s| aborted(**s)).count() as u64;
+            aborted_acked += t.aborted_records.saturating_sub(aborted_failed);
+            aborted_seen += seen.map_or(0, |seen| t.aborted_seen(seen));
+        }
+    }
+    let acked = producers
         .iter()
-        .enumerate()
-        .map(|(id, p)| match consumer.seen.get(id) {
-            Some(seen) => p.failed_seqs.iter().filter(|s| seen.contains(**s)).count() as u64,
-            None => 0,
-        })
-        .sum();
-    let acked: u64 = producers.iter().map(|p| p.acked).sum();
-    let acked_read = consumer.consumed.saturating_sub(failed_but_delivered);
+        .map(|p| p.acked)
+        .sum::<u64>()
+        .saturating_sub(aborted_acked);
+    let acked_read = consumer
+        .consumed
+        .saturating_sub(failed_but_delivered + aborted_seen);
     (acked.saturating_sub(acked_read), failed_but_delivered)
 }
 
@@ -591,6 +619,7 @@ impl RunResult {
             last_ack = last_ack.max(p.last_ack_ns);
         }
         self.internals = Internals::average(rec.producers.iter().map(|p| &p.internals));
+        self.txn = txn::merge(rec.producers.iter().filter_map(|p| p.txn.as_ref()));
         let end = last_ack.max(last_send);
         self.elapsed_secs = if end > start && start != u64::MAX {
             (end - start) as f64 / 1e9

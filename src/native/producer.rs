@@ -192,6 +192,78 @@ impl<'p> Producer<'p> {
     }
 }
 
+/// A failed transaction call, as librdkafka classified it.
+#[derive(Debug)]
+pub struct TxnError {
+    pub code: RDKafkaErrorCode,
+    pub message: String,
+    /// The producer cannot go on (fenced by a newer instance with the same transactional.id).
+    pub fatal: bool,
+    /// The call timed out while its work goes on: calling it again resumes it.
+    pub retriable: bool,
+    /// The transaction must be aborted before another can begin.
+    pub requires_abort: bool,
+}
+
+impl std::fmt::Display for TxnError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}: {}", self.code, self.message)
+    }
+}
+
+/// The transaction calls (librdkafka's transactional producer API). Each blocks at most
+/// `timeout_ms`; a timeout is retriable and the same call resumes the work.
+impl Producer<'_> {
+    pub fn init_transactions(&self, timeout_ms: i32) -> Result<(), TxnError> {
+        // SAFETY: rk is live; the error, if any, is ours to destroy (txn_result).
+        txn_result(unsafe { rd::rd_kafka_init_transactions(self.rk, timeout_ms) })
+    }
+
+    pub fn begin_transaction(&self) -> Result<(), TxnError> {
+        // SAFETY: as above.
+        txn_result(unsafe { rd::rd_kafka_begin_transaction(self.rk) })
+    }
+
+    /// Commits the open transaction. librdkafka flushes first, but with delivery reports as
+    /// events it does not serve them, so the caller drains its queue before calling this.
+    pub fn commit_transaction(&self, timeout_ms: i32) -> Result<(), TxnError> {
+        // SAFETY: as above.
+        txn_result(unsafe { rd::rd_kafka_commit_transaction(self.rk, timeout_ms) })
+    }
+
+    /// Aborts the open transaction (what is still queued is purged).
+    pub fn abort_transaction(&self, timeout_ms: i32) -> Result<(), TxnError> {
+        // SAFETY: as above.
+        txn_result(unsafe { rd::rd_kafka_abort_transaction(self.rk, timeout_ms) })
+    }
+}
+
+/// A transaction call's result: null is success; an error object is read and destroyed.
+fn txn_result(e: *mut rd::rd_kafka_error_t) -> Result<(), TxnError> {
+    if e.is_null() {
+        return Ok(());
+    }
+    // SAFETY: e is a live error object returned to us; its string lives until it is destroyed,
+    // which happens once, after everything was copied out of it.
+    unsafe {
+        let s = rd::rd_kafka_error_string(e);
+        let message = if s.is_null() {
+            String::new()
+        } else {
+            std::ffi::CStr::from_ptr(s).to_string_lossy().into_owned()
+        };
+        let err = TxnError {
+            code: RDKafkaErrorCode::from(rd::rd_kafka_error_code(e)),
+            message,
+            fatal: rd::rd_kafka_error_is_fatal(e) != 0,
+            retriable: rd::rd_kafka_error_is_retriable(e) != 0,
+            requires_abort: rd::rd_kafka_error_txn_requires_abort(e) != 0,
+        };
+        rd::rd_kafka_error_destroy(e);
+        Err(err)
+    }
+}
+
 impl Drop for Producer<'_> {
     fn drop(&mut self) {
         // SAFETY: both were created in new() and are released once, before the producer ('p).

@@ -18,6 +18,7 @@ mod progress;
 mod recorder;
 mod shared;
 mod stamp;
+mod txn;
 mod workers;
 
 use std::sync::atomic::{AtomicBool, Ordering};

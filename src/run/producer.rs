@@ -23,6 +23,7 @@ use super::payload::{KeyGen, PayloadGen};
 use super::recorder::Recorder;
 use super::shared::Shared;
 use super::stamp::{self, Stamp};
+use super::txn::{self, Txn};
 use crate::measure::{new_histogram, record, ProducerRecording};
 use crate::model::{RateSpec, Warmup, Workload};
 use crate::native::producer as native;
@@ -117,6 +118,10 @@ struct Sender<'a> {
     enqueue_failed: u64,
     enqueue_failed_by_kind: BTreeMap<String, u64>,
     send_delay: Histogram<u64>,
+    /// The transaction schedule, when the workload has `transaction`.
+    txn: Option<Txn>,
+    /// The transaction call that failed: the producer stops and the run fails.
+    txn_error: Option<String>,
 }
 
 impl Sender<'_> {
@@ -159,8 +164,42 @@ impl Sender<'_> {
     }
 
     /// Sends this producer's share of the schedule until the phase's count or duration ends
-    /// (or the shape does).
-    fn phase(&mut self, phase: Phase, count: Option<u64>, duration: Option<Duration>) -> Sent {
+    /// (or the shape does), then ends its open transaction. The loop is compiled twice, with
+    /// and without transactions, so a run without them pays nothing for them per record.
+    fn run_phase(&mut self, phase: Phase, count: Option<u64>, duration: Option<Duration>) -> Sent {
+        let Some(t) = self.txn.as_mut() else {
+            return self.phase::<false>(phase, count, duration);
+        };
+        t.start_phase(matches!(phase, Phase::Measured));
+        let sent = self.phase::<true>(phase, count, duration);
+        if self.txn_error.is_none() {
+            self.txn_step(|t, ev, seq| t.end(ev, seq));
+        }
+        sent
+    }
+
+    /// One step of the transaction schedule; a failure stops the producer (None).
+    #[inline]
+    fn txn_step<T>(
+        &mut self,
+        f: impl FnOnce(&mut Txn, &mut Events, u64) -> Result<T, String>,
+    ) -> Option<T> {
+        let t = self.txn.as_mut()?;
+        match f(t, &mut self.ev, self.seq) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.txn_error = Some(e);
+                None
+            }
+        }
+    }
+
+    fn phase<const TXN: bool>(
+        &mut self,
+        phase: Phase,
+        count: Option<u64>,
+        duration: Option<Duration>,
+    ) -> Sent {
         let w = &self.job.workload;
         let start = self.now_ns();
         let backlog = matches!(phase, Phase::Backlog);
@@ -183,6 +222,9 @@ impl Sender<'_> {
             if count.is_some_and(|c| sent >= c) || self.job.shared.stopping() {
                 break;
             }
+            if TXN && self.txn_error.is_some() {
+                break;
+            }
             let slot = pacer.next_slot();
             if slot == Slot::Done {
                 break;
@@ -197,6 +239,16 @@ impl Sender<'_> {
                     if end_ns.is_some_and(|e| t >= e) {
                         break;
                     }
+                    // A transaction bounded by time ends on time, also while the sender waits.
+                    if TXN {
+                        let due = self.txn.as_ref().and_then(Txn::due).filter(|d| *d < t);
+                        if let Some(d) = due {
+                            self.wait_until(d);
+                            if self.txn_step(|t, ev, seq| t.end(ev, seq)).is_none() {
+                                break;
+                            }
+                        }
+                    }
                     self.wait_until(t);
                     (t, self.now_ns())
                 }
@@ -208,6 +260,13 @@ impl Sender<'_> {
                     (now, now)
                 }
             };
+            let mut aborted = false;
+            if TXN {
+                match self.txn_step(|t, ev, seq| t.before(ev, actual, seq)) {
+                    Some(a) => aborted = a,
+                    None => break,
+                }
+            }
             let unix_ms = self.unix_ms_at_t0 + intended / 1_000_000;
             let seq = self.seq;
             let value = self.payload.next(seq, unix_ms);
@@ -221,7 +280,7 @@ impl Sender<'_> {
                         producer: self.job.share.index as u32,
                         seq,
                         measured,
-                        aborted: false,
+                        aborted,
                         backlog,
                     };
                     stamp::encode(&s, &mut stamp_buf);
@@ -251,6 +310,10 @@ impl Sender<'_> {
                         sent += 1;
                         self.issued += 1;
                         self.seq += 1;
+                        if TXN {
+                            // A failure is seen at the top of the loop.
+                            self.txn_step(|t, ev, seq| t.after(ev, seq));
+                        }
                         break;
                     }
                     Err((RDKafkaErrorCode::QueueFull, back)) => {
@@ -320,8 +383,13 @@ pub fn run(job: ProducerJob) -> ProducerOutcome {
     // Constant and file payloads are sent without a copy, straight from this data: declared
     // before the producer, so it is dropped after it (and after every record in its queues).
     let _payload_data = job.workload.payload.clone();
-    let created: Result<BaseProducer<Quiet, NoCustomPartitioner>, _> =
-        job.config.create_with_context(Quiet);
+    // A transactional producer needs its transactional.id at creation.
+    let txn_config = (job.workload.transaction.as_ref())
+        .map(|_| txn::with_transactional_id(&job.config, &job.topic, job.share));
+    let created: Result<BaseProducer<Quiet, NoCustomPartitioner>, _> = txn_config
+        .as_ref()
+        .unwrap_or(&job.config)
+        .create_with_context(Quiet);
     let producer = match created {
         Ok(p) => p,
         Err(e) => {
@@ -352,6 +420,25 @@ pub fn run(job: ProducerJob) -> ProducerOutcome {
             return ProducerOutcome::failed_to_start(e);
         }
     };
+    // Transactions are initialised once, before the clock: it fences an earlier instance of
+    // the same transactional.id and waits for its coordinator.
+    let txn = match &job.workload.transaction {
+        Some(spec) => {
+            let init = txn::call(&shared, job.flush_timeout, |ms| {
+                native.init_transactions(ms)
+            });
+            if let Err(e) = init {
+                job.barrier.wait();
+                job.barrier.wait();
+                return ProducerOutcome::failed_to_start(format!(
+                    "init_transactions failed: {}",
+                    txn::explain(&e)
+                ));
+            }
+            Some(Txn::new(spec, job.flush_timeout, shared.clone()))
+        }
+        None => None,
+    };
     // Sleep precisely when pacing: the default 50 µs timer slack would dominate at high rates.
     #[cfg(target_os = "linux")]
     // SAFETY: prctl with PR_SET_TIMERSLACK only changes this thread's timer slack.
@@ -380,11 +467,13 @@ pub fn run(job: ProducerJob) -> ProducerOutcome {
         enqueue_failed: 0,
         enqueue_failed_by_kind: BTreeMap::new(),
         send_delay: new_histogram(),
+        txn,
+        txn_error: None,
     };
 
     if let Some(crate::model::Backlog::Records(n)) = job.workload.backlog {
         let before = s.ev.rec.delivered;
-        s.phase(Phase::Backlog, Some(job.share.count_of(n)), None);
+        s.run_phase(Phase::Backlog, Some(job.share.count_of(n)), None);
         s.ev.drain(job.flush_timeout);
         shared
             .backlog_written
@@ -392,8 +481,8 @@ pub fn run(job: ProducerJob) -> ProducerOutcome {
     }
     if let Some(w) = &job.workload.warmup {
         match w {
-            Warmup::Messages(n) => s.phase(Phase::Warmup, Some(job.share.count_of(*n)), None),
-            Warmup::Duration(d) => s.phase(Phase::Warmup, None, Some(*d)),
+            Warmup::Messages(n) => s.run_phase(Phase::Warmup, Some(job.share.count_of(*n)), None),
+            Warmup::Duration(d) => s.run_phase(Phase::Warmup, None, Some(*d)),
         };
         s.ev.drain(job.flush_timeout);
     }
@@ -406,7 +495,11 @@ pub fn run(job: ProducerJob) -> ProducerOutcome {
     s.ev.rec.intervals.start(shared.measure_origin());
     let start_ns = s.now_ns();
     let messages = job.workload.messages.map(|m| job.share.count_of(m));
-    let sent = s.phase(Phase::Measured, messages, job.workload.duration);
+    let sent = s.run_phase(Phase::Measured, messages, job.workload.duration);
+    if s.txn_error.is_some() {
+        // The transaction cannot be committed: what is still queued would only wait for it.
+        s.ev.producer.purge();
+    }
 
     // Drain: every record gets its delivery report, bounded by the delivery timeout.
     let flushed = s.ev.drain(job.flush_timeout);
@@ -430,6 +523,8 @@ fn finish(mut s: Sender, start_ns: u64, sent: Sent, flushed: bool) -> ProducerOu
             s.job.flush_timeout.as_secs()
         )
     });
+    // A failed transaction call is the cause; undelivered records are its consequence.
+    let error = s.txn_error.take().or(error);
     let internals = s.ev.rec.internals();
     let r = &mut s.ev.rec;
     let mut failed_by_kind = std::mem::take(&mut r.failed_by_kind);
@@ -460,6 +555,7 @@ fn finish(mut s: Sender, start_ns: u64, sent: Sent, flushed: bool) -> ProducerOu
         last_ack_ns: r.last_ack_ns,
         internals,
         intervals,
+        txn: s.txn.take().map(|t| t.rec),
     };
     ProducerOutcome { recording, error }
 }

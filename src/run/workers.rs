@@ -171,10 +171,7 @@ pub async fn measure(
     for o in joined {
         prods.push(o.map_err(|_| RunError::ThreadPanicked("a producer thread"))?);
     }
-    let reported: u64 = prods
-        .iter()
-        .map(|o| o.recording.acked + o.recording.failed_seqs.len() as u64)
-        .sum();
+    let reported: u64 = prods.iter().map(|o| o.recording.expected_reads()).sum();
     shared.expected.store(reported, Ordering::Release);
     shared.producers_done.store(true, Ordering::Release);
     let joined = blocking(move || {
