@@ -18,6 +18,7 @@ mod payload;
 mod props;
 mod records;
 mod topic;
+mod topics;
 mod units;
 mod values;
 mod workload;

@@ -22,6 +22,7 @@ const WORKLOAD_KEYS: &[&str] = &[
     "producers",
     "payload",
     "key",
+    "topics",
 ];
 
 /// The payload size when the workload names no payload: random bytes, small enough that a
@@ -54,6 +55,8 @@ pub(super) struct WorkloadDraft {
     payload: Option<PayloadSpec>,
     key: Option<KeySpec>,
     pub headers: Vec<(String, String)>,
+    /// `topics = N` and where it was written (`topics.rs`).
+    pub topics: Option<(u32, Span)>,
 }
 
 impl Default for WorkloadDraft {
@@ -71,6 +74,7 @@ impl Default for WorkloadDraft {
             payload: None,
             key: None,
             headers: vec![],
+            topics: None,
         }
     }
 }
@@ -136,6 +140,7 @@ impl Checker<'_> {
             }
             "payload" => w.payload = self.payload(&e.value, ctx),
             "key" => w.key = self.key(&e.value, ctx),
+            "topics" => w.topics = self.topics_key(e, ctx),
             _ => self.err(
                 Diagnostic::new(Kind::UnknownKey, e.key.span, format!("unknown workload setting `{key}`"))
                     .label("not a workload setting")
@@ -420,7 +425,7 @@ impl Checker<'_> {
             commit: CommitPolicy::default(),
             backlog: None,
             transaction: None,
-            topics: 1,
+            topics: w.topics.map_or(1, |(n, _)| n),
         })
     }
 }

@@ -22,7 +22,7 @@ pub use consume::ConsumeFigures;
 pub use fault::{FaultFigures, FaultRecord};
 pub use intervals::{IntervalRecorder, IntervalRecording};
 pub use series::{SeriesPoint, TimeSeries};
-pub use topics::TopicFigures;
+pub use topics::{TopicFigures, TopicTally};
 pub use txn::TxnFigures;
 
 use crate::model::{LatencyKind, Metric, Props, RateSpec, Stat, TopicSpec};
@@ -338,6 +338,8 @@ pub struct ProducerRecording {
     pub internals: Internals,
     /// Sent, acked, failed, bytes and ack latency per interval.
     pub intervals: IntervalRecording,
+    /// Per topic of a run over several, in the run's order (empty for one topic).
+    pub by_topic: Vec<TopicTally>,
 }
 
 impl ProducerRecording {
@@ -360,6 +362,7 @@ impl ProducerRecording {
             last_ack_ns: 0,
             internals: Internals::default(),
             intervals: IntervalRecording::default(),
+            by_topic: Vec::new(),
         }
     }
 }
@@ -398,6 +401,9 @@ pub struct ConsumerRecording {
     pub reordered: u64,
     /// Consumed and end-to-end latency per interval.
     pub intervals: IntervalRecording,
+    /// Distinct measured records read per topic of the run, in its order (a run over several
+    /// topics; empty otherwise).
+    pub consumed_by_topic: Vec<u64>,
 }
 
 impl ConsumerRecording {
@@ -410,6 +416,7 @@ impl ConsumerRecording {
             duplicated: 0,
             reordered: 0,
             intervals: IntervalRecording::default(),
+            consumed_by_topic: Vec::new(),
         }
     }
 }

@@ -17,7 +17,8 @@ use crate::measure::{record, ConsumerRecording, IntervalRecorder};
 
 pub struct ConsumerJob {
     pub config: ClientConfig,
-    pub topic: String,
+    /// Every topic of the run, read together.
+    pub topics: Vec<String>,
     pub partitions: i32,
     pub shared: Arc<Shared>,
     pub barrier: Arc<Barrier>,
@@ -48,8 +49,21 @@ pub fn run(job: ConsumerJob) -> ConsumerOutcome {
         }
     };
     let mut tpl = TopicPartitionList::new();
-    for p in 0..job.partitions {
-        let _ = tpl.add_partition_offset(&job.topic, p, Offset::Beginning);
+    for topic in &job.topics {
+        for p in 0..job.partitions {
+            let _ = tpl.add_partition_offset(topic, p, Offset::Beginning);
+        }
+    }
+    // A run over several topics counts what it reads per topic, found by name.
+    let topic_index: HashMap<&str, usize> = job
+        .topics
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.as_str(), i))
+        .collect();
+    let many = job.topics.len() > 1;
+    if many {
+        out.recording.consumed_by_topic = vec![0; job.topics.len()];
     }
     if let Err(e) = consumer.assign(&tpl) {
         job.barrier.wait();
@@ -76,7 +90,7 @@ pub fn run(job: ConsumerJob) -> ConsumerOutcome {
     intervals.start(job.shared.measure_origin());
 
     let t0 = job.shared.t0;
-    let mut last_seq: HashMap<(u32, i32), u64> = HashMap::new();
+    let mut last_seq: HashMap<(u32, usize, i32), u64> = HashMap::new();
     let mut drain_deadline: Option<Instant> = None;
     loop {
         if job.shared.interrupted() || job.shared.lost() {
@@ -126,11 +140,19 @@ pub fn run(job: ConsumerJob) -> ConsumerOutcome {
             continue;
         }
         rec.consumed += 1;
+        let topic = if many {
+            topic_index.get(m.topic()).copied().unwrap_or(0)
+        } else {
+            0
+        };
+        if many {
+            rec.consumed_by_topic[topic] += 1;
+        }
         let e2e = now.saturating_sub(stamp.intended_ns);
         record(&mut rec.e2e, e2e);
         intervals.consumed(now, e2e);
         let last = last_seq
-            .entry((stamp.producer, m.partition()))
+            .entry((stamp.producer, topic, m.partition()))
             .or_insert(stamp.seq);
         if stamp.seq < *last {
             rec.reordered += 1;

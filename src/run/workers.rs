@@ -17,6 +17,7 @@ use super::progress::Ticker;
 use super::shared::Shared;
 use super::RunOptions;
 use crate::measure::clock::rfc3339_utc;
+use crate::measure::topics::disk_growth;
 use crate::measure::{Recordings, RunResult, TopicConfig};
 use crate::model::Props;
 use crate::plan::RunPlan;
@@ -62,7 +63,7 @@ pub async fn measure(
                 .unwrap_or(DEFAULT_FETCH_WAIT_MS);
             let job = ConsumerJob {
                 config: admin::config(c),
-                topic: topic.clone(),
+                topics: rp.topics.clone(),
                 partitions,
                 shared: shared.clone(),
                 barrier: barrier.clone(),
@@ -86,6 +87,7 @@ pub async fn measure(
         let job = ProducerJob {
             config: admin::config(&rp.producer),
             topic: topic.clone(),
+            topics: rp.topics.clone(),
             workload: w.clone(),
             share: Share {
                 index: u64::from(index),
@@ -112,14 +114,14 @@ pub async fn measure(
     let (b, brs, t, sh) = (
         barrier.clone(),
         brokers.to_vec(),
-        topic.clone(),
+        rp.topics.clone(),
         shared.clone(),
     );
     let (disk_before, started_at) = blocking(move || {
         b.wait();
         let d = plain
             .clone()
-            .and_then(|()| logdirs::topic_bytes(&brs, &t, partitions));
+            .and_then(|()| logdirs::topics_bytes(&brs, &t, partitions));
         // The time series' t = 0, the same instant for every thread: they read it after the
         // barrier below.
         sh.start_measuring();
@@ -158,22 +160,26 @@ pub async fn measure(
         t.finish();
     }
 
-    let (brs, t) = (brokers.to_vec(), topic.clone());
+    let (brs, t) = (brokers.to_vec(), rp.topics.clone());
     let disk_after = if shared.lost() {
         Err("the cluster was lost during the run".to_string())
     } else if let Err(e) = logdirs::speaks(&rp.admin) {
         Err(e)
     } else {
-        blocking(move || logdirs::topic_bytes(&brs, &t, partitions)).await?
+        blocking(move || logdirs::topics_bytes(&brs, &t, partitions)).await?
     };
-    let disk_bytes = match (disk_before, disk_after) {
-        (Ok(b), Ok(a)) => Some(a.saturating_sub(b)),
+    // Per topic, and summed over the topics.
+    let (disk_by_topic, disk_bytes) = match (disk_before, disk_after) {
+        (Ok(b), Ok(a)) => {
+            let (each, total) = disk_growth(&b, &a);
+            (Some(each), Some(total))
+        }
         (Err(e), _) | (_, Err(e)) => {
             notes.push(format!(
                 "run {}: on-disk size unavailable: {e}",
                 rp.index + 1
             ));
-            None
+            (None, None)
         }
     };
     if let Some(e) = cons.as_ref().and_then(|c| c.error.as_ref()) {
@@ -207,6 +213,12 @@ pub async fn measure(
         messages: w.messages,
         cut_short: shared.interrupted() || shared.lost(),
     });
+    r.derive_topics(
+        &rp.topics,
+        &recordings,
+        cons.as_ref().map(|c| &c.recording),
+        disk_by_topic.as_deref(),
+    );
 
     let errors: Vec<String> = errors.into_iter().flatten().collect();
     let lost = shared.lost_reason();
