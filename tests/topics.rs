@@ -101,6 +101,69 @@ fn a_run_id_too_long_for_the_indexed_names_is_refused_naming_the_last_topic() {
     );
 }
 
+/// A finished run over `n` topics of 100 acked records each (topic i's disk 1 KiB × (i + 1)).
+fn run_over(n: u64) -> kafkabench::measure::RunResult {
+    use kafkabench::measure::{RunResult, TopicFigures};
+    RunResult {
+        label: format!("n={n}"),
+        complete: true,
+        sent: 100 * n,
+        acked: 100 * n,
+        elapsed_secs: 1.0,
+        throughput_msgs: 100.0 * n as f64,
+        topics: (0..n)
+            .map(|i| TopicFigures {
+                topic: format!("t-abc-{i:02}"),
+                sent: 100,
+                acked: 100,
+                failed: 0,
+                throughput_msgs: 100.0,
+                consumed: None,
+                disk_bytes: Some(1024 * (i + 1)),
+            })
+            .collect(),
+        ..RunResult::default()
+    }
+}
+
+fn table(results: &[kafkabench::measure::RunResult]) -> String {
+    let mut out = Vec::new();
+    kafkabench::report::table::write_results("s", results.len(), results, &[], &mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn the_table_lists_every_topic_of_a_run_over_ten_and_summarizes_a_hundred_in_three_lines() {
+    let ten = table(&[run_over(10)]);
+    assert!(
+        ten.contains("n=10: 10 topics (the row above is their total)"),
+        "{ten}"
+    );
+    for i in 0..10 {
+        assert!(ten.contains(&format!("t-abc-{i:02}")), "{ten}");
+    }
+    assert!(!ten.contains("consumed"), "no consumer, no column: {ten}");
+    let hundred = table(&[run_over(100)]);
+    assert!(
+        hundred.contains("n=100: 100 topics, t-abc-00 … t-abc-99"),
+        "{hundred}"
+    );
+    let lines: Vec<&str> = hundred.lines().collect();
+    assert!(lines.len() < 15, "compact at 100 topics:\n{hundred}");
+    let row = |name: &str| {
+        lines
+            .iter()
+            .find(|l| l.trim_start().starts_with(name))
+            .unwrap_or_else(|| panic!("a {name} row in\n{hundred}"))
+            .to_string()
+    };
+    assert!(row("min").contains("1KiB"), "{hundred}");
+    assert!(row("median").contains("51KiB"), "{hundred}");
+    assert!(row("max").contains("100KiB"), "{hundred}");
+    let one = table(&[run_over(1)]);
+    assert!(!one.contains("topics"), "one topic, no breakdown: {one}");
+}
+
 /// The topics on the broker whose names start with `prefix`.
 fn topics_named(prefix: &str) -> Vec<String> {
     let c: BaseConsumer = ClientConfig::new()

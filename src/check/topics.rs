@@ -66,6 +66,14 @@ impl Checker<'_> {
         // A name too long without its index was reported where the name is checked.
         if base <= TOPIC_NAME_MAX && length > TOPIC_NAME_MAX {
             let keep = TOPIC_NAME_MAX - (length - topic.name.chars().count());
+            // The most topics whose index still fits: 10^d of them have indices of d digits.
+            let room = TOPIC_NAME_MAX - base;
+            let fewer = match room.checked_sub(1) {
+                Some(digits) if digits > 0 => {
+                    format!(", or use at most `topics = {}`", 10u64.pow(digits as u32))
+                }
+                _ => String::new(),
+            };
             self.err(
                 Diagnostic::new(
                     Kind::Value,
@@ -75,7 +83,9 @@ impl Checker<'_> {
                     ),
                 )
                 .label("too long for an index")
-                .help(format!("shorten the name to at most {keep} characters")),
+                .help(format!(
+                    "shorten the name to at most {keep} characters{fewer}"
+                )),
             );
         }
     }
