@@ -118,6 +118,30 @@ pub const RUN_ID_DIGITS: usize = 6;
 /// The run suffix: a `-` and the run id.
 pub const RUN_SUFFIX_LEN: usize = RUN_ID_DIGITS + 1;
 
+/// The most topics one run may spread over (`topics = N`): OpenMessaging Benchmark's many-topic
+/// workloads stop at a few thousand; beyond ten thousand a run tests the controller, and a
+/// stray digit is more likely than intent.
+pub const TOPICS_MAX: u32 = 10_000;
+
+/// The name of topic `i` of a run's `n`: `base` itself for one topic, else `base-i` with `i`
+/// zero-padded to the width of `n - 1`, so the names sort in their order.
+pub fn nth_topic(base: &str, i: u32, n: u32) -> String {
+    if n <= 1 {
+        return base.to_string();
+    }
+    let width = (n - 1).to_string().len();
+    format!("{base}-{i:0width$}")
+}
+
+/// Characters `nth_topic` adds to a name for `n` topics (`-` and the index).
+pub fn topic_index_len(n: u32) -> usize {
+    if n <= 1 {
+        0
+    } else {
+        1 + (n - 1).to_string().len()
+    }
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct TopicSpec {
     /// The name as templated for this cell, before the run suffix.

@@ -95,13 +95,18 @@ pub fn run_id_overflows(scenario: &Scenario, id: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for c in &scenario.cells {
         let t = &c.spec.topic;
-        let len = t.name.chars().count() + 1 + id.chars().count();
+        let index = topic_index_len(c.spec.workload.topics);
+        let len = t.name.chars().count() + 1 + id.chars().count() + index;
         if !t.existing && len > TOPIC_NAME_MAX {
             let m = format!(
-                "with run id `{id}`, topic `{}-{id}` would have {len} characters, over Kafka's \
+                "with run id `{id}`, topic `{}` would have {len} characters, over Kafka's \
                  {TOPIC_NAME_MAX}; use a run id of at most {} characters",
-                t.name,
-                (TOPIC_NAME_MAX - 1).saturating_sub(t.name.chars().count())
+                nth_topic(
+                    &format!("{}-{id}", t.name),
+                    c.spec.workload.topics - 1,
+                    c.spec.workload.topics
+                ),
+                (TOPIC_NAME_MAX - 1).saturating_sub(t.name.chars().count() + index)
             );
             if !out.contains(&m) {
                 out.push(m);
@@ -136,7 +141,11 @@ pub struct RunPlan {
     #[serde(skip)]
     pub cell: Cell,
     pub bootstrap: String,
+    /// The topic block; with `topics = N`, its name is the first topic's.
     pub topic: TopicSpec,
+    /// Every topic of the run, in order: the topic's own name, or `topics = N` of them
+    /// (`name-RUNID-0` …, see [`nth_topic`]).
+    pub topics: Vec<String>,
     /// Effective producer configuration: cluster-wide, then the scenario's, then kafkabench's
     /// defaults where the scenario is silent.
     pub producer: Props,
@@ -216,6 +225,8 @@ pub fn plan(scenario: &Scenario, opts: &PlanOptions) -> Plan {
             } else {
                 topic.name = format!("{}-{}", topic.name, opts.run_id);
             }
+            let topics = topic_names(&topic.name, spec.workload.topics);
+            topic.name = topics[0].clone();
             let workload = scale(&spec.workload, opts.scale);
             RunPlan {
                 index: i,
@@ -224,6 +235,7 @@ pub fn plan(scenario: &Scenario, opts: &PlanOptions) -> Plan {
                 cell: cell.clone(),
                 bootstrap: bootstrap.clone(),
                 topic,
+                topics,
                 producer,
                 consumer,
                 admin: base(&Props::default()),
@@ -251,6 +263,11 @@ pub fn plan(scenario: &Scenario, opts: &PlanOptions) -> Plan {
         runs,
         assertions: scenario.assertions.clone(),
     }
+}
+
+/// The names of a run's `n` topics, the run suffix already in `base`.
+fn topic_names(base: &str, n: u32) -> Vec<String> {
+    (0..n.max(1)).map(|i| nth_topic(base, i, n)).collect()
 }
 
 fn scale(w: &Workload, f: f64) -> Workload {

@@ -204,9 +204,10 @@ fn every_workload_field_and_a_secured_driver_map_to_their_nearest_settings() {
     let w = &run.workload;
     assert_eq!(w.duration, Some(minutes(10)));
     assert!(matches!(w.warmup, Some(Warmup::Duration(d)) if d == minutes(2)));
-    // 30000/s over 3 topics: this topic's share.
-    assert!(matches!(w.rate, RateSpec::Fixed(r) if r == 10_000.0));
-    assert_eq!(w.producers, 4);
+    // 3 topics with 4 producers each: 12 producers, each on one topic, at the whole rate.
+    assert!(matches!(w.rate, RateSpec::Fixed(r) if r == 30_000.0));
+    assert_eq!(w.topics, 3);
+    assert_eq!(w.producers, 12);
     assert!(matches!(w.key, KeySpec::Sequence));
     assert!(
         matches!(w.payload, PayloadSpec::Random { size: 512, compressibility } if (compressibility - 0.75).abs() < 1e-9)
@@ -219,7 +220,7 @@ fn every_workload_field_and_a_secured_driver_map_to_their_nearest_settings() {
         "backlogDrainRatio 0.9",
         "randomizedPayloadPoolSize: 1000",
         "payloadFile payload/payload-1Kb.data is not used",
-        "OMB drives 3 topics at once",
+        "producersPerTopic 4 × 3 topics: each producer on one topic",
         "reset: true",
         "`linger.ms` is given twice; the last one counts",
         "`group.id = omb-bench` dropped",

@@ -36,6 +36,7 @@ each_scenario!(
     codecs_random_vs_orders,
     latency_timers,
     linger_load,
+    many_topics,
     ordering_idempotence,
     promo_day,
     promo_friday,

@@ -129,6 +129,7 @@ impl Checker<'_> {
         }
         self.backlog_topic(&w, &topic);
         self.workload_transaction(&w, &producer);
+        self.topics_fit(&topic, w.topics);
         let workload = self.finish_workload(w, consumer_on, name_span)?;
         if self.diags.len() > errors_before {
             return None;

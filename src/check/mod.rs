@@ -19,6 +19,7 @@ mod props;
 mod read_side;
 mod records;
 mod topic;
+mod topics;
 mod transaction;
 mod units;
 mod values;

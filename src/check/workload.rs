@@ -27,6 +27,7 @@ const WORKLOAD_KEYS: &[&str] = &[
     "backlog",
     "transaction",
     "aborts",
+    "topics",
 ];
 
 /// The most consumers of one group: each is a client on its own thread, and a bit of
@@ -69,6 +70,8 @@ pub(super) struct WorkloadDraft {
     pub(super) backlog: Option<(Backlog, Span)>,
     /// `transaction` and `aborts` (check/transaction.rs).
     pub(super) txn: super::transaction::TxnDraft,
+    /// `topics = N` and where it was written (`topics.rs`).
+    pub topics: Option<(u32, Span)>,
 }
 
 impl Default for WorkloadDraft {
@@ -90,6 +93,7 @@ impl Default for WorkloadDraft {
             commit: None,
             backlog: None,
             txn: Default::default(),
+            topics: None,
         }
     }
 }
@@ -169,6 +173,7 @@ impl Checker<'_> {
             "key" => w.key = self.key(&e.value, ctx),
             "transaction" => self.transaction_key(&mut w.txn, e, ctx),
             "aborts" => self.aborts_key(&mut w.txn, e, ctx),
+            "topics" => w.topics = self.topics_key(e, ctx),
             _ => self.err(
                 Diagnostic::new(Kind::UnknownKey, e.key.span, format!("unknown workload setting `{key}`"))
                     .label("not a workload setting")
@@ -473,7 +478,7 @@ impl Checker<'_> {
             commit: w.commit.map(|(c, _)| c).unwrap_or_default(),
             backlog: w.backlog.map(|(b, _)| b),
             transaction: w.txn.spec(),
-            topics: 1,
+            topics: w.topics.map_or(1, |(n, _)| n),
         })
     }
 }

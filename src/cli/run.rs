@@ -352,10 +352,7 @@ async fn signals(interrupt: Arc<AtomicBool>, live_topic: LiveTopic) {
             eprintln!("interrupted: stopping and cleaning up (interrupt again to exit at once)");
             continue;
         }
-        let left = match live_topic.get() {
-            Some(t) => format!("topic {t} is left behind"),
-            None => "nothing is left behind".into(),
-        };
+        let left = live_topic.left_behind();
         eprintln!("interrupted again: exiting without a report; {left}");
         std::process::exit(i32::from(Outcome::Interrupted.code()));
     }

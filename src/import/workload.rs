@@ -8,6 +8,7 @@ use super::kbs::{self, Block};
 use super::omb::{KeyDistributor, Workload, KEY_DISTRIBUTORS, OMB_KEYS};
 use super::yaml::value_span;
 use crate::diagnostic::{Diagnostic, Diagnostics, Kind};
+use crate::model::TOPICS_MAX;
 use crate::source::{FileId, Sources};
 
 /// kafkabench's bounds that an OMB number may exceed.
@@ -65,7 +66,7 @@ pub(super) fn map(input: &Input, sources: &Sources) -> Result<Parts, Diagnostics
         missing.push("messageSize");
     }
     for (field, n, max) in [
-        ("topics", topics, u32::MAX),
+        ("topics", topics, TOPICS_MAX),
         ("partitionsPerTopic", partitions, MAX_PARTITIONS),
         ("producersPerTopic", producers, u32::MAX),
         ("testDurationMinutes", minutes, MAX_MINUTES),
@@ -157,7 +158,7 @@ pub(super) fn map(input: &Input, sources: &Sources) -> Result<Parts, Diagnostics
     }
 
     let mut b = Block::new("workload");
-    let mut topic_notes = Vec::new();
+    let topic_notes = Vec::new();
     b.set(
         "duration",
         format!("{minutes}m"),
@@ -176,22 +177,8 @@ pub(super) fn map(input: &Input, sources: &Sources) -> Result<Parts, Diagnostics
             Some("warmupDurationMinutes".into()),
         ),
     }
-    rate(&mut b, w, topics);
-    if topics > 1 {
-        topic_notes.push(format!(
-            "OMB drives {topics} topics at once; kafkabench drives one topic per run, so this scenario is one of them:\nits own producersPerTopic, and its share of producerRate"
-        ));
-    }
-    if producers > MAX_PRODUCERS {
-        b.note(format!(
-            "producersPerTopic: {producers}: kafkabench runs at most {MAX_PRODUCERS} producers per run"
-        ));
-    }
-    b.set(
-        "producers",
-        producers.min(MAX_PRODUCERS).to_string(),
-        Some("producersPerTopic".into()),
-    );
+    rate(&mut b, w);
+    producers_over_topics(&mut b, producers, topics);
     match payload {
         Some(p) => {
             if let Some(n) = p.note {
@@ -228,24 +215,50 @@ fn example(field: &str) -> &'static str {
     }
 }
 
+/// `topics` and `producersPerTopic`: OMB binds each producer to one topic; kafkabench's
+/// `topics = N` sends record i to topic i mod N, which with `producers` a multiple of N binds
+/// producer k to topic k mod N, the same layout.
+fn producers_over_topics(b: &mut Block, per_topic: u32, topics: u32) {
+    if topics > 1 {
+        b.set("topics", topics.to_string(), Some("topics".into()));
+    }
+    let want = u64::from(per_topic) * u64::from(topics.max(1));
+    if want <= u64::from(MAX_PRODUCERS) {
+        let comment = if topics > 1 {
+            format!("producersPerTopic {per_topic} × {topics} topics: each producer on one topic")
+        } else {
+            "producersPerTopic".into()
+        };
+        b.set("producers", want.to_string(), Some(comment));
+        return;
+    }
+    // The most producers that are still a multiple of the topics, so each stays on one.
+    let most = if topics <= MAX_PRODUCERS {
+        MAX_PRODUCERS / topics * topics
+    } else {
+        MAX_PRODUCERS
+    };
+    b.note(format!(
+        "producersPerTopic {per_topic} × {topics} topics is {want} producers: kafkabench runs at most {MAX_PRODUCERS} per run"
+    ));
+    if topics > MAX_PRODUCERS {
+        b.note("so each producer writes several topics in turn, record by record");
+    }
+    b.set(
+        "producers",
+        most.to_string(),
+        Some("producersPerTopic × topics, capped".into()),
+    );
+}
+
 /// `producerRate`: all producers of all topics together in OMB; 0 searches for the maximum.
-fn rate(b: &mut Block, w: &Workload, topics: u32) {
+fn rate(b: &mut Block, w: &Workload) {
     match w.producer_rate {
         None | Some(0) => {
             b.note("producerRate: 0 means OMB searches for the highest rate the cluster sustains;");
             b.note("kafkabench has no rate search yet: `unlimited` sends as fast as the producers can,");
             b.note("which finds the ceiling but not the sustainable rate (a ladder of rates comes closest)");
             b.set("rate", "unlimited", Some("producerRate: 0".into()));
-        }
-        Some(r) if topics > 1 => {
-            let share = r as f64 / f64::from(topics);
-            b.set(
-                "rate",
-                format!("{}/s", decimal(share)),
-                Some(format!(
-                    "producerRate {r}/s over {topics} topics: one topic's share"
-                )),
-            );
         }
         Some(r) => b.set("rate", format!("{r}/s"), Some("producerRate".into())),
     }

@@ -22,7 +22,7 @@ pub use consume::ConsumeFigures;
 pub use fault::{FaultFigures, FaultRecord};
 pub use intervals::{IntervalRecorder, IntervalRecording};
 pub use series::{SeriesPoint, TimeSeries};
-pub use topics::TopicFigures;
+pub use topics::{TopicFigures, TopicTally};
 pub use txn::{TxnFigures, TxnRecording};
 
 use crate::model::{LatencyKind, Metric, Props, RateSpec, Stat, TopicSpec};
@@ -340,6 +340,8 @@ pub struct ProducerRecording {
     pub intervals: IntervalRecording,
     /// Transactions: commit latency, counts, the aborted sequences (None without).
     pub txn: Option<TxnRecording>,
+    /// Per topic of a run over several, in the run's order (empty for one topic).
+    pub by_topic: Vec<TopicTally>,
 }
 
 impl ProducerRecording {
@@ -363,6 +365,7 @@ impl ProducerRecording {
             internals: Internals::default(),
             intervals: IntervalRecording::default(),
             txn: None,
+            by_topic: Vec::new(),
         }
     }
 

@@ -23,7 +23,11 @@ use rdkafka::types::RDKafkaErrorCode;
 /// rust-rdkafka producer they came from lives.
 pub struct Producer<'p> {
     rk: *mut rd::rd_kafka_t,
+    /// The topic records go to: one of `rkts`.
     rkt: *mut rd::rd_kafka_topic_t,
+    /// Every topic handle, each created once: the first topic's, then the others of a run
+    /// over several topics (`add_topic`), in order.
+    rkts: Vec<*mut rd::rd_kafka_topic_t>,
     queue: *mut rd::rd_kafka_queue_t,
     _producer: PhantomData<&'p ()>,
 }
@@ -46,9 +50,41 @@ impl<'p> Producer<'p> {
         Ok(Producer {
             rk,
             rkt,
+            rkts: vec![rkt],
             queue,
             _producer: PhantomData,
         })
+    }
+
+    /// A handle for one more topic (the next index); records still go to the selected one.
+    pub fn add_topic(&mut self, name: &str) -> Result<(), String> {
+        let cname = CString::new(name).map_err(|_| format!("topic name {name:?} contains NUL"))?;
+        // SAFETY: as in `new`; the handle is released in Drop.
+        let rkt = unsafe { rd::rd_kafka_topic_new(self.rk, cname.as_ptr(), ptr::null_mut()) };
+        if rkt.is_null() {
+            return Err(format!("librdkafka refused topic {name:?}"));
+        }
+        self.rkts.push(rkt);
+        Ok(())
+    }
+
+    /// Sends the next records to topic `i` (in the order the topics were added; 0 is the
+    /// first): a handle swap, no lookup by name.
+    #[inline]
+    pub fn select(&mut self, i: usize) {
+        self.rkt = self.rkts[i];
+    }
+
+    /// Which topic a delivered record went to, as an index of `select`; `hint` is tried
+    /// first (the records of one delivery event usually share their topic).
+    #[inline]
+    pub fn topic_of(&self, d: &Delivery, hint: usize) -> Option<usize> {
+        // SAFETY: d points into a live event; rkt is the handle the record was produced with.
+        let rkt = unsafe { (*d.m).rkt };
+        if self.rkts.get(hint) == Some(&rkt) {
+            return Some(hint);
+        }
+        self.rkts.iter().position(|&t| t == rkt)
     }
 
     /// The next event on the main queue (delivery reports, statistics, errors), waiting at most
@@ -266,10 +302,13 @@ fn txn_result(e: *mut rd::rd_kafka_error_t) -> Result<(), TxnError> {
 
 impl Drop for Producer<'_> {
     fn drop(&mut self) {
-        // SAFETY: both were created in new() and are released once, before the producer ('p).
+        // SAFETY: all were created in new() or add_topic() and are released once, before the
+        // producer ('p).
         unsafe {
             rd::rd_kafka_queue_destroy(self.queue);
-            rd::rd_kafka_topic_destroy(self.rkt);
+            for &rkt in &self.rkts {
+                rd::rd_kafka_topic_destroy(rkt);
+            }
         }
     }
 }

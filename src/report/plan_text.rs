@@ -49,7 +49,7 @@ pub fn plan_text(p: &Plan, out: &mut dyn Write) -> io::Result<()> {
         writeln!(
             out,
             "  topic     {}  partitions={} replication={}{}{}",
-            t.name,
+            topic_names(&r.topics),
             t.partitions,
             t.replication,
             if t.existing {
@@ -229,6 +229,9 @@ pub fn workload_text(w: &Workload) -> String {
     if w.producers > 1 {
         parts.push(format!("{} producers", w.producers));
     }
+    if w.topics > 1 {
+        parts.push(format!("over {} topics", w.topics));
+    }
     parts.push(match &w.payload {
         PayloadSpec::Random {
             size,
@@ -259,4 +262,16 @@ pub fn workload_text(w: &Workload) -> String {
         });
     }
     parts.join(", ")
+}
+
+/// The run's topic, or its topics: all of a few, the first and last of more (they differ
+/// only by their index), and how many.
+fn topic_names(names: &[String]) -> String {
+    match names {
+        [one] => one.clone(),
+        [first, .., last] if names.len() > 3 => {
+            format!("{first} … {last} ({} topics)", names.len())
+        }
+        all => format!("{} ({} topics)", all.join(", "), all.len()),
+    }
 }

@@ -7,7 +7,7 @@ use tabled::settings::object::Columns;
 use tabled::settings::{Alignment, Style};
 
 use crate::format::{human_bytes, human_duration};
-use crate::measure::RunResult;
+use crate::measure::{RunResult, TopicFigures};
 use crate::plan::Plan;
 use crate::run::Execution;
 
@@ -96,6 +96,9 @@ pub fn write_results(
     t.with(Style::psql());
     t.modify(Columns::new(1..), Alignment::right());
     writeln!(out, "{t}")?;
+    for r in results.iter().filter(|r| r.topics.len() > 1) {
+        write_topics(r, out)?;
+    }
     for r in results.iter().filter(|r| r.failed > 0) {
         let kinds: Vec<String> = r
             .failed_by_kind
@@ -210,4 +213,108 @@ impl ReadColumns {
             );
         }
     }
+}
+
+/// Runs over at most this many topics list every topic; more get min / median / max over
+/// the topics, so the report stays readable at a hundred topics or ten thousand.
+const TOPICS_LISTED: usize = 10;
+
+/// A run's per-topic breakdown under the table (its row holds the totals).
+fn write_topics(r: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    let topics = &r.topics;
+    let consumed = topics.iter().any(|t| t.consumed.is_some());
+    let disk = topics.iter().any(|t| t.disk_bytes.is_some());
+    let mut head = vec!["topic", "sent", "acked", "failed", "msg/s"];
+    if consumed {
+        head.push("consumed");
+    }
+    if disk {
+        head.push("disk");
+    }
+    let mut b = Builder::default();
+    b.push_record(head);
+    let row = |name: String,
+               sent: u64,
+               acked: u64,
+               failed: u64,
+               rate: f64,
+               c: Option<u64>,
+               d: Option<u64>| {
+        let mut row = vec![
+            name,
+            sent.to_string(),
+            acked.to_string(),
+            failed.to_string(),
+            format!("{rate:.0}"),
+        ];
+        if consumed {
+            row.push(c.map_or("-".into(), |n| n.to_string()));
+        }
+        if disk {
+            row.push(d.map_or("-".into(), |x| human_bytes(x as f64)));
+        }
+        row
+    };
+    let title = if topics.len() <= TOPICS_LISTED {
+        for t in topics {
+            b.push_record(row(
+                t.topic.clone(),
+                t.sent,
+                t.acked,
+                t.failed,
+                t.throughput_msgs,
+                t.consumed,
+                t.disk_bytes,
+            ));
+        }
+        format!(
+            "{}: {} topics (the row above is their total)",
+            r.label,
+            topics.len()
+        )
+    } else {
+        for (name, q) in [("min", 0.0), ("median", 0.5), ("max", 1.0)] {
+            let pick = |f: fn(&TopicFigures) -> u64| quantile(topics.iter().map(f).collect(), q);
+            let rate = quantile_f(topics.iter().map(|t| t.throughput_msgs).collect(), q);
+            b.push_record(row(
+                name.to_string(),
+                pick(|t| t.sent),
+                pick(|t| t.acked),
+                pick(|t| t.failed),
+                rate,
+                consumed.then(|| pick(|t| t.consumed.unwrap_or(0))),
+                disk.then(|| pick(|t| t.disk_bytes.unwrap_or(0))),
+            ));
+        }
+        format!(
+            "{}: {} topics, {} … {} (per topic, each column over the topics; the row above is their total)",
+            r.label,
+            topics.len(),
+            topics[0].topic,
+            topics[topics.len() - 1].topic
+        )
+    };
+    let mut t = b.build();
+    t.with(Style::psql());
+    t.modify(Columns::new(1..), Alignment::right());
+    writeln!(out, "  {title}")?;
+    for line in t.to_string().lines() {
+        writeln!(out, "  {line}")?;
+    }
+    Ok(())
+}
+
+/// The value at quantile `q` of `v` (nearest rank: always one of the topics' own values).
+fn quantile(mut v: Vec<u64>, q: f64) -> u64 {
+    v.sort_unstable();
+    v.get(rank(v.len(), q)).copied().unwrap_or(0)
+}
+
+fn quantile_f(mut v: Vec<f64>, q: f64) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(rank(v.len(), q)).copied().unwrap_or(0.0)
+}
+
+fn rank(len: usize, q: f64) -> usize {
+    ((len.saturating_sub(1)) as f64 * q).round() as usize
 }

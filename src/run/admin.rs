@@ -15,6 +15,11 @@ use crate::model::{Props, TopicSpec};
 /// How long the first contact with a cluster may take before it is called unreachable.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Topics per CreateTopics or DeleteTopics request of a many-topic run: the cluster works
+/// on a request's topics together, and a few hundred keep each request well within its
+/// timeout.
+pub const TOPICS_PER_REQUEST: usize = 500;
+
 pub struct Admin {
     client: AdminClient<DefaultClientContext>,
     bootstrap: String,
@@ -196,6 +201,125 @@ impl Admin {
             }
         }
         Ok(())
+    }
+
+    /// Creates every topic of `names` with `t`'s partitions, replication and configs: a
+    /// request per [`TOPICS_PER_REQUEST`] names, each created by the cluster in parallel.
+    /// Every name gets its own answer: created, or why not.
+    pub async fn create_topics(
+        &self,
+        t: &TopicSpec,
+        names: &[String],
+    ) -> Vec<(String, Result<(), String>)> {
+        let opts = AdminOptions::new()
+            .operation_timeout(Some(Duration::from_secs(30)))
+            .request_timeout(Some(Duration::from_secs(30)));
+        let mut out = Vec::with_capacity(names.len());
+        for batch in names.chunks(TOPICS_PER_REQUEST) {
+            let new: Vec<NewTopic> = batch
+                .iter()
+                .map(|name| {
+                    let mut nt =
+                        NewTopic::new(name, t.partitions, TopicReplication::Fixed(t.replication));
+                    for c in t.configs.iter() {
+                        nt = nt.set(&c.key, &c.value);
+                    }
+                    nt
+                })
+                .collect();
+            match self.client.create_topics(new.iter(), &opts).await {
+                Err(e) => out.extend(
+                    batch
+                        .iter()
+                        .map(|n| (n.clone(), Err(format!("creating topic {n}: {e}")))),
+                ),
+                Ok(res) => out.extend(res.into_iter().map(|r| match r {
+                    Ok(name) => (name, Ok(())),
+                    Err((name, RDKafkaErrorCode::TopicAlreadyExists)) => {
+                        let why = format!("topic {name} already exists; kafkabench writes only into topics it created in this run");
+                        (name, Err(why))
+                    }
+                    Err((name, code)) => {
+                        let why = format!("the cluster refused to create topic {name}: {code}");
+                        (name, Err(why))
+                    }
+                })),
+            }
+        }
+        out
+    }
+
+    /// Deletes every topic of `names` (a request per [`TOPICS_PER_REQUEST`]); the ones that
+    /// could not be deleted, each with why. A topic already gone counts as deleted.
+    pub async fn delete_topics(&self, names: &[String]) -> Vec<(String, String)> {
+        let opts = AdminOptions::new()
+            .operation_timeout(Some(Duration::from_secs(30)))
+            .request_timeout(Some(Duration::from_secs(30)));
+        let mut left = Vec::new();
+        for batch in names.chunks(TOPICS_PER_REQUEST) {
+            let refs: Vec<&str> = batch.iter().map(String::as_str).collect();
+            match self.client.delete_topics(&refs, &opts).await {
+                Err(e) => left.extend(batch.iter().map(|n| (n.clone(), e.to_string()))),
+                Ok(res) => left.extend(res.into_iter().filter_map(|r| match r {
+                    Err((name, code)) if code != RDKafkaErrorCode::UnknownTopicOrPartition => {
+                        Some((name, code.to_string()))
+                    }
+                    _ => None,
+                })),
+            }
+        }
+        left
+    }
+
+    /// Waits until every partition of every topic in `names` has a leader: one metadata
+    /// request per try for them all (one topic asks for itself alone).
+    pub async fn wait_for_all_leaders(
+        &self,
+        names: &[String],
+        partitions: i32,
+        timeout: Duration,
+    ) -> Result<(), String> {
+        if let [one] = names {
+            return self.wait_for_leaders(one, partitions, timeout).await;
+        }
+        let deadline = Instant::now() + timeout;
+        let mut waiting: Vec<&String> = names.iter().collect();
+        loop {
+            if let Ok(md) = self
+                .client
+                .inner()
+                .fetch_metadata(None, Duration::from_secs(5))
+            {
+                let ready: std::collections::HashSet<&str> = md
+                    .topics()
+                    .iter()
+                    .filter(|t| {
+                        t.error().is_none()
+                            && t.partitions().len() as i32 >= partitions
+                            && t.partitions()
+                                .iter()
+                                .all(|p| p.leader() >= 0 && p.error().is_none())
+                    })
+                    .map(|t| t.name())
+                    .collect();
+                waiting.retain(|n| !ready.contains(n.as_str()));
+                if waiting.is_empty() {
+                    return Ok(());
+                }
+            }
+            if Instant::now() >= deadline {
+                let first: Vec<&str> = waiting.iter().take(3).map(|n| n.as_str()).collect();
+                return Err(format!(
+                    "{} of the run's {} topics have partitions without a leader after {}s ({}{})",
+                    waiting.len(),
+                    names.len(),
+                    timeout.as_secs(),
+                    first.join(", "),
+                    if waiting.len() > 3 { ", …" } else { "" }
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 
     /// Waits until every partition has a leader (a created topic is not writable at once).

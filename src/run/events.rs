@@ -89,11 +89,17 @@ impl<'a> Events<'a> {
         let now = self.now_ns();
         let r = &mut self.rec;
         let (mut acked, mut failed) = (0u64, 0u64);
+        let by_topic = !r.by_topic.is_empty();
+        let mut topic = 0;
         for d in ev.deliveries() {
             r.delivered += 1;
             let opaque = d.opaque();
             if opaque & WARMUP_BIT != 0 {
                 continue;
+            }
+            let ok = d.error().is_none();
+            if by_topic {
+                tally_topic(&self.producer, &mut r.by_topic, &d, &mut topic, ok);
             }
             match d.error() {
                 None => {
@@ -150,5 +156,25 @@ impl<'a> Events<'a> {
             self.serve(10);
         }
         !purged
+    }
+}
+
+/// One measured record's report on its topic's tally (a producer writing several topics
+/// record by record); `topic` is the previous record's, tried first.
+#[inline]
+fn tally_topic(
+    producer: &native::Producer,
+    by_topic: &mut [crate::measure::TopicTally],
+    d: &native::Delivery,
+    topic: &mut usize,
+    ok: bool,
+) {
+    if let Some(t) = producer.topic_of(d, *topic) {
+        *topic = t;
+        if ok {
+            by_topic[t].acked += 1;
+        } else {
+            by_topic[t].failed += 1;
+        }
     }
 }

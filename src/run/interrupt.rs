@@ -11,18 +11,47 @@ use std::time::Duration;
 /// How often an interruptible wait looks at the flag: prompt for a person, free for the run.
 const POLL: Duration = Duration::from_millis(50);
 
-/// The topic a run has created (or may have: its creation was asked for) and not yet deleted,
-/// so whoever ends the process early can say what it leaves behind.
+/// The topics a run has created (or may have: their creation was asked for) and not yet
+/// deleted, so whoever ends the process early can say what it leaves behind.
 #[derive(Clone, Default)]
-pub struct LiveTopic(Arc<Mutex<Option<String>>>);
+pub struct LiveTopic(Arc<Mutex<Vec<String>>>);
 
 impl LiveTopic {
     pub fn set(&self, topic: Option<String>) {
-        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = topic;
+        self.set_all(topic.into_iter().collect());
     }
 
+    /// Every topic of a many-topic run at once.
+    pub fn set_all(&self, topics: Vec<String>) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = topics;
+    }
+
+    /// The first live topic.
     pub fn get(&self) -> Option<String> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .first()
+            .cloned()
+    }
+
+    /// `topic t is left behind`, `3 topics are left behind: a, b, c`, `100 topics are left
+    /// behind: a … z` (a run's topics differ only by their index), or that nothing is.
+    pub fn left_behind(&self) -> String {
+        let topics = self.0.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        match topics.as_slice() {
+            [] => "nothing is left behind".into(),
+            [one] => format!("topic {one} is left behind"),
+            all => format!("{} topics are left behind: {}", all.len(), name_list(all)),
+        }
+    }
+}
+
+/// `a, b, c` for a few names, `a … z` for more: a run's topics differ only by their index.
+pub fn name_list(names: &[String]) -> String {
+    match names {
+        [first, .., last] if names.len() > 3 => format!("{first} … {last}"),
+        _ => names.join(", "),
     }
 }
 
@@ -58,6 +87,23 @@ mod tests {
         let out = unless_interrupted(&flag, tokio::time::sleep(Duration::from_secs(30))).await;
         assert!(out.is_none());
         assert!(started.elapsed() < Duration::from_secs(2));
+    }
+
+    #[test]
+    fn what_is_left_behind_names_one_topic_a_few_or_the_first_and_last() {
+        let live = LiveTopic::default();
+        assert_eq!(live.left_behind(), "nothing is left behind");
+        live.set(Some("t-1a2b3c".into()));
+        assert_eq!(live.left_behind(), "topic t-1a2b3c is left behind");
+        live.set_all((0..3).map(|i| format!("t-{i}")).collect());
+        assert_eq!(
+            live.left_behind(),
+            "3 topics are left behind: t-0, t-1, t-2"
+        );
+        live.set_all((0..10).map(|i| format!("t-{i}")).collect());
+        assert_eq!(live.left_behind(), "10 topics are left behind: t-0 … t-9");
+        live.set(None);
+        assert_eq!(live.get(), None);
     }
 
     #[tokio::test]

@@ -1,4 +1,5 @@
-//! One run's lifecycle: connect, create (or find) its topic, measure, delete the topic.
+//! One run's lifecycle: connect, create (or find) its topics, measure, delete every topic it
+//! created.
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -6,7 +7,7 @@ use std::time::Duration;
 
 use super::admin::Admin;
 use super::error::RunError;
-use super::interrupt::unless_interrupted;
+use super::interrupt::{name_list, unless_interrupted};
 use super::{workers, RunOptions};
 use crate::measure::RunResult;
 use crate::plan::RunPlan;
@@ -64,19 +65,22 @@ pub async fn run_one(
         )
         .await;
     }
-    // From the moment creation is asked for, the topic may exist: say so if the process is
-    // ended before it is deleted.
-    opts.live_topic.set(Some(topic.clone()));
+    // From the moment creation is asked for, the topics may exist: say so if the process is
+    // ended before they are deleted.
+    let topics = rp.topics.clone();
+    opts.live_topic.set_all(topics.clone());
     let created = unless_interrupted(
         &interrupt,
-        tokio::time::timeout(CREATE_TOPIC_BOUND, admin.create_topic(&rp.topic)),
+        tokio::time::timeout(CREATE_TOPIC_BOUND, create(&admin, rp)),
     )
     .await;
+    // Which topics to delete: all of them, unless the cluster said which it refused.
+    let mut delete = topics.clone();
     let result = match created {
-        // Refused: it may be someone else's topic of the same name, so it is not deleted.
-        Some(Ok(Err(e))) => {
-            opts.live_topic.set(None);
-            return Err(RunError::TopicRefused(e));
+        Some(Ok(Err(refused))) => {
+            // A refused topic may be someone else's of the same name: it is not deleted.
+            delete.retain(|t| !refused.names.contains(t));
+            Err(RunError::TopicRefused(refused.why))
         }
         Some(Ok(Ok(()))) => {
             let partitions = rp.topic.partitions;
@@ -86,32 +90,106 @@ pub async fn run_one(
             .await
         }
         Some(Err(_)) => Err(RunError::TopicCreationTimedOut {
-            topic: topic.clone(),
+            topic: name_list(&topics),
             after: CREATE_TOPIC_BOUND,
         }),
         None => Err(RunError::Interrupted),
     };
     let lost = result.as_ref().is_ok_and(|r| r.cluster_lost);
-    if opts.keep_topics {
-        // Kept on purpose: nothing is left behind by accident.
+    if opts.keep_topics || delete.is_empty() {
+        // Kept on purpose (nothing is left behind by accident), or none was created.
     } else if lost {
         notes.push(format!(
-            "topic {topic} was not deleted: the cluster was lost during the run"
+            "{} not deleted: the cluster was lost during the run",
+            topics_were(&delete)
         ));
     } else {
         // Not raced with the interrupt: a first interrupt still cleans up, and a second one
-        // ends the process (naming this topic) without waiting for it.
-        match tokio::time::timeout(DELETE_TOPIC_BOUND, admin.delete_topic(&topic)).await {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => notes.push(format!("could not delete topic {topic}: {e}")),
+        // ends the process (naming these topics) without waiting for it.
+        match tokio::time::timeout(DELETE_TOPIC_BOUND, admin.delete_topics(&delete)).await {
+            Ok(left) if left.is_empty() => {}
+            Ok(left) => notes.push(not_deleted(&left, delete.len())),
             Err(_) => notes.push(format!(
-                "could not delete topic {topic}: no answer within {}s",
+                "could not delete {}: no answer within {}s",
+                topics_named(&delete),
                 DELETE_TOPIC_BOUND.as_secs()
             )),
         }
     }
     opts.live_topic.set(None);
     result
+}
+
+/// Why creation failed, and which topics the cluster refused (not to be deleted).
+struct Refused {
+    why: String,
+    names: Vec<String>,
+}
+
+/// Creates the run's topics: its one topic as the topic block says, or all `topics = N`.
+async fn create(admin: &Admin, rp: &RunPlan) -> Result<(), Refused> {
+    if let [one] = rp.topics.as_slice() {
+        return admin.create_topic(&rp.topic).await.map_err(|why| Refused {
+            why,
+            names: vec![one.clone()],
+        });
+    }
+    let refused: Vec<(String, String)> = admin
+        .create_topics(&rp.topic, &rp.topics)
+        .await
+        .into_iter()
+        .filter_map(|(name, r)| r.err().map(|why| (name, why)))
+        .collect();
+    match refused.first() {
+        None => Ok(()),
+        Some((_, why)) => Err(Refused {
+            why: if refused.len() > 1 {
+                format!("{why} (and {} more of the run's topics)", refused.len() - 1)
+            } else {
+                why.clone()
+            },
+            names: refused.into_iter().map(|(name, _)| name).collect(),
+        }),
+    }
+}
+
+/// `topic t` or `topics a … z`.
+fn topics_named(names: &[String]) -> String {
+    match names {
+        [one] => format!("topic {one}"),
+        all => format!("topics {}", name_list(all)),
+    }
+}
+
+/// `topic t was` or `topics a … z were`.
+fn topics_were(names: &[String]) -> String {
+    match names {
+        [one] => format!("topic {one} was"),
+        all => format!("topics {} were", name_list(all)),
+    }
+}
+
+/// The note for topics a deletion left, each named with its reason (up to a few).
+fn not_deleted(left: &[(String, String)], of: usize) -> String {
+    if let ([(name, why)], 1) = (left, of) {
+        return format!("could not delete topic {name}: {why}");
+    }
+    let shown: Vec<String> = left
+        .iter()
+        .take(5)
+        .map(|(name, why)| format!("{name} ({why})"))
+        .collect();
+    let more = left.len().saturating_sub(shown.len());
+    format!(
+        "could not delete {} of the run's {of} topics: {}{}",
+        left.len(),
+        shown.join(", "),
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        }
+    )
 }
 
 /// Waits for the topic's leaders, then measures.
@@ -126,10 +204,9 @@ async fn ready_and_measure(
     partitions: i32,
     notes: &mut Vec<String>,
 ) -> Result<RunResult, RunError> {
-    let topic = &rp.topic.name;
     unless_interrupted(
         interrupt,
-        admin.wait_for_leaders(topic, partitions, LEADERS_BOUND),
+        admin.wait_for_all_leaders(&rp.topics, partitions, LEADERS_BOUND),
     )
     .await
     .ok_or(RunError::Interrupted)?

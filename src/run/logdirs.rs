@@ -28,9 +28,44 @@ pub fn partition_sizes(
     topic: &str,
     partitions: i32,
 ) -> Result<HashMap<i32, u64>, String> {
-    let mut sizes: HashMap<i32, u64> = HashMap::new();
+    Ok(sizes(brokers, &[topic.to_string()], partitions)?
+        .into_iter()
+        .map(|((_, p), size)| (p, size))
+        .collect())
+}
+
+/// Total on-disk bytes of each of `topics` (one replica per partition), in their order: one
+/// request per broker for them all.
+pub fn topics_bytes(
+    brokers: &[String],
+    topics: &[String],
+    partitions: i32,
+) -> Result<Vec<u64>, String> {
+    let sizes = sizes(brokers, topics, partitions)?;
+    let index: HashMap<&str, usize> = topics
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.as_str(), i))
+        .collect();
+    let mut out = vec![0u64; topics.len()];
+    for ((topic, _), size) in sizes {
+        if let Some(&i) = index.get(topic.as_str()) {
+            out[i] += size;
+        }
+    }
+    Ok(out)
+}
+
+/// Size of each partition of `topics` (largest replica), by topic and partition.
+fn sizes(
+    brokers: &[String],
+    topics: &[String],
+    partitions: i32,
+) -> Result<HashMap<(String, i32), u64>, String> {
+    let mut sizes: HashMap<(String, i32), u64> = HashMap::new();
     for b in brokers {
-        let resp = ask(b, topic, partitions).map_err(|e| format!("DescribeLogDirs to {b}: {e}"))?;
+        let resp =
+            ask(b, topics, partitions).map_err(|e| format!("DescribeLogDirs to {b}: {e}"))?;
         if resp.error_code != 0 {
             return Err(format!(
                 "DescribeLogDirs to {b}: error code {}",
@@ -41,13 +76,10 @@ pub fn partition_sizes(
             if dir.error_code != 0 {
                 continue;
             }
-            for t in dir
-                .topics
-                .into_iter()
-                .filter(|t| t.name.0.as_str() == topic)
-            {
+            for t in dir.topics {
+                let name = t.name.0.as_str().to_string();
                 for p in t.partitions.into_iter().filter(|p| !p.is_future_key) {
-                    let e = sizes.entry(p.partition_index).or_default();
+                    let e = sizes.entry((name.clone(), p.partition_index)).or_default();
                     *e = (*e).max(p.partition_size.max(0) as u64);
                 }
             }
@@ -56,7 +88,6 @@ pub fn partition_sizes(
     Ok(sizes)
 }
 
-/// Total on-disk bytes of `topic` (one replica per partition).
 /// Whether DescribeLogDirs can be asked of this cluster: it is sent over a plain socket, so a
 /// cluster that wants TLS or SASL gets no request (its reply would be garbage, or nothing).
 /// Err says why, for the report's note.
@@ -70,11 +101,16 @@ pub fn speaks(admin: &Props) -> Result<(), String> {
     }
 }
 
+/// Total on-disk bytes of `topic` (one replica per partition).
 pub fn topic_bytes(brokers: &[String], topic: &str, partitions: i32) -> Result<u64, String> {
     Ok(partition_sizes(brokers, topic, partitions)?.values().sum())
 }
 
-fn ask(broker: &str, topic: &str, partitions: i32) -> Result<DescribeLogDirsResponse, String> {
+fn ask(
+    broker: &str,
+    topics: &[String],
+    partitions: i32,
+) -> Result<DescribeLogDirsResponse, String> {
     let addr = broker
         .to_socket_addrs()
         .map_err(|e| e.to_string())?
@@ -91,11 +127,16 @@ fn ask(broker: &str, topic: &str, partitions: i32) -> Result<DescribeLogDirsResp
         .with_request_api_version(VERSION)
         .with_correlation_id(1)
         .with_client_id(Some(StrBytes::from_static_str("kafkabench")));
-    let req =
-        DescribeLogDirsRequest::default()
-            .with_topics(Some(vec![DescribableLogDirTopic::default()
-                .with_topic(TopicName(StrBytes::from_string(topic.to_string())))
-                .with_partitions((0..partitions).collect())]));
+    let req = DescribeLogDirsRequest::default().with_topics(Some(
+        topics
+            .iter()
+            .map(|t| {
+                DescribableLogDirTopic::default()
+                    .with_topic(TopicName(StrBytes::from_string(t.clone())))
+                    .with_partitions((0..partitions).collect())
+            })
+            .collect(),
+    ));
     let mut body = BytesMut::new();
     header
         .encode(&mut body, DescribeLogDirsRequest::header_version(VERSION))

@@ -17,6 +17,7 @@ mod producer;
 mod progress;
 mod recorder;
 mod shared;
+mod spread;
 mod stamp;
 mod txn;
 mod workers;

@@ -22,9 +22,10 @@ use super::pacer::{Pacer, Share, Slot};
 use super::payload::{KeyGen, PayloadGen};
 use super::recorder::Recorder;
 use super::shared::Shared;
+use super::spread::{self, Layout};
 use super::stamp::{self, Stamp};
 use super::txn::{self, Txn};
-use crate::measure::{new_histogram, record, ProducerRecording};
+use crate::measure::{new_histogram, record, ProducerRecording, TopicTally};
 use crate::model::{RateSpec, Warmup, Workload};
 use crate::native::producer as native;
 use crate::plan::STATS_INTERVAL_MS;
@@ -49,6 +50,8 @@ const SEED_SPREAD: u64 = 0x9E37_79B9;
 pub struct ProducerJob {
     pub config: ClientConfig,
     pub topic: String,
+    /// Every topic of the run, `topic` first (`topics = N`; see `spread.rs`).
+    pub topics: Vec<String>,
     pub workload: Workload,
     /// Which records of the schedule (and of the message count) this producer sends; its
     /// index is also its id in the end-to-end stamp.
@@ -122,6 +125,8 @@ struct Sender<'a> {
     txn: Option<Txn>,
     /// The transaction call that failed: the producer stops and the run fails.
     txn_error: Option<String>,
+    /// Where this producer's records go over a run's topics.
+    layout: Layout,
 }
 
 impl Sender<'_> {
@@ -218,6 +223,7 @@ impl Sender<'_> {
         let user_headers = !w.headers.is_empty();
         let paced = self.ev.rec.paced;
         let no_copy = self.payload.is_shared();
+        let spreading = matches!(self.layout, Layout::RoundRobin(_));
         loop {
             if count.is_some_and(|c| sent >= c) || self.job.shared.stopping() {
                 break;
@@ -291,6 +297,11 @@ impl Sender<'_> {
                 }
                 h
             });
+            let topic = if spreading {
+                next_topic(&mut self.layout, &mut self.ev.producer)
+            } else {
+                0
+            };
             loop {
                 let res = if no_copy {
                     // Constant and file payloads are handed to librdkafka by reference: no
@@ -306,6 +317,9 @@ impl Sender<'_> {
                     Ok(()) => {
                         if measured {
                             self.ev.rec.intervals.sent(actual);
+                            if spreading {
+                                tally_sent(&mut self.ev.rec.by_topic, topic, true);
+                            }
                         }
                         sent += 1;
                         self.issued += 1;
@@ -329,6 +343,9 @@ impl Sender<'_> {
                     Err((code, _)) => {
                         if measured {
                             self.ev.rec.intervals.failed(actual, 1);
+                        }
+                        if spreading {
+                            tally_sent(&mut self.ev.rec.by_topic, topic, false);
                         }
                         self.enqueue_failed += 1;
                         *self
@@ -403,16 +420,18 @@ pub fn run(job: ProducerJob) -> ProducerOutcome {
     // records of a run wait for librdkafka's lazy metadata request, a start-up stall that would
     // be charged to the workload. A failure here is left to the run itself to report.
     // In short tries, so an interrupt is not held up by a cluster that does not answer.
+    // Several topics: one request for all of them (librdkafka keeps what it learns).
     let metadata_by = Instant::now() + Duration::from_secs(10);
+    let ask_for = (job.topics.len() < 2).then_some(job.topic.as_str());
     while !shared.stopping() && Instant::now() < metadata_by {
         let tried = producer
             .client()
-            .fetch_metadata(Some(&job.topic), Duration::from_millis(500));
+            .fetch_metadata(ask_for, Duration::from_millis(500));
         if tried.is_ok() {
             break;
         }
     }
-    let native = match native::Producer::new(&producer, &job.topic) {
+    let native = match topic_handles(&producer, &job) {
         Ok(p) => p,
         Err(e) => {
             job.barrier.wait();
@@ -451,6 +470,7 @@ pub fn run(job: ProducerJob) -> ProducerOutcome {
         .saturating_sub(shared.t0.elapsed().as_millis() as u64);
     let seed = (job.share.index + 1).wrapping_mul(SEED_SPREAD) ^ unix_ms_at_t0;
     let paced = !matches!(job.workload.rate, RateSpec::Unlimited);
+    let layout = Layout::of(job.share.index, job.share.of, job.topics.len());
     let mut s = Sender {
         ev: Events::new(
             native,
@@ -469,7 +489,12 @@ pub fn run(job: ProducerJob) -> ProducerOutcome {
         send_delay: new_histogram(),
         txn,
         txn_error: None,
+        layout,
     };
+    match layout {
+        Layout::Bound(t) => s.ev.producer.select(t),
+        Layout::RoundRobin(_) => s.ev.rec.by_topic = vec![TopicTally::default(); job.topics.len()],
+    }
 
     if let Some(crate::model::Backlog::Records(n)) = job.workload.backlog {
         let before = s.ev.rec.delivered;
@@ -533,6 +558,18 @@ fn finish(mut s: Sender, start_ns: u64, sent: Sent, flushed: bool) -> ProducerOu
     }
     let ack = std::mem::replace(&mut r.ack, new_histogram());
     let intervals = r.intervals.finish();
+    let by_topic = match s.layout {
+        Layout::Bound(t) => spread::bound_tally(
+            t,
+            s.job.topics.len(),
+            TopicTally {
+                sent: sent.count,
+                acked: r.acked,
+                failed: r.failed + s.enqueue_failed,
+            },
+        ),
+        Layout::RoundRobin(_) => std::mem::take(&mut r.by_topic),
+    };
     let recording = ProducerRecording {
         sent: sent.count,
         acked: r.acked,
@@ -556,6 +593,45 @@ fn finish(mut s: Sender, start_ns: u64, sent: Sent, flushed: bool) -> ProducerOu
         internals,
         intervals,
         txn: s.txn.take().map(|t| t.rec),
+        by_topic,
     };
     ProducerOutcome { recording, error }
+}
+
+/// The topic of the next record, selected: a round-robin producer's only work per record
+/// for its topics (a bound producer's topic was selected once).
+#[inline]
+fn next_topic(layout: &mut Layout, producer: &mut native::Producer) -> usize {
+    match layout {
+        Layout::Bound(t) => *t,
+        Layout::RoundRobin(s) => {
+            let t = s.next();
+            producer.select(t);
+            t
+        }
+    }
+}
+
+/// A record sent (`ok`) or refused on enqueue, on its topic's tally.
+#[inline]
+fn tally_sent(by_topic: &mut [TopicTally], topic: usize, ok: bool) {
+    if let Some(t) = by_topic.get_mut(topic) {
+        if ok {
+            t.sent += 1;
+        } else {
+            t.failed += 1;
+        }
+    }
+}
+
+/// The native producer with a handle for each of the run's topics, created once.
+fn topic_handles<'p>(
+    producer: &'p BaseProducer<Quiet, NoCustomPartitioner>,
+    job: &ProducerJob,
+) -> Result<native::Producer<'p>, String> {
+    let mut native = native::Producer::new(producer, &job.topic)?;
+    for t in job.topics.iter().skip(1) {
+        native.add_topic(t)?;
+    }
+    Ok(native)
 }

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 use rdkafka::statistics::Statistics;
 
-use crate::measure::{new_histogram, record, Internals, IntervalRecorder};
+use crate::measure::{new_histogram, record, Internals, IntervalRecorder, TopicTally};
 
 pub struct Recorder {
     /// Statistics windows count towards the run from the measured phase on.
@@ -34,6 +34,9 @@ pub struct Recorder {
     stats: StatsCounters,
     /// Statistics events seen, so the end of a run can wait for one more window.
     pub stats_seen: u64,
+    /// Per topic, for a producer that writes several topics record by record (`spread.rs`);
+    /// empty otherwise, and then nothing per record looks at topics.
+    pub by_topic: Vec<TopicTally>,
 }
 
 /// librdkafka's cumulative counters: their values when the measured phase starts (the
@@ -70,6 +73,7 @@ impl Recorder {
             intervals: IntervalRecorder::new(interval_ns),
             stats: StatsCounters::default(),
             stats_seen: 0,
+            by_topic: Vec::new(),
         }
     }
 

@@ -18,6 +18,7 @@ use super::shared::Shared;
 use super::RunOptions;
 use crate::measure::clock::rfc3339_utc;
 use crate::measure::consume::ReadSide;
+use crate::measure::topics::disk_growth;
 use crate::measure::{ConsumerRecording, Recordings, RunResult, TopicConfig};
 use crate::model::{Backlog, CommitPolicy, Props};
 use crate::plan::RunPlan;
@@ -59,7 +60,7 @@ pub async fn measure(
     let flush_timeout = Duration::from_millis(timeout_ms) + Duration::from_secs(5);
 
     let layout = Arc::new(Layout {
-        topics: vec![topic.clone()],
+        topics: rp.topics.clone(),
         partitions,
     });
     let reads = Arc::new(Reads::new(layout.len()));
@@ -116,6 +117,7 @@ pub async fn measure(
         let job = ProducerJob {
             config: admin::config(&rp.producer),
             topic: topic.clone(),
+            topics: rp.topics.clone(),
             workload: w.clone(),
             share: Share {
                 index: u64::from(index),
@@ -142,14 +144,14 @@ pub async fn measure(
     let (b, brs, t, sh) = (
         barrier.clone(),
         brokers.to_vec(),
-        topic.clone(),
+        rp.topics.clone(),
         shared.clone(),
     );
     let (disk_before, started_at) = blocking(move || {
         b.wait();
         let d = plain
             .clone()
-            .and_then(|()| logdirs::topic_bytes(&brs, &t, partitions));
+            .and_then(|()| logdirs::topics_bytes(&brs, &t, partitions));
         // The time series' t = 0, the same instant for every thread: they read it after the
         // barrier below.
         sh.start_measuring();
@@ -211,22 +213,26 @@ pub async fn measure(
         t.finish();
     }
 
-    let (brs, t) = (brokers.to_vec(), topic.clone());
+    let (brs, t) = (brokers.to_vec(), rp.topics.clone());
     let disk_after = if shared.lost() {
         Err("the cluster was lost during the run".to_string())
     } else if let Err(e) = logdirs::speaks(&rp.admin) {
         Err(e)
     } else {
-        blocking(move || logdirs::topic_bytes(&brs, &t, partitions)).await?
+        blocking(move || logdirs::topics_bytes(&brs, &t, partitions)).await?
     };
-    let disk_bytes = match (disk_before, disk_after) {
-        (Ok(b), Ok(a)) => Some(a.saturating_sub(b)),
+    // Per topic, and summed over the topics.
+    let (disk_by_topic, disk_bytes) = match (disk_before, disk_after) {
+        (Ok(b), Ok(a)) => {
+            let (each, total) = disk_growth(&b, &a);
+            (Some(each), Some(total))
+        }
         (Err(e), _) | (_, Err(e)) => {
             notes.push(format!(
                 "run {}: on-disk size unavailable: {e}",
                 rp.index + 1
             ));
-            None
+            (None, None)
         }
     };
     for e in outcomes.iter().filter_map(|c| c.error.as_ref()) {
@@ -267,6 +273,12 @@ pub async fn measure(
         backlog: shared.backlog_written.load(Ordering::Acquire),
         read_side: read_side.as_ref(),
     });
+    r.derive_topics(
+        &rp.topics,
+        &recordings,
+        cons.as_ref(),
+        disk_by_topic.as_deref(),
+    );
 
     let errors: Vec<String> = errors.into_iter().flatten().collect();
     let lost = shared.lost_reason();
