@@ -136,6 +136,23 @@ fn syntax_beyond_the_shipped_scenarios_gets_its_scopes_too() {
         (12, "in", "keyword.operator.word"),
         (12, "#", "comment.line.number-sign"),
         (12, " why", "comment.line.number-sign"),
+        (15, "faults", "keyword.control.faults"),
+        (16, "at", "keyword.control.fault"),
+        (16, "15", "constant.numeric"),
+        (16, "s", "keyword.other.unit"),
+        (16, "kill", "keyword.other.fault"),
+        (16, "broker", "storage.type.fault-target"),
+        (16, "leader", "entity.name.function"),
+        (16, "partition", "entity.other.attribute-name"),
+        (16, "0", "constant.numeric"),
+        (16, "for", "keyword.control.fault"),
+        (16, "downtime", "variable.parameter"),
+        (16, " the busiest", "comment.line.number-sign"),
+        (17, "run", "keyword.other.fault"),
+        (17, "victim", "variable.parameter"),
+        (18, "stop", "keyword.other.fault"),
+        (18, "consumer", "storage.type.fault-target"),
+        (18, "1", "constant.numeric"),
     ] {
         let got = scope_of(line, text);
         assert!(

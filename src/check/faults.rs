@@ -8,7 +8,9 @@ use super::axes::Picks;
 use super::Checker;
 use crate::diagnostic::{suggest, Diagnostic, Kind};
 use crate::format::human_duration;
-use crate::model::{BrokerTarget, Fault, FaultAction, RateSpec, Scalar, TopicSpec, Workload};
+use crate::model::{
+    BrokerTarget, Cell, Fault, FaultAction, Metric, RateSpec, Scalar, TopicSpec, Workload,
+};
 use crate::syntax::{self, FaultObject, Value, ValueKind};
 
 /// The action words, as `check` suggests them.
@@ -230,12 +232,27 @@ impl Checker<'_> {
                         return None;
                     }
                 };
-                let high = if topic.existing {
-                    i32::MAX as u64
-                } else {
-                    topic.partitions.max(1) as u64 - 1
-                };
-                let p = self.count(partition, ctx, "a partition", 0..=high)?;
+                let p = self.count(partition, ctx, "a partition", 0..=i32::MAX as u64)?;
+                // An existing topic's partitions are known only when the run finds it.
+                let n = topic.partitions.max(1) as u64;
+                if p >= n && !topic.existing {
+                    let span = self
+                        .resolve(partition, ctx)
+                        .map_or(partition.span, |v| v.span);
+                    self.err(
+                        Diagnostic::new(
+                            Kind::Value,
+                            span,
+                            format!("the topic has no partition {p}"),
+                        )
+                        .label(format!("partitions are 0 to {}", n - 1))
+                        .help(format!(
+                            "name a partition from 0 to {}, or raise the topic's `partitions`",
+                            n - 1
+                        )),
+                    );
+                    return None;
+                }
                 Some(BrokerTarget::Leader(p as i32))
             }
             ValueKind::Word(w) if w == "leader" => {
@@ -473,6 +490,75 @@ impl Checker<'_> {
                     }),
                 );
             }
+        }
+    }
+}
+
+impl Checker<'_> {
+    /// Assertions on the fault figures need a run with a timeline (and `recovery.time` a paced
+    /// one); otherwise nothing could ever measure them.
+    pub(super) fn fault_metrics(&mut self, expects: &[&syntax::Assertion], cells: &[Cell]) {
+        let faulted: Vec<&Cell> = cells.iter().filter(|c| !c.spec.faults.is_empty()).collect();
+        let paced = faulted
+            .iter()
+            .any(|c| !matches!(c.spec.workload.rate, RateSpec::Unlimited));
+        let mut metrics = Vec::new();
+        for a in expects {
+            metric_refs(&a.lhs, &mut metrics);
+            match &a.test {
+                syntax::Test::Compare(_, rhs) => metric_refs(rhs, &mut metrics),
+                syntax::Test::Within(lo, hi) => {
+                    metric_refs(lo, &mut metrics);
+                    metric_refs(hi, &mut metrics);
+                }
+            }
+        }
+        for m in metrics {
+            let Some(metric) = super::parse_metric(&m.name.node) else {
+                continue;
+            };
+            let is_fault = matches!(
+                metric,
+                Metric::UnavailableTime
+                    | Metric::RecoveryTime
+                    | Metric::FaultLatency(..)
+                    | Metric::FaultFailed
+            );
+            if is_fault && faulted.is_empty() {
+                self.err(
+                    Diagnostic::new(
+                        Kind::Metric,
+                        m.name.span,
+                        format!(
+                            "`{}` describes a fault, and no run of this scenario has one",
+                            m.name.node
+                        ),
+                    )
+                    .label("needs a fault timeline")
+                    .help("add a timeline, e.g. `faults { at 10s kill broker 1 for 10s }`"),
+                );
+            } else if metric == Metric::RecoveryTime && !paced {
+                self.err(
+                    Diagnostic::new(
+                        Kind::Metric,
+                        m.name.span,
+                        "`recovery.time` is measured against the target rate, and no run with faults is paced",
+                    )
+                    .label("needs a paced run")
+                    .help("give the workload a rate, e.g. `rate = 1000/s`"),
+                );
+            }
+        }
+    }
+}
+
+fn metric_refs<'a>(e: &'a syntax::Expr, out: &mut Vec<&'a syntax::MetricRef>) {
+    match e {
+        syntax::Expr::Metric(m) => out.push(m),
+        syntax::Expr::Literal(_) => {}
+        syntax::Expr::Binary(l, _, r, _) => {
+            metric_refs(l, out);
+            metric_refs(r, out);
         }
     }
 }

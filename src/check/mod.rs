@@ -195,6 +195,7 @@ impl Checker<'_> {
             .collect();
 
         self.shared_topics(&cells);
+        self.fault_metrics(&sections.expects, &cells);
         let any_consumer = cells.iter().any(|c| c.spec.consumer.is_some());
         let assertions = sections
             .expects

@@ -253,7 +253,14 @@ impl Builder {
 
     /// `at T verb [object] [for D]`.
     fn fault(&self, p: Pair<Rule>) -> Fault {
-        let span = self.span(&p);
+        // Up to its last part: pest's pair also holds the white space it skipped looking for
+        // an optional `for`, up to the next action.
+        let last_end = p
+            .clone()
+            .into_inner()
+            .last()
+            .map_or(p.as_span().end(), |c| c.as_span().end());
+        let span = Span::new(self.file, p.as_span().start(), last_end);
         let mut at = None;
         let mut verb = None;
         let mut object = None;
