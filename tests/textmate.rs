@@ -138,6 +138,23 @@ fn syntax_beyond_the_shipped_scenarios_gets_its_scopes_too() {
         (12, "in", "keyword.operator.word"),
         (12, "#", "comment.line.number-sign"),
         (12, " why", "comment.line.number-sign"),
+        (14, "faults", "keyword.control.faults"),
+        (15, "at", "keyword.control.fault"),
+        (15, "15", "constant.numeric"),
+        (15, "s", "keyword.other.unit"),
+        (15, "kill", "keyword.other.fault"),
+        (15, "broker", "storage.type.fault-target"),
+        (15, "leader", "entity.name.function"),
+        (15, "partition", "entity.other.attribute-name"),
+        (15, "0", "constant.numeric"),
+        (15, "for", "keyword.control.fault"),
+        (15, "downtime", "variable.parameter"),
+        (15, " the busiest", "comment.line.number-sign"),
+        (16, "run", "keyword.other.fault"),
+        (16, "victim", "variable.parameter"),
+        (17, "stop", "keyword.other.fault"),
+        (17, "consumer", "storage.type.fault-target"),
+        (17, "1", "constant.numeric"),
     ] {
         let got = scope_of(line, text);
         assert!(
@@ -233,6 +250,15 @@ fn walk_entries(entries: &[Entry], expect: &mut dyn FnMut(Span, &str)) {
                     for c in &a.when {
                         expect(c.var.span, "variable.parameter");
                         c.values.iter().for_each(|v| walk_value(v, expect));
+                    }
+                }
+            }
+            Entry::Faults(faults, _) => {
+                for f in faults {
+                    expect(f.verb.span, "keyword.other.fault");
+                    walk_value(&f.at, expect);
+                    if let Some(l) = &f.lasts {
+                        walk_value(l, expect);
                     }
                 }
             }

@@ -19,7 +19,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 pub use consume::ConsumeFigures;
-pub use fault::{FaultFigures, FaultRecord};
+pub use fault::{AckTimeline, FaultFigures, FaultRecord};
 pub use intervals::{IntervalRecorder, IntervalRecording};
 pub use series::{SeriesPoint, TimeSeries};
 pub use topics::{TopicFigures, TopicTally};
@@ -342,6 +342,8 @@ pub struct ProducerRecording {
     pub txn: Option<TxnRecording>,
     /// Per topic of a run over several, in the run's order (empty for one topic).
     pub by_topic: Vec<TopicTally>,
+    /// When acknowledgements came and stopped, and failures by time (for the fault figures).
+    pub ack_timeline: AckTimeline,
 }
 
 impl ProducerRecording {
@@ -366,6 +368,7 @@ impl ProducerRecording {
             intervals: IntervalRecording::default(),
             txn: None,
             by_topic: Vec::new(),
+            ack_timeline: AckTimeline::default(),
         }
     }
 

@@ -1,6 +1,7 @@
 //! Stage 7, report. Every reporter writes to any `Write`, so tests can read what a user sees.
 
 pub mod compare;
+mod faults;
 pub mod html;
 pub mod json;
 pub mod junit;

@@ -151,6 +151,7 @@ pub fn write_results(
             )?;
         }
     }
+    super::faults::write(results, out)?;
     for n in notes {
         writeln!(out, "  note: {n}")?;
     }

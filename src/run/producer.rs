@@ -594,6 +594,7 @@ fn finish(mut s: Sender, start_ns: u64, sent: Sent, flushed: bool) -> ProducerOu
         intervals,
         txn: s.txn.take().map(|t| t.rec),
         by_topic,
+        ack_timeline: std::mem::take(&mut r.ack_timeline),
     };
     ProducerOutcome { recording, error }
 }
