@@ -9,6 +9,7 @@ use std::time::{Duration, SystemTime};
 use super::admin;
 use super::consumer::{self, ConsumerJob};
 use super::error::RunError;
+use super::faults;
 use super::lifecycle::blocking;
 use super::logdirs;
 use super::pacer::Share;
@@ -41,6 +42,8 @@ pub async fn measure(
     let shared = Arc::new(Shared::new(interrupt));
     let producers = w.producers;
     let has_consumer = rp.consumer.is_some();
+    // Before any thread starts: a timeline that cannot act fails the run unmeasured.
+    let timeline = faults::prepare(rp, &opts.live_faults).await?;
     // Every producer, the consumer and the orchestrator meet twice: warm-up done, then go.
     let barrier = Arc::new(Barrier::new(
         producers as usize + usize::from(has_consumer) + 1,
@@ -128,6 +131,8 @@ pub async fn measure(
         (d, started_at)
     })
     .await?;
+    // Dropped on any early return below (an error, a panic): it undoes its faults then.
+    let running = timeline.map(|t| t.start(shared.clone()));
 
     let ticker = opts
         .progress
@@ -146,6 +151,19 @@ pub async fn measure(
         .sum();
     shared.expected.store(reported, Ordering::Release);
     shared.producers_done.store(true, Ordering::Release);
+    // Before the consumer's drain: it reads from a whole cluster.
+    let fault_actions = match running {
+        Some(running) => {
+            let (actions, fault_notes) = running.finish().await;
+            notes.extend(
+                fault_notes
+                    .into_iter()
+                    .map(|n| format!("run {}: {n}", rp.index + 1)),
+            );
+            Some(actions)
+        }
+        None => None,
+    };
     let cons = match consumer_handle {
         Some(h) => Some(
             blocking(move || h.join())
@@ -198,7 +216,7 @@ pub async fn measure(
     };
     let (recordings, errors): (Vec<_>, Vec<_>) =
         prods.into_iter().map(|o| (o.recording, o.error)).unzip();
-    r.derive_figures(&Recordings {
+    let recorded = Recordings {
         producers: &recordings,
         consumer: cons.as_ref().map(|c| &c.recording),
         rate: &w.rate,
@@ -206,7 +224,11 @@ pub async fn measure(
         duration: w.duration,
         messages: w.messages,
         cut_short: shared.interrupted() || shared.lost(),
-    });
+    };
+    r.derive_figures(&recorded);
+    if let Some(actions) = fault_actions {
+        r.faults = Some(crate::measure::fault::derive(actions, &r, &recorded));
+    }
 
     let errors: Vec<String> = errors.into_iter().flatten().collect();
     let lost = shared.lost_reason();
