@@ -9,6 +9,7 @@
 //! applied, so no path can miss one. Only SIGKILL of kafkabench escapes: `scripts/kafka-local
 //! status` then shows the paused or stopped nodes, and `scripts/kafka-local up` repairs them.
 
+mod capture;
 pub mod local;
 mod undo;
 

@@ -11,6 +11,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use super::capture::{self, Capture, REDIRECT};
 use super::undo::Undo;
 use super::{Clock, Fault};
 use crate::measure::FaultRecord;
@@ -34,13 +35,14 @@ pub(super) async fn run(cmd: &str, f: &Fault, clock: &Clock, rec: &mut FaultReco
         rec.target = Some(format!("broker {}", id.1));
     }
     rec.fired_secs = Some(clock.secs());
+    let capture = Capture::new();
+    // On a line of its own after the redirect: the user's text is never spliced into it.
     let child = Command::new("sh")
         .arg("-c")
-        .arg(cmd)
+        .arg(format!("{REDIRECT}\n{cmd}"))
         .envs(env)
+        .env(capture::VAR, &capture.path)
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
         // Its own process group: ended as a whole, and a Ctrl-C at the terminal stays ours.
         .process_group(0)
         .spawn();
@@ -53,7 +55,8 @@ pub(super) async fn run(cmd: &str, f: &Fault, clock: &Clock, rec: &mut FaultReco
     };
     let pgid = child.id() as i32;
     let hold = ctx.live.hold(Undo::Command(pgid));
-    let mut waiting = tokio::spawn(blocking(move || child.wait_with_output()));
+    let mut child = child;
+    let mut waiting = tokio::spawn(blocking(move || child.wait()));
     let mut ended_early = false;
     let out = tokio::select! {
         out = &mut waiting => out,
@@ -92,10 +95,8 @@ pub(super) async fn run(cmd: &str, f: &Fault, clock: &Clock, rec: &mut FaultReco
             return;
         }
     };
-    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
-    text.push_str(&String::from_utf8_lossy(&out.stderr));
-    let tail = tail(&text);
-    let status = match out.status.code() {
+    let tail = tail(&capture.text());
+    let status = match out.code() {
         Some(0) if !ended_early => "ok (exit 0)".to_string(),
         Some(c) => format!("exit {c}"),
         None => "ended by a signal".to_string(),

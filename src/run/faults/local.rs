@@ -9,6 +9,8 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use super::capture::{self, Capture, REDIRECT};
+
 /// How long the script may take to bring a restarted node's port up.
 const START_TIMEOUT_SECS: &str = "60";
 
@@ -113,32 +115,34 @@ impl LocalCluster {
 
     /// Runs the script on this home; its output, or its error message.
     fn call(&self, args: &[&str]) -> Result<String, String> {
-        let out = Command::new(&self.script)
+        let capture = Capture::new();
+        let status = Command::new("sh")
+            .arg("-c")
+            .arg(format!("{REDIRECT}; exec \"$0\" \"$@\""))
+            .arg(&self.script)
             .args(args)
+            .env(capture::VAR, &capture.path)
             .env("KAFKA_LOCAL_HOME", &self.home)
             .env("KAFKA_LOCAL_READY_TIMEOUT", START_TIMEOUT_SECS)
             .stdin(Stdio::null())
             // Its own process group: a Ctrl-C meant for kafkabench must not cut a restart short.
             .process_group(0)
-            .output()
+            .status()
             .map_err(|e| format!("cannot run {}: {e}", self.script.display()))?;
-        let stdout = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        if out.status.success() {
-            Ok(stdout)
-        } else {
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            let said = stderr.trim().lines().last().unwrap_or("").to_string();
-            Err(format!(
-                "scripts/kafka-local {} failed ({}){}",
-                args.join(" "),
-                out.status,
-                if said.is_empty() {
-                    String::new()
-                } else {
-                    format!(": {}", said.trim_start_matches("kafka-local: "))
-                }
-            ))
+        let said = capture.text().trim().to_string();
+        if status.success() {
+            return Ok(said);
         }
+        let last = said.lines().last().unwrap_or("");
+        Err(format!(
+            "scripts/kafka-local {} failed ({status}){}",
+            args.join(" "),
+            if last.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", last.trim_start_matches("kafka-local: "))
+            }
+        ))
     }
 }
 
