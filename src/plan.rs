@@ -143,6 +143,9 @@ pub struct RunPlan {
     pub consumer: Option<Props>,
     pub admin: Props,
     pub workload: Workload,
+    /// The fault timeline, scaled with the workload (so it keeps its place in the run).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<Fault>,
     /// How long it sends (see [`RunPlan::estimate`]), kept in the serialized plan.
     pub estimate: Estimate,
 }
@@ -218,6 +221,7 @@ pub fn plan(scenario: &Scenario, opts: &PlanOptions) -> Plan {
                 consumer,
                 admin: base(&Props::default()),
                 workload,
+                faults: scale_faults(&spec.faults, opts.scale),
             }
         })
         .collect::<Vec<RunPlan>>();
@@ -241,6 +245,18 @@ pub fn plan(scenario: &Scenario, opts: &PlanOptions) -> Plan {
         runs,
         assertions: scenario.assertions.clone(),
     }
+}
+
+/// `--scale` moves and stretches every action with the run's length.
+fn scale_faults(faults: &[Fault], f: f64) -> Vec<Fault> {
+    let d = |d: Duration| Duration::from_secs_f64(d.as_secs_f64() * f);
+    faults
+        .iter()
+        .map(|x| {
+            let lasts = x.lasts.map(|l| d(l).max(Duration::from_millis(1)));
+            Fault::new(d(x.at), x.action.clone(), lasts, x.span)
+        })
+        .collect()
 }
 
 fn scale(w: &Workload, f: f64) -> Workload {

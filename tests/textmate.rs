@@ -234,6 +234,15 @@ fn walk_entries(entries: &[Entry], expect: &mut dyn FnMut(Span, &str)) {
                     }
                 }
             }
+            Entry::Faults(faults, _) => {
+                for f in faults {
+                    expect(f.verb.span, "keyword.other.fault");
+                    walk_value(&f.at, expect);
+                    if let Some(l) = &f.lasts {
+                        walk_value(l, expect);
+                    }
+                }
+            }
         }
     }
 }

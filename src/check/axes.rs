@@ -24,6 +24,8 @@ pub(super) struct AxisValue {
     pub text: String,
     /// For steps: the overrides this step brings (cumulative for a ladder).
     pub overrides: Vec<Setting>,
+    /// For steps: the fault timeline that replaces the scenario's (carried down a ladder).
+    pub faults: Option<Vec<crate::syntax::Fault>>,
 }
 
 /// The coordinates of one cell while lowering: which value of each axis it picks.
@@ -144,6 +146,7 @@ impl Checker<'_> {
                     scalar,
                     text,
                     overrides: vec![],
+                    faults: None,
                 });
             }
             axes.push(Axis { name, values });
@@ -174,6 +177,7 @@ impl Checker<'_> {
     ) -> Option<Axis> {
         let mut values: Vec<AxisValue> = Vec::new();
         let mut carried: Vec<Setting> = Vec::new();
+        let mut carried_faults: Option<Vec<crate::syntax::Fault>> = None;
         for e in &sec.entries {
             let Entry::Section(step) = e else {
                 self.err(
@@ -200,6 +204,7 @@ impl Checker<'_> {
                 continue;
             }
             let mut own: Vec<Setting> = Vec::new();
+            let mut own_faults: Option<Vec<crate::syntax::Fault>> = None;
             for se in &step.entries {
                 match se {
                     Entry::Setting(s) => {
@@ -266,9 +271,25 @@ impl Checker<'_> {
                             "a step may set",
                         )),
                     ),
+                    Entry::Faults(_, span) if own_faults.is_some() => self.err(
+                        Diagnostic::new(
+                            Kind::Duplicate,
+                            *span,
+                            "`faults` is declared twice in this step",
+                        )
+                        .label("second declaration")
+                        .help("merge the two `faults` blocks into one"),
+                    ),
+                    Entry::Faults(f, _) => own_faults = Some(f.clone()),
                     Entry::Expect(..) | Entry::Include(_) => self.out_of_place(se),
                 }
             }
+            let faults = if cumulative {
+                carried_faults = own_faults.or(carried_faults.take());
+                carried_faults.clone()
+            } else {
+                own_faults
+            };
             let overrides = if cumulative {
                 for o in own {
                     carried.retain(|c| !(c.section == o.section && c.key.node == o.key.node));
@@ -286,6 +307,7 @@ impl Checker<'_> {
                 scalar: Scalar::Word(name.clone()),
                 text: name,
                 overrides,
+                faults,
             });
         }
         if values.is_empty() {
@@ -348,7 +370,7 @@ fn entry_span(e: &Entry) -> Span {
     match e {
         Entry::Setting(s) => s.key.span,
         Entry::Section(x) => x.name.span,
-        Entry::Expect(_, span) => *span,
+        Entry::Expect(_, span) | Entry::Faults(_, span) => *span,
         Entry::Include(i) => i.span,
     }
 }

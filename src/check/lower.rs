@@ -19,6 +19,7 @@ impl Checker<'_> {
         axes: &[Axis],
         combination: &[usize],
         base: &[Setting],
+        base_faults: Option<&[crate::syntax::Fault]>,
         has_consumer: bool,
         name_span: Span,
     ) -> Option<Cell> {
@@ -31,7 +32,15 @@ impl Checker<'_> {
         };
         let settings = overlay(base, &picks);
         let consumer = has_consumer || settings.iter().any(|s| s.section == "consumer");
-        let spec = self.lower(&picks, &settings, consumer, name_span)?;
+        // A step's timeline replaces the scenario's (the last step axis that has one).
+        let faults = picks
+            .chosen
+            .iter()
+            .rev()
+            .find_map(|(_, v)| v.faults.as_deref())
+            .or(base_faults)
+            .unwrap_or_default();
+        let spec = self.lower(&picks, &settings, faults, consumer, name_span)?;
         let coords = picks
             .chosen
             .iter()
@@ -48,6 +57,7 @@ impl Checker<'_> {
         &mut self,
         ctx: &Picks,
         settings: &[Setting],
+        faults: &[crate::syntax::Fault],
         consumer_on: bool,
         name_span: Span,
     ) -> Option<RunSpec> {
@@ -128,6 +138,11 @@ impl Checker<'_> {
             );
         }
         let workload = self.finish_workload(w, consumer_on, name_span)?;
+        let run = super::faults::RunShape {
+            workload: &workload,
+            topic: &topic,
+        };
+        let faults = self.faults(faults, ctx, &run);
         if self.diags.len() > errors_before {
             return None;
         }
@@ -141,7 +156,7 @@ impl Checker<'_> {
             producer,
             consumer: consumer_on.then_some(consumer),
             workload,
-            faults: Vec::new(),
+            faults: faults.unwrap_or_default(),
         })
     }
 }

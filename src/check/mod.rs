@@ -13,6 +13,7 @@
 mod axes;
 pub mod bootstrap;
 mod expect;
+mod faults;
 mod lower;
 mod payload;
 mod props;
@@ -123,6 +124,8 @@ struct Sections<'a> {
     steps: Option<&'a Section>,
     expects: Vec<&'a syntax::Assertion>,
     has_consumer: bool,
+    /// The fault timeline every cell starts from (a step may replace it).
+    faults: Option<&'a [syntax::Fault]>,
 }
 
 impl Checker<'_> {
@@ -144,6 +147,14 @@ impl Checker<'_> {
             ),
             Entry::Include(i) => self.err(
                 Diagnostic::new(Kind::Include, i.span, "include was not resolved").label("here"),
+            ),
+            Entry::Faults(_, span) => self.err(
+                Diagnostic::new(
+                    Kind::UnknownSection,
+                    *span,
+                    "`faults` belongs at the top of the scenario, or in a step",
+                )
+                .label("move this out"),
             ),
             Entry::Setting(_) | Entry::Section(_) => {}
         }
@@ -176,6 +187,7 @@ impl Checker<'_> {
                     &axes,
                     combination,
                     &sections.base,
+                    sections.faults,
                     sections.has_consumer,
                     ast.name.span,
                 )
@@ -233,6 +245,17 @@ impl Checker<'_> {
                         .label("here"),
                 ),
                 Entry::Expect(a, _) => out.expects.extend(a.iter()),
+                Entry::Faults(f, span) => {
+                    if out.faults.is_some() {
+                        self.err(
+                            Diagnostic::new(Kind::Duplicate, *span, "`faults` is declared twice")
+                                .label("second declaration")
+                                .help("merge the two `faults` blocks into one"),
+                        );
+                    } else {
+                        out.faults = Some(f);
+                    }
+                }
                 Entry::Section(sec) => {
                     let name = sec.name.node.as_str();
                     if !SECTIONS.contains(&name) {
@@ -245,7 +268,7 @@ impl Checker<'_> {
                             .label("not a section")
                             .help(suggest(
                                 name,
-                                &[SECTIONS, &["expect"]].concat(),
+                                &[SECTIONS, &["expect", "faults"]].concat(),
                                 "sections are",
                             )),
                         );
@@ -341,7 +364,7 @@ impl Checker<'_> {
                         format!("`{prefix}` holds `key = value` settings")
                     }),
                 ),
-                Entry::Expect(..) | Entry::Include(_) => self.out_of_place(e),
+                Entry::Expect(..) | Entry::Include(_) | Entry::Faults(..) => self.out_of_place(e),
             }
         }
     }

@@ -1,25 +1,51 @@
-//! Figures that describe a run's faults.
+//! Figures that describe a run's faults: unavailability, recovery, latency and failures within
+//! the fault windows.
+//!
+//! The event thread keeps an [`AckTimeline`] per producer: one compare per delivery event, and
+//! a gap pushed only when the acknowledgements stop for longer than [`GAP`]. The figures are
+//! derived once, at the end, from those gaps, the actions as they happened and the time series.
 
 use std::collections::BTreeMap;
 
+use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use super::LatencySummary;
+use super::intervals::new_interval_histogram;
+use super::{codec, LatencySummary, ProducerRecording, Recordings, RunResult, TimeSeries};
 
-/// What happened during a run's fault timeline; None on a run without faults.
+/// A silence between two acknowledgements of one producer shorter than this is not a gap: the
+/// resolution of `unavailable.time`. Records due further apart than this (a producer paced
+/// under 10/s) make every pause between them a gap, which is what the figure then says.
+pub const GAP_NS: u64 = 100_000_000;
+
+/// `recovery.time`'s window, and what "back at the target rate" means: at least this share of
+/// the records due in the window acknowledged in it.
+const RECOVERY_WINDOW_SECS: f64 = 1.0;
+const RECOVERED_SHARE: f64 = 0.9;
+
+/// What a run's fault timeline did, and the figures within its windows; None on a run without
+/// faults.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct FaultFigures {
     /// Every action, with its time and outcome.
     pub actions: Vec<FaultRecord>,
-    /// The longest stretch with no successful acknowledgement.
+    /// The fault windows, merged where they overlap: seconds from the start of the measured
+    /// phase, `[from, to]`.
+    #[serde(default)]
+    pub windows: Vec<[f64; 2]>,
+    /// The longest stretch with no successful acknowledgement from any producer, within the
+    /// measured phase (100 ms resolution).
     pub unavailable_secs: Option<f64>,
-    /// Fault end → the first 1 s window with acknowledgements back at the target rate
-    /// (paced runs).
+    /// Fault end → the first 1 s window with acknowledgements back at the target rate (paced
+    /// runs; the longest over the windows that end before the run does). None when not paced,
+    /// or not back at the rate before the run ended.
     pub recovery_secs: Option<f64>,
-    /// Latencies within the fault windows.
+    /// Latencies of the records acknowledged (read) within the fault windows, from the time
+    /// series' intervals that overlap them: the resolution is the series interval.
     pub ack: Option<LatencySummary>,
     pub e2e: Option<LatencySummary>,
-    /// Records failed within the fault windows, by error kind.
+    /// Records failed within the fault windows (due in one, or reported failed in one), by
+    /// error kind.
     pub failed: u64,
     pub failed_by_kind: BTreeMap<String, u64>,
 }
@@ -39,15 +65,269 @@ pub struct FaultRecord {
     pub outcome: String,
 }
 
+/// One producer's acknowledgements over time, as the event thread saw them: when the first
+/// and the last came, and every silence longer than [`GAP_NS`] between two of them. Times are
+/// nanoseconds on the run's clock.
+#[derive(Clone, Debug, Default)]
+pub struct AckTimeline {
+    /// Whether any acknowledgement came (`first_ns` is then set).
+    pub started: bool,
+    pub first_ns: u64,
+    pub last_ns: u64,
+    pub gaps: Vec<(u64, u64)>,
+    /// Failure reports: (reported at, due at, error kind, records), one entry per kind per
+    /// event. Failures are rare; the success path never touches this.
+    pub failures: Vec<Failure>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Failure {
+    pub reported_ns: u64,
+    pub due_ns: u64,
+    pub kind: String,
+    pub records: u64,
+}
+
+impl AckTimeline {
+    /// Acknowledgements arrived at `now_ns`: a compare, and a gap pushed only after a silence.
+    #[inline]
+    pub fn acked(&mut self, now_ns: u64) {
+        if now_ns > self.last_ns + GAP_NS || !self.started {
+            self.gap(now_ns);
+        }
+        self.last_ns = now_ns;
+    }
+
+    #[cold]
+    fn gap(&mut self, now_ns: u64) {
+        if self.started {
+            self.gaps.push((self.last_ns, now_ns));
+        } else {
+            self.started = true;
+            self.first_ns = now_ns;
+        }
+    }
+
+    /// A record due at `due_ns` reported failed at `now_ns`.
+    pub fn failed(&mut self, now_ns: u64, due_ns: u64, kind: &str) {
+        match self.failures.last_mut() {
+            Some(f) if f.reported_ns == now_ns && f.due_ns == due_ns && f.kind == kind => {
+                f.records += 1
+            }
+            _ => self.failures.push(Failure {
+                reported_ns: now_ns,
+                due_ns,
+                kind: kind.to_string(),
+                records: 1,
+            }),
+        }
+    }
+
+    /// The stretches in which this producer got no acknowledgement, from `origin_ns` to its
+    /// last send: before the first, the gaps, and after the last.
+    fn silences(&self, origin_ns: u64, last_send_ns: u64) -> Vec<(u64, u64)> {
+        let mut out = Vec::with_capacity(self.gaps.len() + 2);
+        if !self.started {
+            if last_send_ns > origin_ns {
+                out.push((origin_ns, last_send_ns));
+            }
+            return out;
+        }
+        if self.first_ns > origin_ns + GAP_NS {
+            out.push((origin_ns, self.first_ns));
+        }
+        out.extend(self.gaps.iter().copied());
+        if last_send_ns > self.last_ns + GAP_NS {
+            out.push((self.last_ns, last_send_ns));
+        }
+        out
+    }
+}
+
 /// The figures of a run's faults, from the actions as they happened and what the run
 /// recorded: windows are the actions' [fired, ended] spans on the measured phase's clock.
 pub fn derive(
     actions: Vec<FaultRecord>,
-    _result: &super::RunResult,
-    _recordings: &super::Recordings,
+    result: &RunResult,
+    recordings: &Recordings,
 ) -> FaultFigures {
+    let end = measured_end(result);
+    let windows = windows(&actions, end);
+    let origin = origin_ns(recordings.producers);
     FaultFigures {
+        unavailable_secs: origin.and_then(|o| unavailable(recordings.producers, o)),
+        recovery_secs: result
+            .series
+            .as_ref()
+            .and_then(|s| recovery(s, &windows, end)),
+        ack: result
+            .series
+            .as_ref()
+            .and_then(|s| within(s, &windows, |p| p.ack_histogram.as_deref())),
+        e2e: result
+            .series
+            .as_ref()
+            .and_then(|s| within(s, &windows, |p| p.e2e_histogram.as_deref())),
+        failed_by_kind: origin.map_or_else(BTreeMap::new, |o| {
+            failed_within(recordings.producers, o, &windows)
+        }),
+        failed: 0,
+        windows: windows.iter().map(|(a, b)| [*a, *b]).collect(),
         actions,
-        ..FaultFigures::default()
+    }
+    .with_failed_total()
+}
+
+impl FaultFigures {
+    fn with_failed_total(mut self) -> FaultFigures {
+        self.failed = self.failed_by_kind.values().sum();
+        self
     }
 }
+
+/// Where the measured phase began on the run's clock: the series' origin every thread shares.
+fn origin_ns(producers: &[ProducerRecording]) -> Option<u64> {
+    producers
+        .iter()
+        .find(|p| p.intervals.width_ns > 0)
+        .map(|p| p.intervals.origin_ns)
+        .or_else(|| producers.iter().map(|p| p.start_ns).min())
+}
+
+/// Seconds from the start of the measured phase to its end: the series' last instant, else
+/// the elapsed time.
+fn measured_end(result: &RunResult) -> f64 {
+    result
+        .series
+        .as_ref()
+        .and_then(|s| s.points.last().map(|p| p.t_secs + p.span_secs))
+        .unwrap_or(result.elapsed_secs)
+        .max(result.elapsed_secs)
+}
+
+/// The actions that fired, each as `[fired, ended]` (to the end of the measured phase when it
+/// never ended), sorted and merged where they overlap.
+pub fn windows(actions: &[FaultRecord], end: f64) -> Vec<(f64, f64)> {
+    let mut w: Vec<(f64, f64)> = actions
+        .iter()
+        .filter_map(|a| {
+            let from = a.fired_secs?;
+            Some((from, a.ended_secs.unwrap_or(end).max(from)))
+        })
+        .collect();
+    w.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut merged: Vec<(f64, f64)> = Vec::with_capacity(w.len());
+    for (a, b) in w {
+        match merged.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => merged.push((a, b)),
+        }
+    }
+    merged
+}
+
+/// The longest stretch in which no producer got an acknowledgement: the producers' silences
+/// intersected, in seconds. None without producers.
+fn unavailable(producers: &[ProducerRecording], origin: u64) -> Option<f64> {
+    let mut common: Option<Vec<(u64, u64)>> = None;
+    for p in producers {
+        let s = p.ack_timeline.silences(origin, p.last_send_ns);
+        common = Some(match common {
+            None => s,
+            Some(c) => intersect(&c, &s),
+        });
+    }
+    let longest = common?.iter().map(|(a, b)| b - a).max().unwrap_or(0);
+    Some(longest as f64 / 1e9)
+}
+
+/// The intersection of two sorted lists of disjoint stretches.
+pub fn intersect(a: &[(u64, u64)], b: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let (mut i, mut j) = (0, 0);
+    let mut out = Vec::new();
+    while i < a.len() && j < b.len() {
+        let from = a[i].0.max(b[j].0);
+        let to = a[i].1.min(b[j].1);
+        if from < to {
+            out.push((from, to));
+        }
+        if a[i].1 < b[j].1 {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    out
+}
+
+/// For each window that ends before the run does: from its end to the start of the first 1 s
+/// span (whole series intervals, starting at or after the end) in which at least 90 % of the
+/// records due were acknowledged; the longest of them. None when not paced or never back.
+fn recovery(series: &TimeSeries, windows: &[(f64, f64)], end: f64) -> Option<f64> {
+    let w = series.interval_secs;
+    if w <= 0.0 || series.points.iter().all(|p| p.target_rate.is_none()) {
+        return None;
+    }
+    let span = (RECOVERY_WINDOW_SECS / w).ceil().max(1.0) as usize;
+    let mut longest: Option<f64> = None;
+    for &(_, fault_end) in windows.iter().filter(|(_, b)| *b < end) {
+        let first = series
+            .points
+            .iter()
+            .position(|p| p.t_secs + 1e-9 >= fault_end)?;
+        let back = (first..series.points.len().saturating_sub(span - 1)).find(|&i| {
+            let pts = &series.points[i..i + span];
+            let due: f64 = pts
+                .iter()
+                .map(|p| p.target_rate.unwrap_or(0.0) * p.span_secs)
+                .sum();
+            let acked: u64 = pts.iter().map(|p| p.acked).sum();
+            due > 0.0 && acked as f64 >= RECOVERED_SHARE * due
+        })?;
+        let r = (series.points[back].t_secs - fault_end).max(0.0);
+        longest = Some(longest.map_or(r, |l: f64| l.max(r)));
+    }
+    longest
+}
+
+/// The latency of what arrived within the windows: the histograms of every series interval
+/// that overlaps one, added. None when no window, or nothing arrived in them.
+fn within(
+    series: &TimeSeries,
+    windows: &[(f64, f64)],
+    histogram: impl Fn(&super::SeriesPoint) -> Option<&str>,
+) -> Option<LatencySummary> {
+    let mut sum: Option<Histogram<u64>> = None;
+    for p in &series.points {
+        let (from, to) = (p.t_secs, p.t_secs + series.interval_secs);
+        let overlaps = windows.iter().any(|(a, b)| from <= *b && *a < to);
+        if let (true, Some(text)) = (overlaps, histogram(p)) {
+            if let Ok(h) = codec::decode(text) {
+                let _ = sum.get_or_insert_with(new_interval_histogram).add(&h);
+            }
+        }
+    }
+    sum.filter(|h| !h.is_empty())
+        .map(|h| LatencySummary::from_histogram(&h))
+}
+
+/// Records failed within the windows, by kind: due in one, or reported failed in one.
+fn failed_within(
+    producers: &[ProducerRecording],
+    origin: u64,
+    windows: &[(f64, f64)],
+) -> BTreeMap<String, u64> {
+    let secs = |ns: u64| ns.saturating_sub(origin) as f64 / 1e9;
+    let inside = |t: f64| windows.iter().any(|(a, b)| *a <= t && t <= *b);
+    let mut out = BTreeMap::new();
+    for f in producers.iter().flat_map(|p| &p.ack_timeline.failures) {
+        if inside(secs(f.due_ns)) || inside(secs(f.reported_ns)) {
+            *out.entry(f.kind.clone()).or_default() += f.records;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+#[path = "fault_tests.rs"]
+mod tests;

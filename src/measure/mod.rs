@@ -19,7 +19,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 pub use consume::ConsumeFigures;
-pub use fault::{FaultFigures, FaultRecord};
+pub use fault::{AckTimeline, FaultFigures, FaultRecord};
 pub use intervals::{IntervalRecorder, IntervalRecording};
 pub use series::{SeriesPoint, TimeSeries};
 pub use topics::TopicFigures;
@@ -338,6 +338,8 @@ pub struct ProducerRecording {
     pub internals: Internals,
     /// Sent, acked, failed, bytes and ack latency per interval.
     pub intervals: IntervalRecording,
+    /// When acknowledgements came and stopped, and failures by time (for the fault figures).
+    pub ack_timeline: AckTimeline,
 }
 
 impl ProducerRecording {
@@ -360,6 +362,7 @@ impl ProducerRecording {
             last_ack_ns: 0,
             internals: Internals::default(),
             intervals: IntervalRecording::default(),
+            ack_timeline: AckTimeline::default(),
         }
     }
 }

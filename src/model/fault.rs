@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::format::human_duration;
 use crate::source::Span;
 
 /// One action of the timeline.
@@ -14,10 +15,12 @@ pub struct Fault {
     pub at: Duration,
     pub action: FaultAction,
     /// How long the fault lasts (`for 15s`): a killed broker is restarted, a paused one
-    /// continued, a stopped consumer started again. Only kill, pause and stop take one.
+    /// continued, a stopped consumer started again. Only kill, pause and stop take one; without
+    /// it the fault lasts until the measured phase ends, and is undone then.
     #[serde(serialize_with = "secs_opt")]
     pub lasts: Option<Duration>,
-    /// The action as written, for reports.
+    /// The action in the language's words, variables filled in (`kill broker 2 for 15s`), for
+    /// reports; `Fault::new` writes it from the typed fields.
     pub text: String,
     #[serde(skip)]
     pub span: Option<Span>,
@@ -34,7 +37,9 @@ pub enum FaultAction {
     Restart(BrokerTarget),
     /// Any command, through `sh -c`, with the resolved target in its environment.
     Run(String),
-    /// Stop one of the group's consumers (a rebalance), started again after `lasts`.
+    /// Stop one of the group's consumers (a rebalance), started again after `lasts`. The index
+    /// is 0-based (bit i of `Shared::consumer_stopped`); the language numbers consumers from 1
+    /// (`stop consumer 1` is index 0), as `scripts/kafka-local` numbers its brokers.
     StopConsumer(u32),
 }
 
@@ -45,6 +50,69 @@ pub enum BrokerTarget {
     Id(i32),
     /// The leader of this partition of the run's topic, when the action fires.
     Leader(i32),
+}
+
+impl Fault {
+    pub fn new(
+        at: Duration,
+        action: FaultAction,
+        lasts: Option<Duration>,
+        span: Option<Span>,
+    ) -> Fault {
+        let mut f = Fault {
+            at,
+            action,
+            lasts,
+            text: String::new(),
+            span,
+        };
+        f.text = f.action_text();
+        f
+    }
+
+    /// The action and its length in the language's words: `kill broker 2 for 15s`.
+    pub fn action_text(&self) -> String {
+        match self.lasts {
+            Some(d) => format!("{} for {}", self.action, human_duration(d.as_secs_f64())),
+            None => self.action.to_string(),
+        }
+    }
+
+    /// When the fault is over, if it ends before the measured phase does.
+    pub fn until(&self) -> Option<Duration> {
+        self.lasts.map(|d| self.at + d)
+    }
+
+    /// The action in the language's words from its typed fields, so a scaled timeline reads
+    /// right: `at 1.5s kill broker 2 for 1.5s`.
+    pub fn describe(&self) -> String {
+        let at = match self.at {
+            Duration::ZERO => "0s".to_string(),
+            d => human_duration(d.as_secs_f64()),
+        };
+        format!("at {at} {}", self.action_text())
+    }
+}
+
+impl std::fmt::Display for FaultAction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FaultAction::Kill(t) => write!(f, "kill broker {t}"),
+            FaultAction::Pause(t) => write!(f, "pause broker {t}"),
+            FaultAction::Restart(t) => write!(f, "restart broker {t}"),
+            FaultAction::Run(cmd) => write!(f, "run {cmd:?}"),
+            FaultAction::StopConsumer(i) => write!(f, "stop consumer {}", i + 1),
+        }
+    }
+}
+
+impl std::fmt::Display for BrokerTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BrokerTarget::Id(id) => write!(f, "{id}"),
+            BrokerTarget::Leader(p) => write!(f, "leader(partition {p})"),
+        }
+    }
 }
 
 fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {

@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 
 use crate::format::{human_bytes, human_duration, human_rate, plural};
-use crate::model::{KeySpec, PayloadSpec, Props, RateSpec, Warmup, Workload};
+use crate::model::{Fault, FaultAction, KeySpec, PayloadSpec, Props, RateSpec, Warmup, Workload};
 use crate::plan::{Estimate, PhaseEstimate, Plan, Reference};
 
 /// Human-readable plan: one block per run with its effective settings.
@@ -72,6 +72,7 @@ pub fn plan_text(p: &Plan, out: &mut dyn Write) -> io::Result<()> {
         }
         writeln!(out, "  workload  {}", workload_text(&r.workload))?;
         writeln!(out, "  estimate  {}", estimate_text(&r.estimate()))?;
+        faults_text(&r.faults, out)?;
     }
     if !p.expect.is_empty() {
         writeln!(out)?;
@@ -94,6 +95,27 @@ pub fn plan_text(p: &Plan, out: &mut dyn Write) -> io::Result<()> {
                 }
             }
         }
+    }
+    Ok(())
+}
+
+/// The timeline, one action a line, times from the start of the measured phase: `faults    at
+/// 15s kill broker 2 for 10s (until 25s)`.
+fn faults_text(faults: &[Fault], out: &mut dyn Write) -> io::Result<()> {
+    for (i, f) in faults.iter().enumerate() {
+        let lead = if i == 0 { "faults" } else { "" };
+        let until = match f.until() {
+            Some(u) => format!(" (until {})", human_duration(u.as_secs_f64())),
+            None if matches!(
+                f.action,
+                FaultAction::Kill(_) | FaultAction::Pause(_) | FaultAction::StopConsumer(_)
+            ) =>
+            {
+                " (until the run ends)".to_string()
+            }
+            None => String::new(),
+        };
+        writeln!(out, "  {lead:<8}  {}{until}", f.describe())?;
     }
     Ok(())
 }

@@ -105,7 +105,9 @@ impl<'a> Events<'a> {
                 }
                 Some(code) => {
                     failed += 1;
-                    *r.failed_by_kind.entry(format!("{code:?}")).or_default() += 1;
+                    let kind = format!("{code:?}");
+                    r.ack_timeline.failed(now, opaque as u64, &kind);
+                    *r.failed_by_kind.entry(kind).or_default() += 1;
                     if let Some(s) = d.header(stamp::HEADER_C).and_then(stamp::decode) {
                         r.failed_seqs.push(s.seq);
                     }
@@ -116,6 +118,7 @@ impl<'a> Events<'a> {
         if acked > 0 {
             r.acked += acked;
             r.last_ack_ns = now;
+            r.ack_timeline.acked(now);
             self.shared.acked.fetch_add(acked, Ordering::Relaxed);
         }
         if failed > 0 {

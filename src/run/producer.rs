@@ -441,6 +441,7 @@ fn finish(mut s: Sender, start_ns: u64, sent: Sent, flushed: bool) -> ProducerOu
         last_ack_ns: r.last_ack_ns,
         internals,
         intervals,
+        ack_timeline: std::mem::take(&mut r.ack_timeline),
     };
     ProducerOutcome { recording, error }
 }

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 use rdkafka::statistics::Statistics;
 
-use crate::measure::{new_histogram, record, Internals, IntervalRecorder};
+use crate::measure::{new_histogram, record, AckTimeline, Internals, IntervalRecorder};
 
 pub struct Recorder {
     /// Statistics windows count towards the run from the measured phase on.
@@ -31,6 +31,8 @@ pub struct Recorder {
     pub last_ack_ns: u64,
     /// The measured phase per interval: counts and ack latency.
     pub intervals: IntervalRecorder,
+    /// Silences between acknowledgements, and failures by time: the fault figures.
+    pub ack_timeline: AckTimeline,
     stats: StatsCounters,
     /// Statistics events seen, so the end of a run can wait for one more window.
     pub stats_seen: u64,
@@ -68,6 +70,7 @@ impl Recorder {
             key_value_bytes: 0,
             last_ack_ns: 0,
             intervals: IntervalRecorder::new(interval_ns),
+            ack_timeline: AckTimeline::default(),
             stats: StatsCounters::default(),
             stats_seen: 0,
         }

@@ -25,6 +25,8 @@ pub enum Entry {
     Setting(Setting),
     /// `expect { ... }`.
     Expect(Vec<Assertion>, Span),
+    /// `faults { ... }`: the fault timeline.
+    Faults(Vec<Fault>, Span),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -161,4 +163,32 @@ pub struct Clause {
     pub op: ClauseOp,
     pub values: Vec<Value>,
     pub span: Span,
+}
+
+// ---- the fault timeline ----------------------------------------------------------------------
+
+/// `at 15s kill broker leader(partition 0) for 15s`: what the words are, not yet what they mean.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fault {
+    /// A duration, or a `{var}`.
+    pub at: Value,
+    /// The action word as written (`kill`, `pause`, ...), checked by the check stage.
+    pub verb: Spanned<String>,
+    pub object: Option<FaultObject>,
+    /// `for 15s`, or a `{var}`.
+    pub lasts: Option<Value>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum FaultObject {
+    /// `run "kubectl delete pod kafka-1"`: the command, escapes resolved, `{var}` kept.
+    Command(Spanned<String>),
+    /// `broker 2`, `broker {victim}`, `broker leader(partition 0)`, `consumer 1`. `which` is a
+    /// quantity, a `{var}`, a word, or `leader(partition: N)` as a call (the form a matrix value
+    /// takes, so both resolve alike); None when nothing follows the noun.
+    Node {
+        noun: Spanned<String>,
+        which: Option<Value>,
+    },
 }

@@ -50,6 +50,7 @@ impl Builder {
             Rule::expect => {
                 Entry::Expect(p.into_inner().map(|a| self.assertion(a)).collect(), span)
             }
+            Rule::faults => Entry::Faults(p.into_inner().map(|f| self.fault(f)).collect(), span),
             Rule::section => {
                 let mut inner = p.into_inner().peekable();
                 let name = self.spanned(&inner.next().expect("section name"));
@@ -247,6 +248,80 @@ impl Builder {
             }
             Rule::arith => self.arith(inner),
             _ => Expr::Literal(self.value_alt(inner)),
+        }
+    }
+
+    /// `at T verb [object] [for D]`.
+    fn fault(&self, p: Pair<Rule>) -> Fault {
+        let span = self.span(&p);
+        let mut at = None;
+        let mut verb = None;
+        let mut object = None;
+        let mut lasts = None;
+        for part in p.into_inner() {
+            match part.as_rule() {
+                Rule::fault_time => at = Some(self.fault_time(part)),
+                Rule::fault_verb => verb = Some(self.spanned(&part)),
+                Rule::fault_object => object = Some(self.fault_object(part)),
+                Rule::fault_lasts => {
+                    lasts = Some(self.fault_time(part.into_inner().next().expect("a duration")))
+                }
+                r => unreachable!("a fault cannot hold {r:?}"),
+            }
+        }
+        Fault {
+            at: at.expect("a fault has `at`"),
+            verb: verb.expect("a fault has an action"),
+            object,
+            lasts,
+            span,
+        }
+    }
+
+    fn fault_time(&self, p: Pair<Rule>) -> Value {
+        self.value_alt(p.into_inner().next().expect("a quantity or a variable"))
+    }
+
+    fn fault_object(&self, p: Pair<Rule>) -> FaultObject {
+        let mut inner = p.into_inner();
+        let first = inner.next().expect("an object");
+        if first.as_rule() == Rule::string {
+            return FaultObject::Command(self.string(first));
+        }
+        let which = inner.next().map(|w| {
+            let alt = w.into_inner().next().expect("which one");
+            let span = self.span(&alt);
+            match alt.as_rule() {
+                Rule::leader => {
+                    let mut li = alt.into_inner();
+                    let word = self.spanned(&li.next().expect("`leader`"));
+                    match li.next() {
+                        Some(partition) => Value {
+                            kind: ValueKind::Call {
+                                name: word,
+                                args: vec![Arg {
+                                    name: Some(Spanned::new("partition".into(), span)),
+                                    value: self.fault_time(partition),
+                                }],
+                            },
+                            span,
+                        },
+                        None => Value {
+                            kind: ValueKind::Word(word.node),
+                            span,
+                        },
+                    }
+                }
+                Rule::fault_word => Value {
+                    kind: ValueKind::Word(alt.as_str().to_string()),
+                    span,
+                },
+                _ => self.value_alt(alt),
+            }
+        });
+        FaultObject::Node {
+            noun: self.spanned(&first),
+            which,
         }
     }
 
