@@ -72,7 +72,7 @@ fn builtin(a: &FaultAction) -> Option<&BrokerTarget> {
 
 /// The runs' fault timelines.
 fn timeline(rp: &RunPlan) -> &[Fault] {
-    &rp.cell.spec.faults
+    &rp.faults
 }
 
 /// What stands in the way of a plan's built-in fault actions, before anything runs: each run
@@ -353,7 +353,7 @@ async fn fire(f: Fault, clock: Clock) -> FaultRecord {
                 .fetch_or(bit, Ordering::AcqRel);
             let natural = clock.until(until(&f)).await;
             rec.ended_secs = Some(clock.secs());
-            let undone = ctx.live.take(hold).map(|u| u.perform());
+            let undone = ctx.live.undo(hold);
             rec.outcome = ended(natural, undone, "started again");
             return rec;
         }
@@ -394,7 +394,8 @@ async fn fire(f: Fault, clock: Clock) -> FaultRecord {
         .await
         .unwrap_or_else(|e| Err(e.to_string()));
     if let Err(e) = applied {
-        ctx.live.take(hold).map(|u| u.perform());
+        let live = ctx.live.clone();
+        let _ = blocking(move || live.undo(hold)).await;
         rec.ended_secs = Some(clock.secs());
         rec.outcome = format!("failed: {e}");
         return rec;
@@ -404,16 +405,26 @@ async fn fire(f: Fault, clock: Clock) -> FaultRecord {
         FaultAction::Restart(_) => true,
         _ => clock.until(until(&f)).await,
     };
-    let undone = match ctx.live.take(hold) {
-        Some(u) => Some(
-            blocking(move || u.perform())
-                .await
-                .unwrap_or_else(|e| Err(e.to_string())),
-        ),
-        None => None,
-    };
-    rec.ended_secs = Some(clock.secs());
+    // A kill or a pause ends when its undo is issued; a restart when the broker is back.
+    let is_restart = matches!(f.action, FaultAction::Restart(_));
+    if !is_restart {
+        rec.ended_secs = Some(clock.secs());
+    }
+    let undoing = Instant::now();
+    let live = ctx.live.clone();
+    let undone = blocking(move || live.undo(hold))
+        .await
+        .unwrap_or_else(|e| Some(Err(e.to_string())));
+    if is_restart {
+        rec.ended_secs = Some(clock.secs());
+    }
+    let took = undoing.elapsed().as_secs_f64();
     rec.outcome = ended(natural, undone, back);
+    if matches!(f.action, FaultAction::Kill(_)) && rec.outcome.starts_with("ok") {
+        rec.outcome.push_str(&format!(
+            "; accepting connections {took:.1}s after its restart"
+        ));
+    }
     rec
 }
 

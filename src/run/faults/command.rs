@@ -65,9 +65,7 @@ pub(super) async fn run(cmd: &str, f: &Fault, clock: &Clock, rec: &mut FaultReco
             tokio::time::sleep(GRACE).await;
         } => {
             ended_early = true;
-            if let Some(u) = ctx.live.take(hold) {
-                let _ = u.perform();
-            }
+            ctx.live.undo(hold);
             match tokio::time::timeout(Duration::from_secs(5), &mut waiting).await {
                 Ok(out) => out,
                 Err(_) => {

@@ -47,6 +47,9 @@ impl Undo {
 pub struct LiveFaults {
     held: Arc<Mutex<Vec<(u64, Undo)>>>,
     next: Arc<AtomicU64>,
+    /// Held while an undo is under way: a process about to exit waits for it, so an undo taken
+    /// but not yet done (a restart being issued) is never lost.
+    busy: Arc<Mutex<()>>,
 }
 
 impl LiveFaults {
@@ -64,6 +67,13 @@ impl LiveFaults {
         Some(held.remove(i).1)
     }
 
+    /// Undoes one fault, unless an exit path has undone it already (None).
+    pub(super) fn undo(&self, key: u64) -> Option<Result<String, String>> {
+        let _busy = self.busy.lock().unwrap_or_else(|e| e.into_inner());
+        let undo = self.take(key)?;
+        Some(undo.perform())
+    }
+
     /// Whether any fault is in force.
     pub fn any(&self) -> bool {
         !self.lock().is_empty()
@@ -72,6 +82,7 @@ impl LiveFaults {
     /// Undoes every fault in force, now, on this thread (for a process about to exit, or a run
     /// on its way out); one line per fault saying what was done.
     pub fn undo_now(&self) -> Vec<String> {
+        let _busy = self.busy.lock().unwrap_or_else(|e| e.into_inner());
         let all: Vec<Undo> = self.lock().drain(..).map(|(_, u)| u).collect();
         all.into_iter()
             .map(|u| {
