@@ -319,3 +319,15 @@ fn built_in_faults_against_a_cluster_kafka_local_did_not_start_are_refused_befor
         "{err}"
     );
 }
+
+#[test]
+fn the_cluster_scenarios_check_and_keep_the_canonical_layout() {
+    // CI's suite over scenarios/ does not read scenarios/cluster/ (it needs three brokers).
+    for file in ["durability", "availability"] {
+        let path = format!("scenarios/cluster/{file}.kbs");
+        let out = common::kafkabench(&["check", &path]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let out = common::kafkabench(&["fmt", "--check", &path]);
+        assert!(out.status.success(), "{}", text(&out.stdout));
+    }
+}

@@ -386,13 +386,17 @@ async fn fire(f: Fault, clock: Clock) -> FaultRecord {
             "started",
         ),
     };
-    // Registered first: whatever ends the process from here on undoes it.
-    let hold = ctx.live.hold(undo);
+    // Registered first, and applied as one step an exit path waits for: whatever ends the
+    // process from here on undoes it, after it is applied (a restart's stop, say).
     rec.fired_secs = Some(clock.secs());
-    let c = cluster.clone();
-    let applied = blocking(move || apply(&c, id))
-        .await
-        .unwrap_or_else(|e| Err(e.to_string()));
+    let (live, c) = (ctx.live.clone(), cluster.clone());
+    let (hold, applied) = match blocking(move || live.apply(undo, || apply(&c, id))).await {
+        Ok(done) => done,
+        Err(e) => {
+            rec.outcome = format!("failed: {e}");
+            return rec;
+        }
+    };
     if let Err(e) = applied {
         let live = ctx.live.clone();
         let _ = blocking(move || live.undo(hold)).await;

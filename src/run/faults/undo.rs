@@ -47,8 +47,9 @@ impl Undo {
 pub struct LiveFaults {
     held: Arc<Mutex<Vec<(u64, Undo)>>>,
     next: Arc<AtomicU64>,
-    /// Held while an undo is under way: a process about to exit waits for it, so an undo taken
-    /// but not yet done (a restart being issued) is never lost.
+    /// Held while a fault is applied or undone: a process about to exit waits for it, so a
+    /// fault being applied is undone after it, and an undo taken but not yet done (a restart
+    /// being issued) is never lost.
     busy: Arc<Mutex<()>>,
 }
 
@@ -65,6 +66,13 @@ impl LiveFaults {
         let mut held = self.lock();
         let i = held.iter().position(|(k, _)| *k == key)?;
         Some(held.remove(i).1)
+    }
+
+    /// Registers what undoes a fault, then applies it, as one step an exit path waits for.
+    pub(super) fn apply<T>(&self, undo: Undo, apply: impl FnOnce() -> T) -> (u64, T) {
+        let _busy = self.busy.lock().unwrap_or_else(|e| e.into_inner());
+        let key = self.hold(undo);
+        (key, apply())
     }
 
     /// Undoes one fault, unless an exit path has undone it already (None).
