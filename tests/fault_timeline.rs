@@ -194,6 +194,7 @@ scenario "durability" {
   }
   faults {
     at 3s kill broker leader(partition 0) for 3s
+    at 1s run "echo leader=$KB_PARTITION_LEADER broker=$KB_BROKER_HOST:$KB_BROKER_PORT topic=$KB_TOPIC"
   }
   expect {
     lost == 0        when step == safe
@@ -223,6 +224,16 @@ fn the_safe_step_loses_nothing_when_the_leader_is_killed_and_the_broker_comes_ba
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     for run in doc["runs"].as_array().unwrap() {
+        // The command saw the resolved target and the run's topic in its environment.
+        let command = &run["faults"]["actions"][1];
+        let said = command["outcome"].as_str().unwrap();
+        let topic = run["topic"].as_str().unwrap();
+        assert!(
+            said.starts_with("ok (exit 0): leader=")
+                && said.contains("broker=127.0.0.1:19")
+                && said.ends_with(&format!("topic={topic}")),
+            "{command}"
+        );
         let action = &run["faults"]["actions"][0];
         assert_eq!(action["at_secs"], 3.0, "{action}");
         let fired = action["fired_secs"].as_f64().unwrap();
