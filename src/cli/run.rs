@@ -16,7 +16,7 @@ use crate::model::Scenario;
 use crate::plan::{new_run_id, plan, run_id_overflows, Plan, PlanOptions};
 use crate::report::json::ResultFile;
 use crate::report::junit::{Skipped, Suite};
-use crate::run::{execute, Execution, LiveTopic, RunOptions};
+use crate::run::{execute, Execution, LiveFaults, LiveTopic, RunOptions};
 
 pub fn command(a: &RunArgs, always_summary: bool) -> Outcome {
     let (files, mut errors) = suite::expand(&a.files);
@@ -55,6 +55,22 @@ pub fn command(a: &RunArgs, always_summary: bool) -> Outcome {
             );
         }
     }
+    // Built-in faults (kill, pause, restart) need a kafka-local cluster: said before anything runs.
+    for (_, _, s) in &loaded {
+        let p = plan(
+            s,
+            &PlanOptions {
+                bootstrap: a.scaling.bootstrap.clone(),
+                scale: a.scaling.scale,
+                ..PlanOptions::default()
+            },
+        );
+        errors.extend(
+            crate::run::faults::preflight(&p)
+                .into_iter()
+                .map(|m| format!("error: {m}")),
+        );
+    }
     if invalid || !errors.is_empty() {
         for e in &errors {
             eprintln!("{e}");
@@ -62,6 +78,7 @@ pub fn command(a: &RunArgs, always_summary: bool) -> Outcome {
         return Outcome::Invalid;
     }
     let live_topic = LiveTopic::default();
+    let live_faults = LiveFaults::default();
     // The orchestration is light (the work is on the run's own threads): one worker will do.
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -75,7 +92,11 @@ pub fn command(a: &RunArgs, always_summary: bool) -> Outcome {
         }
     };
     let interrupt = Arc::new(AtomicBool::new(false));
-    rt.spawn(signals(interrupt.clone(), live_topic.clone()));
+    rt.spawn(signals(
+        interrupt.clone(),
+        live_topic.clone(),
+        live_faults.clone(),
+    ));
     // One id for the whole invocation: every topic of the suite carries it.
     let run_id = a.run_id.clone().unwrap_or_else(new_run_id);
     let mut outcome = Outcome::Ok;
@@ -124,6 +145,7 @@ pub fn command(a: &RunArgs, always_summary: bool) -> Outcome {
             progress: live.as_ref().map(|l| l.sink()),
             live_topic: live_topic.clone(),
             interval: a.interval,
+            live_faults: live_faults.clone(),
         };
         let started = SystemTime::now();
         let exec = run_selected(&rt, &sub, &original, &opts, &interrupt);
@@ -331,7 +353,7 @@ fn unwritable(a: &RunArgs, several: bool) -> Vec<String> {
 /// Ctrl-C and SIGTERM (CI timeouts, `docker stop`, Kubernetes) stop the run the same way: the
 /// first lets it report and clean up; a second ends the process at once, saying what it
 /// leaves behind.
-async fn signals(interrupt: Arc<AtomicBool>, live_topic: LiveTopic) {
+async fn signals(interrupt: Arc<AtomicBool>, live_topic: LiveTopic, live_faults: LiveFaults) {
     use tokio::signal::unix::{signal, SignalKind};
     let (Ok(mut int), Ok(mut term)) = (
         signal(SignalKind::interrupt()),
@@ -351,6 +373,10 @@ async fn signals(interrupt: Arc<AtomicBool>, live_topic: LiveTopic) {
             interrupt.store(true, Ordering::SeqCst);
             eprintln!("interrupted: stopping and cleaning up (interrupt again to exit at once)");
             continue;
+        }
+        // A fault never outlives the run: brokers are continued and restarted before exiting.
+        for undone in live_faults.undo_now() {
+            eprintln!("interrupted again: {undone}");
         }
         let left = live_topic.left_behind();
         eprintln!("interrupted again: exiting without a report; {left}");

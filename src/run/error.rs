@@ -35,6 +35,10 @@ pub enum RunError {
     /// down).
     #[error("{0}")]
     ClusterLost(String),
+    /// The run's fault timeline cannot act on its cluster (not a kafka-local one, an unknown
+    /// broker, a node already down); found before the clock starts.
+    #[error("the fault timeline cannot run: {0}")]
+    Faults(String),
     /// Interrupted (a signal) before the run measured anything.
     #[error("interrupted before measuring")]
     Interrupted,

@@ -8,6 +8,7 @@ pub mod admin;
 mod consumer;
 mod error;
 mod events;
+pub mod faults;
 mod interrupt;
 mod lifecycle;
 pub mod logdirs;
@@ -27,6 +28,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use error::{RunError, RunFailure};
+pub use faults::LiveFaults;
 pub use interrupt::LiveTopic;
 pub use progress::{Progress, ProgressPhase, ProgressSink};
 
@@ -64,6 +66,8 @@ pub struct RunOptions {
     pub live_topic: LiveTopic,
     /// Width of the time series' intervals (`--interval`).
     pub interval: Duration,
+    /// The faults in force, for whoever ends the process early (they are undone first).
+    pub live_faults: LiveFaults,
 }
 
 impl Default for RunOptions {
@@ -73,6 +77,7 @@ impl Default for RunOptions {
             progress: None,
             live_topic: LiveTopic::default(),
             interval: DEFAULT_INTERVAL,
+            live_faults: LiveFaults::default(),
         }
     }
 }

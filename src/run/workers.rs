@@ -9,6 +9,7 @@ use std::time::{Duration, SystemTime};
 use super::admin;
 use super::consumer::{self, ConsumerJob, Layout, Reads};
 use super::error::RunError;
+use super::faults;
 use super::lifecycle::blocking;
 use super::logdirs;
 use super::pacer::Share;
@@ -43,6 +44,8 @@ pub async fn measure(
     let shared = Arc::new(Shared::new(interrupt));
     let producers = w.producers;
     let has_consumer = rp.consumer.is_some();
+    // Before any thread starts: a timeline that cannot act fails the run unmeasured.
+    let timeline = faults::prepare(rp, &opts.live_faults).await?;
     let consumers = if has_consumer {
         w.consumers.unwrap_or(1)
     } else {
@@ -160,6 +163,8 @@ pub async fn measure(
         (d, started_at)
     })
     .await?;
+    // Dropped on any early return below (an error, a panic): it undoes its faults then.
+    let running = timeline.map(|t| t.start(shared.clone()));
 
     let stop_hook = stop_consumer_hook(&shared);
     let ticker = opts
@@ -176,6 +181,19 @@ pub async fn measure(
     let reported: u64 = prods.iter().map(|o| o.recording.expected_reads()).sum();
     shared.expected.store(reported, Ordering::Release);
     shared.producers_done.store(true, Ordering::Release);
+    // Before the consumer's drain: it reads from a whole cluster.
+    let fault_actions = match running {
+        Some(running) => {
+            let (actions, fault_notes) = running.finish().await;
+            notes.extend(
+                fault_notes
+                    .into_iter()
+                    .map(|n| format!("run {}: {n}", rp.index + 1)),
+            );
+            Some(actions)
+        }
+        None => None,
+    };
     let joined = blocking(move || {
         consumer_handles
             .into_iter()
@@ -262,7 +280,7 @@ pub async fn measure(
     };
     let (recordings, errors): (Vec<_>, Vec<_>) =
         prods.into_iter().map(|o| (o.recording, o.error)).unzip();
-    r.derive_figures(&Recordings {
+    let recorded = Recordings {
         producers: &recordings,
         consumer: cons.as_ref(),
         rate: &w.rate,
@@ -272,7 +290,11 @@ pub async fn measure(
         cut_short: shared.interrupted() || shared.lost(),
         backlog: shared.backlog_written.load(Ordering::Acquire),
         read_side: read_side.as_ref(),
-    });
+    };
+    r.derive_figures(&recorded);
+    if let Some(actions) = fault_actions {
+        r.faults = Some(crate::measure::fault::derive(actions, &r, &recorded));
+    }
     r.derive_topics(
         &rp.topics,
         &recordings,

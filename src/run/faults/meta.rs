@@ -1,0 +1,91 @@
+//! The run's cluster metadata as the fault timeline reads it when an action fires: a partition's
+//! leader, the brokers' addresses, how many brokers the cluster lists.
+
+use std::time::Duration;
+
+use rdkafka::admin::AdminClient;
+use rdkafka::client::DefaultClientContext;
+use rdkafka::metadata::Metadata;
+
+use crate::model::Props;
+use crate::run::admin;
+
+/// One metadata request's bound; a paused broker answers nothing, so a request that picked it
+/// is retried (librdkafka then tends to ask another).
+const ASK: Duration = Duration::from_secs(2);
+const TRIES: usize = 4;
+
+pub(super) struct Meta {
+    client: AdminClient<DefaultClientContext>,
+}
+
+/// What a `run` command is told about the run's topic.
+pub(super) struct Snapshot {
+    /// (partition, leader id), -1 for none.
+    pub leaders: Vec<(i32, i32)>,
+    /// (id, host, port).
+    pub brokers: Vec<(i32, String, u16)>,
+}
+
+impl Meta {
+    pub(super) fn connect(props: &Props, bootstrap_for_errors: &str) -> Result<Meta, String> {
+        let client = admin::config(props).create().map_err(|e| {
+            format!(
+                "cannot create a Kafka client for the fault timeline ({bootstrap_for_errors}): {e}"
+            )
+        })?;
+        Ok(Meta { client })
+    }
+
+    fn ask(&self, topic: Option<&str>) -> Result<Metadata, String> {
+        let mut last = String::new();
+        for _ in 0..TRIES {
+            match self.client.inner().fetch_metadata(topic, ASK) {
+                Ok(md) => return Ok(md),
+                Err(e) => last = e.to_string(),
+            }
+        }
+        Err(format!("no metadata from the cluster ({last})"))
+    }
+
+    /// The current leader of `partition` of `topic`.
+    pub(super) fn leader(&self, topic: &str, partition: i32) -> Result<i32, String> {
+        let md = self.ask(Some(topic))?;
+        let t = md
+            .topics()
+            .iter()
+            .find(|t| t.name() == topic)
+            .ok_or_else(|| format!("topic {topic} is not in the cluster's metadata"))?;
+        let p = t
+            .partitions()
+            .iter()
+            .find(|p| p.id() == partition)
+            .ok_or_else(|| format!("topic {topic} has no partition {partition}"))?;
+        match p.leader() {
+            l if l >= 0 => Ok(l),
+            _ => Err(format!(
+                "partition {partition} of {topic} has no leader now"
+            )),
+        }
+    }
+
+    pub(super) fn broker_count(&self) -> Result<usize, String> {
+        Ok(self.ask(None)?.brokers().len())
+    }
+
+    pub(super) fn snapshot(&self, topic: &str) -> Result<Snapshot, String> {
+        let md = self.ask(Some(topic))?;
+        let leaders = md
+            .topics()
+            .iter()
+            .filter(|t| t.name() == topic)
+            .flat_map(|t| t.partitions().iter().map(|p| (p.id(), p.leader())))
+            .collect();
+        let brokers = md
+            .brokers()
+            .iter()
+            .map(|b| (b.id(), b.host().to_string(), b.port() as u16))
+            .collect();
+        Ok(Snapshot { leaders, brokers })
+    }
+}

@@ -1,0 +1,344 @@
+//! The fault timeline against a real 3-node cluster of its own (scripts/kafka-local, beside
+//! CI's broker, never touching it): a leader killed mid-run loses nothing with acks=all and
+//! idempotence, and whatever ends kafkabench in a fault window leaves every broker running.
+//!
+//! The cluster is started once for the whole file (the first test to need it starts it) and
+//! stopped when the test binary exits, failed tests included.
+
+mod common;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use common::{repo, text};
+
+/// Clear of CI's broker (9092-9094), the broker-loss test (19092-19093) and the security test
+/// (19492-19494); nodes listen on 19692, 19792 and 19892, controllers one above.
+const PORT: u16 = 19692;
+
+fn home() -> PathBuf {
+    std::env::temp_dir().join(format!("kafkabench-fault-timeline-{PORT}"))
+}
+
+fn bootstrap() -> String {
+    (0..3)
+        .map(|i| format!("127.0.0.1:{}", PORT + 100 * i))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn kafka_local(args: &[&str]) -> std::process::Output {
+    Command::new(repo().join("scripts/kafka-local"))
+        .args(args)
+        .env("KAFKA_LOCAL_HOME", home())
+        .env("KAFKA_LOCAL_PORT", PORT.to_string())
+        .env("KAFKA_LOCAL_HEAP", "320m")
+        .output()
+        .expect("kafka-local runs")
+}
+
+extern "C" fn stop_cluster() {
+    let _ = kafka_local(&["down", "--wipe"]);
+}
+
+/// Starts the cluster once (a leftover from a test binary that was killed is repaired and
+/// reused), and stops it when the process exits.
+fn cluster() {
+    static UP: OnceLock<()> = OnceLock::new();
+    UP.get_or_init(|| {
+        let out = kafka_local(&["up", "--brokers", "3"]);
+        // SAFETY: registers a plain function to run at exit; it only spawns a process.
+        unsafe { libc::atexit(stop_cluster) };
+        assert!(
+            out.status.success(),
+            "the 3-node cluster did not start:\n{}{}",
+            text(&out.stdout),
+            text(&out.stderr)
+        );
+    });
+}
+
+/// `(id, pid, state)` of every node, as kafka-local sees them.
+fn nodes() -> Vec<(i32, Option<i32>, String)> {
+    let out = kafka_local(&["nodes"]);
+    text(&out.stdout)
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f[0].parse().unwrap(), f[2].parse().ok(), f[3].to_string())
+        })
+        .collect()
+}
+
+/// The process state letter of `pid` (`S`, `R`, `T` for stopped by a signal...).
+fn process_state(pid: i32) -> char {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // pid (comm) STATE ...: the command may hold spaces, the state follows its ')'.
+    stat.rsplit(')')
+        .next()
+        .and_then(|rest| rest.trim().chars().next())
+        .unwrap_or('?')
+}
+
+/// Every node is running: kafka-local says so, and no process is stopped by a signal.
+fn assert_all_running(context: &str) {
+    let nodes = nodes();
+    assert_eq!(nodes.len(), 3, "{context}: {nodes:?}");
+    for (id, pid, state) in &nodes {
+        assert_eq!(state, "running", "{context}: node {id}: {nodes:?}");
+        let pid = pid.unwrap_or_else(|| panic!("{context}: node {id} has no pid"));
+        assert!(
+            !matches!(process_state(pid), 'T' | 't' | 'Z' | '?'),
+            "{context}: node {id} (pid {pid}) is in state {}",
+            process_state(pid)
+        );
+    }
+    let status = kafka_local(&["status"]);
+    let said = text(&status.stdout);
+    assert!(
+        !said.contains("PAUSED") && !said.contains("STOPPED"),
+        "{context}:\n{said}"
+    );
+}
+
+/// Waits until node `id` is in `state` (the timeline has fired); fails past `limit`.
+fn wait_for_state(id: i32, state: &str, limit: Duration) {
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if nodes().iter().any(|(i, _, s)| *i == id && s == state) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    panic!("node {id} was not {state} within {limit:?}: {:?}", nodes());
+}
+
+fn write_scenario(dir: &Path, body: &str) -> PathBuf {
+    let path = dir.join("faults.kbs");
+    std::fs::write(&path, body).unwrap();
+    path
+}
+
+fn kafkabench(args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_kafkabench"));
+    c.args(args)
+        .args(["--bootstrap", &bootstrap()])
+        .current_dir(repo())
+        .env("NO_COLOR", "1")
+        .env("KAFKA_LOCAL_HOME", home())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
+/// Waits for the child at most `limit`; kills it and fails the test past that.
+fn wait_bounded(mut child: Child, limit: Duration) -> (i32, String, String) {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            let (mut out, mut err) = (String::new(), String::new());
+            child
+                .stdout
+                .take()
+                .unwrap()
+                .read_to_string(&mut out)
+                .unwrap();
+            child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut err)
+                .unwrap();
+            return (status.code().unwrap_or(-1), out, err);
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "kafkabench did not return within {limit:?}\nstdout:\n{}\nstderr:\n{}",
+                text(&out.stdout),
+                text(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn signal(child: &Child, sig: i32) {
+    // SAFETY: a signal to the kafkabench process this test spawned.
+    unsafe { libc::kill(child.id() as i32, sig) };
+}
+
+/// The durability scenario of scenarios/cluster/durability.kbs, small: a leader killed 3 s
+/// into an 10 s run, restarted 3 s later.
+const DURABILITY: &str = r#"
+scenario "durability" {
+  topic "durability-{step}" {
+    partitions          = 3
+    replication         = 3
+    min.insync.replicas = 2
+  }
+  producer { linger.ms = 5ms }
+  consumer { }
+  workload {
+    duration = 10s
+    rate     = 2000/s
+    payload  = random(size: 256B)
+  }
+  steps {
+    safe { producer.acks = all  producer.enable.idempotence = true }
+    fast { producer.acks = 1    producer.enable.idempotence = false }
+  }
+  faults {
+    at 3s kill broker leader(partition 0) for 3s
+    at 1s run "echo leader=$KB_PARTITION_LEADER broker=$KB_BROKER_HOST:$KB_BROKER_PORT topic=$KB_TOPIC"
+  }
+  expect {
+    lost == 0        when step == safe
+    duplicated == 0  when step == safe
+  }
+}
+"#;
+
+#[test]
+fn the_safe_step_loses_nothing_when_the_leader_is_killed_and_the_broker_comes_back() {
+    cluster();
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(dir.path(), DURABILITY);
+    let json = dir.path().join("out.json");
+    let child = kafkabench(&[
+        "run",
+        scenario.to_str().unwrap(),
+        "--quiet",
+        "--json",
+        json.to_str().unwrap(),
+    ])
+    .spawn()
+    .unwrap();
+    let (code, out, err) = wait_bounded(child, Duration::from_secs(120));
+    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
+    assert!(out.contains("2 of 2 checks held"), "{out}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    for run in doc["runs"].as_array().unwrap() {
+        // The command saw the resolved target and the run's topic in its environment.
+        let command = &run["faults"]["actions"][1];
+        let said = command["outcome"].as_str().unwrap();
+        let topic = run["topic"].as_str().unwrap();
+        assert!(
+            said.starts_with("ok (exit 0): leader=")
+                && said.contains("broker=127.0.0.1:19")
+                && said.ends_with(&format!("topic={topic}")),
+            "{command}"
+        );
+        let action = &run["faults"]["actions"][0];
+        assert_eq!(action["at_secs"], 3.0, "{action}");
+        let fired = action["fired_secs"].as_f64().unwrap();
+        let ended = action["ended_secs"].as_f64().unwrap();
+        assert!((3.0..4.5).contains(&fired), "{action}");
+        assert!((6.0..8.0).contains(&ended), "{action}");
+        assert!(
+            action["target"].as_str().unwrap().starts_with("broker "),
+            "{action}"
+        );
+        assert!(
+            action["outcome"].as_str().unwrap().starts_with("ok"),
+            "{action}"
+        );
+    }
+    let safe = &doc["runs"][0]["delivery"];
+    assert_eq!(safe["lost"], 0, "{safe}");
+    assert_eq!(safe["incomplete"], false, "{safe}");
+    assert_all_running("after the durability runs");
+}
+
+/// A long pause of broker 2, so the signal lands inside its window.
+const LONG_PAUSE: &str = r#"
+scenario "pause" {
+  topic "pause" { partitions = 3  replication = 3 }
+  producer { acks = all }
+  workload { duration = 40s  rate = 500/s }
+  faults { at 1s pause broker 2 for 30s }
+}
+"#;
+
+#[test]
+fn sigterm_in_a_pause_window_continues_the_paused_broker_before_exiting() {
+    cluster();
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(dir.path(), LONG_PAUSE);
+    let child = kafkabench(&["run", scenario.to_str().unwrap(), "--quiet"])
+        .spawn()
+        .unwrap();
+    wait_for_state(2, "paused", Duration::from_secs(60));
+    signal(&child, libc::SIGTERM);
+    let (code, out, err) = wait_bounded(child, Duration::from_secs(60));
+    assert_eq!(code, 130, "stdout:\n{out}\nstderr:\n{err}");
+    assert_all_running("after SIGTERM in a pause window");
+}
+
+/// A long kill of broker 3.
+const LONG_KILL: &str = r#"
+scenario "kill" {
+  topic "kill" { partitions = 3  replication = 3 }
+  producer { acks = all }
+  workload { duration = 40s  rate = 500/s }
+  faults { at 1s kill broker 3 for 30s }
+}
+"#;
+
+#[test]
+fn a_second_signal_restarts_the_killed_broker_before_the_process_exits() {
+    cluster();
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(dir.path(), LONG_KILL);
+    let child = kafkabench(&["run", scenario.to_str().unwrap(), "--quiet"])
+        .spawn()
+        .unwrap();
+    wait_for_state(3, "stopped", Duration::from_secs(60));
+    // The second ends the process without the orderly cleanup (apart from a moment, so the
+    // two are not merged into one).
+    signal(&child, libc::SIGINT);
+    std::thread::sleep(Duration::from_millis(300));
+    signal(&child, libc::SIGINT);
+    let (code, out, err) = wait_bounded(child, Duration::from_secs(90));
+    assert_eq!(code, 130, "stdout:\n{out}\nstderr:\n{err}");
+    assert!(err.contains("interrupted again"), "{err}");
+    assert_all_running("after a second signal in a kill window");
+}
+
+#[test]
+fn built_in_faults_against_a_cluster_kafka_local_did_not_start_are_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(dir.path(), LONG_KILL);
+    let out = Command::new(env!("CARGO_BIN_EXE_kafkabench"))
+        .args(["run", scenario.to_str().unwrap(), "--quiet"])
+        .args(["--bootstrap", "127.0.0.1:1"])
+        .current_dir(repo())
+        .env("NO_COLOR", "1")
+        .env("KAFKA_LOCAL_HOME", home())
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("kill, pause and restart act on a cluster started by scripts/kafka-local")
+            && err.contains("none runs at 127.0.0.1:1"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_cluster_scenarios_check_and_keep_the_canonical_layout() {
+    // CI's suite over scenarios/ does not read scenarios/cluster/ (it needs three brokers).
+    for file in ["durability", "availability"] {
+        let path = format!("scenarios/cluster/{file}.kbs");
+        let out = common::kafkabench(&["check", &path]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let out = common::kafkabench(&["fmt", "--check", &path]);
+        assert!(out.status.success(), "{}", text(&out.stdout));
+    }
+}
