@@ -1,3 +1,5 @@
+//! Merging without a broker: exact percentiles, counts and rates, series, and what is refused.
+
 use std::time::Duration;
 
 use super::*;
