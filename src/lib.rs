@@ -8,6 +8,7 @@ pub mod diagnostic;
 pub mod exit;
 pub mod format;
 pub mod import;
+pub mod k8s;
 pub mod measure;
 pub mod model;
 pub mod native;

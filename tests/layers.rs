@@ -23,7 +23,7 @@ const LAYERS: &[&[&str]] = &[
     &["run"],
     &["assert"],
     &["report"],
-    &["import"],
+    &["import", "k8s"],
     &["cli"],
     &["main", "lib"],
 ];

@@ -6,6 +6,8 @@ mod compare;
 mod fmt;
 mod import;
 mod interval;
+mod k8s;
+mod merge;
 mod only;
 mod plan;
 mod progress;
@@ -64,6 +66,12 @@ pub enum Command {
     /// Run a suite: every .kbs file given or in the directories given, one table each, then
     /// `N passed, N failed, N skipped`; one JUnit file, one exit code (the most severe).
     Test(RunArgs),
+    /// Merge the result files (--json) of one run's shards exactly (histograms added, counts
+    /// summed) and evaluate `expect` once on the merged figures (docs/distributed.md).
+    Merge(merge::MergeArgs),
+    /// Write Kubernetes manifests for a sharded run: the scenario in a ConfigMap, an Indexed
+    /// Job of N shards, the collector Job; secrets by reference (docs/distributed.md).
+    K8s(k8s::K8sArgs),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -228,6 +236,8 @@ pub fn main(cli: Cli) -> Outcome {
         Command::Compare(a) => compare::command(&a),
         Command::Import(a) => import::command(&a),
         Command::Report(a) => report::command(&a),
+        Command::Merge(a) => merge::command(&a),
+        Command::K8s(a) => k8s::command(&a),
     }
 }
 

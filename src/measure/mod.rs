@@ -8,6 +8,7 @@ pub mod codec;
 pub mod consume;
 pub mod fault;
 pub mod intervals;
+pub mod merge;
 pub mod series;
 pub mod topics;
 pub mod txn;
