@@ -19,7 +19,7 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-pub use consume::ConsumeFigures;
+pub use consume::{ConsumeFigures, ConsumerRecording};
 pub use fault::{AckTimeline, FaultFigures, FaultRecord};
 pub use intervals::{IntervalRecorder, IntervalRecording};
 pub use series::{SeriesPoint, TimeSeries};
@@ -415,130 +415,6 @@ impl SeqSet {
             *w |= o;
         }
         both
-    }
-}
-
-/// What a consumer thread recorded (or the run's consumers together, `merge`d).
-pub struct ConsumerRecording {
-    pub e2e: Histogram<u64>,
-    /// Per producer id (the index), the sequence numbers read back: measured and backlog
-    /// records, each once.
-    pub seen: Vec<SeqSet>,
-    /// Distinct measured records read back.
-    pub consumed: u64,
-    pub duplicated: u64,
-    pub reordered: u64,
-    /// Consumed and end-to-end latency per interval.
-    pub intervals: IntervalRecording,
-    /// Every record read, of every phase, redeliveries included, and their key and value bytes.
-    pub records: u64,
-    pub bytes: u64,
-    /// Distinct backlog records read back (verified, no end-to-end latency).
-    pub backlog_read: u64,
-    /// Records read again at a (partition, offset) already read, by any consumer of the run.
-    pub redelivered: u64,
-    /// Records of transactions their producer aborted, read anyway.
-    pub aborted_read: u64,
-    /// Records read per topic, in the order of the run's topic list.
-    pub consumed_by_topic: Vec<u64>,
-    /// Each rebalance this consumer took part in: join (subscribe or revoke) → first record
-    /// after the assignment (or the assignment, with nothing to read), nanoseconds.
-    pub rebalances: Vec<u64>,
-    /// From librdkafka statistics over the measured phase: fetch requests and bytes fetched.
-    pub fetch_requests: Option<u64>,
-    pub fetch_bytes: Option<u64>,
-    /// When this consumer started reading (the measured phase's start) and read its last
-    /// record, on the run's clock (0: never).
-    pub first_read_ns: u64,
-    pub last_read_ns: u64,
-}
-
-impl ConsumerRecording {
-    /// A consumer that has read nothing yet.
-    pub fn empty() -> ConsumerRecording {
-        ConsumerRecording {
-            e2e: new_histogram(),
-            seen: Vec::new(),
-            consumed: 0,
-            duplicated: 0,
-            reordered: 0,
-            intervals: IntervalRecording::default(),
-            records: 0,
-            bytes: 0,
-            backlog_read: 0,
-            redelivered: 0,
-            aborted_read: 0,
-            consumed_by_topic: Vec::new(),
-            rebalances: Vec::new(),
-            fetch_requests: None,
-            fetch_bytes: None,
-            first_read_ns: 0,
-            last_read_ns: 0,
-        }
-    }
-
-    /// The sequence set of producer `id`, grown as needed.
-    pub fn seen_mut(&mut self, id: usize) -> &mut SeqSet {
-        if id >= self.seen.len() {
-            self.seen.resize_with(id + 1, SeqSet::default);
-        }
-        &mut self.seen[id]
-    }
-
-    /// The recordings of a group's consumers as one: a record read by two of them at two
-    /// offsets is a duplicate (redeliveries at one offset were never recorded twice), counts
-    /// add up, histograms and intervals merge exactly.
-    pub fn merge(all: Vec<ConsumerRecording>) -> ConsumerRecording {
-        let mut out = ConsumerRecording::empty();
-        let mut first = true;
-        for c in all {
-            // Read by two consumers at two offsets (a producer's retry): counted as consumed
-            // by each, so one of the two is the duplicate.
-            let mut both = 0;
-            for (id, s) in c.seen.iter().enumerate() {
-                both += out.seen_mut(id).absorb(s);
-            }
-            let _ = out.e2e.add(&c.e2e);
-            out.consumed = (out.consumed + c.consumed).saturating_sub(both);
-            out.duplicated += both;
-            out.duplicated += c.duplicated;
-            out.reordered += c.reordered;
-            out.records += c.records;
-            out.bytes += c.bytes;
-            out.backlog_read += c.backlog_read;
-            out.redelivered += c.redelivered;
-            out.aborted_read += c.aborted_read;
-            if out.consumed_by_topic.len() < c.consumed_by_topic.len() {
-                out.consumed_by_topic.resize(c.consumed_by_topic.len(), 0);
-            }
-            for (o, n) in out.consumed_by_topic.iter_mut().zip(&c.consumed_by_topic) {
-                *o += n;
-            }
-            out.rebalances.extend(&c.rebalances);
-            out.fetch_requests = add_opt(out.fetch_requests, c.fetch_requests);
-            out.fetch_bytes = add_opt(out.fetch_bytes, c.fetch_bytes);
-            if c.first_read_ns > 0 {
-                out.first_read_ns = match out.first_read_ns {
-                    0 => c.first_read_ns,
-                    f => f.min(c.first_read_ns),
-                };
-            }
-            out.last_read_ns = out.last_read_ns.max(c.last_read_ns);
-            if first {
-                out.intervals = c.intervals;
-                first = false;
-            } else {
-                out.intervals.absorb(c.intervals);
-            }
-        }
-        out
-    }
-}
-
-fn add_opt(a: Option<u64>, b: Option<u64>) -> Option<u64> {
-    match (a, b) {
-        (None, None) => None,
-        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
     }
 }
 

@@ -130,3 +130,14 @@ fn a_run_that_ends_past_its_duration_reports_the_slip() {
     });
     assert_eq!(r.schedule_slip_secs, Some(3.0));
 }
+
+#[test]
+fn a_sequence_read_by_two_group_members_is_one_duplicate_and_one_consumed() {
+    // Member a read seqs 0..3, member b read 2 (a retry written at another offset) and 3..5.
+    let (a, b) = (consumer(&[&[0, 1, 2]]), consumer(&[&[2, 3, 4]]));
+    let merged = ConsumerRecording::merge(vec![a, b]);
+    assert_eq!(merged.consumed, 5);
+    assert_eq!(merged.duplicated, 1);
+    let producers = [producer(5, &[])];
+    assert_eq!(account(&producers, &merged), (0, 0), "nothing lost");
+}
