@@ -137,7 +137,7 @@ class Bench:
         os.makedirs(self.out, exist_ok=True)
         self.rows = []
         self.seq = 0
-        self.kafkabench_bin = KAFKABENCH
+        self.kafkabench_bin = args.kafkabench
         self.kafka_local = KAFKA_LOCAL
         self.read_side = peers_read.ReadSide(
             self, COMMON, f'constant("{payload_text(100)}")')
@@ -178,7 +178,7 @@ class Bench:
             )
         js = os.path.join(self.out, f"{label}.json")
         code, out, cpu, rss, wall = run_wait4(
-            [KAFKABENCH, "run", path, "--quiet", "--json", js], self.args.timeout)
+            [self.kafkabench_bin, "run", path, "--quiet", "--json", js], self.args.timeout)
         if code != 0:
             self.log(out)
             raise SystemExit(f"kafkabench failed (exit {code}) on {label}")
@@ -397,6 +397,9 @@ def main():
     ap.add_argument("--verify-messages", type=int, default=1_000_000,
                     help="records per run of the verifier section (default 1000000)")
     ap.add_argument("--timeout", type=int, default=600, help="seconds before a run is killed")
+    ap.add_argument("--kafkabench", default=KAFKABENCH, metavar="BIN",
+                    help="the kafkabench binary to measure (default target/release/kafkabench; "
+                         "another build, for a before/after comparison)")
     ap.add_argument("--out", help="output directory (default bench/out/<time>)")
     ap.add_argument("--rdkafka-performance", required=True, help=argparse.SUPPRESS)
     args = ap.parse_args()

@@ -209,6 +209,8 @@ def last_ack_and_read(series):
     out = {"last_ack": ack, "last_read": read}
     if ack is not None and read is not None:
         out["read_after_ack"] = read - ack
+        first = next(p["t_secs"] for p in pts if (p.get("consumed") or 0) > 0)
+        out["read_rate"] = sum(p.get("consumed") or 0 for p in pts) / max(read - first, 1e-3)
     return out
 
 
@@ -267,8 +269,8 @@ def report(rows, args):
                      f"2 producers (medians of {args.reps} interleaved pairs)\n")
         lines.append("| consumer | process wall s | wall spread | ack rate msg/s | "
                      "ack rate spread | last ack s | last read s | last read − last ack s | "
-                     "e2e p50 ms | CPU s |")
-        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+                     "read rate msg/s | e2e p50 ms | CPU s |")
+        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for v in ["without", "with"]:
             rs = [r for r in ver if r["consumer"] == v]
             if not rs:
@@ -280,12 +282,15 @@ def report(rows, args):
                 f"{fmt(med(col('last_ack')), '.2f')} | {fmt(med(col('last_read')), '.2f')} | "
                 f"{fmt(med(col('read_after_ack')), '.2f')} "
                 f"({span(col('read_after_ack'), '.2f')}) | "
+                f"{fmt(med(col('read_rate')), ',.0f')} | "
                 f"{fmt(med(col('e2e_p50_ms')), ',.0f')} | {med(col('cpu')):.2f} |")
         pairs = [(a, b) for a in ver for b in ver
                  if a["rep"] == b["rep"] and a["consumer"] == "with" and b["consumer"] == "without"]
         if pairs:
             added = [a["wall"] - b["wall"] for a, b in pairs]
+            cpu = [(a["cpu"] - b["cpu"]) / (n / 1e6) for a, b in pairs]
             lines.append(f"\nAttaching the consumer adds {med(added):.2f} s to the process's wall "
-                         f"time (median of the pairs' differences; spread "
-                         f"{span(added, '.2f')} s).")
+                         f"time and {med(cpu):.2f} CPU s per million records (medians of the "
+                         f"pairs' differences; spreads {span(added, '.2f')} s and "
+                         f"{span(cpu, '.2f')} s/M).")
     return lines
