@@ -196,7 +196,17 @@ pub fn plan(scenario: &Scenario, opts: &PlanOptions) -> Plan {
                 let mut p = base(c);
                 p.set_default("group.id", format!("kafkabench-{}-{}", opts.run_id, i + 1));
                 p.set_default("client.id", "kafkabench-consumer");
-                p.set_default("enable.auto.commit", "false");
+                p.set_default("statistics.interval.ms", STATS_INTERVAL_MS.to_string());
+                // A group commits as its `commit` policy says: auto commit of the offsets
+                // kafkabench stores once it has processed a record.
+                match (spec.workload.consumers, &spec.workload.commit) {
+                    (Some(_), CommitPolicy::Auto { interval }) => {
+                        p.set_default("enable.auto.commit", "true");
+                        p.set_default("auto.commit.interval.ms", interval.as_millis().to_string());
+                        p.set_default("enable.auto.offset.store", "false");
+                    }
+                    _ => p.set_default("enable.auto.commit", "false"),
+                }
                 p.set_default("auto.offset.reset", "earliest");
                 p
             });
@@ -250,7 +260,17 @@ fn scale(w: &Workload, f: f64) -> Workload {
     let d = |d: Duration| Duration::from_secs_f64((d.as_secs_f64() * f).max(0.001));
     let n = |n: u64| ((n as f64 * f).ceil() as u64).max(1);
     let mut w = w.clone();
-    w.messages = w.messages.map(|m| n(m).max(w.producers as u64));
+    // `messages = 0` (a pure drain) stays 0.
+    w.messages = w.messages.map(|m| {
+        if m == 0 {
+            0
+        } else {
+            n(m).max(w.producers as u64)
+        }
+    });
+    if let Some(Backlog::Records(b)) = &mut w.backlog {
+        *b = n(*b).max(w.producers as u64);
+    }
     w.duration = w.duration.map(d);
     w.warmup = w.warmup.map(|x| match x {
         Warmup::Messages(m) => Warmup::Messages(n(m)),

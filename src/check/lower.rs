@@ -127,6 +127,7 @@ impl Checker<'_> {
                     .help("add `topic \"name\" { partitions = 3 }`; use `{var}` in the name for a fresh topic per cell"),
             );
         }
+        self.backlog_topic(&w, &topic);
         let workload = self.finish_workload(w, consumer_on, name_span)?;
         if self.diags.len() > errors_before {
             return None;

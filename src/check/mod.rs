@@ -16,6 +16,7 @@ mod expect;
 mod lower;
 mod payload;
 mod props;
+mod read_side;
 mod records;
 mod topic;
 mod units;

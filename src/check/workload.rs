@@ -7,7 +7,7 @@ use super::axes::Picks;
 use super::{units, Checker, Setting};
 use crate::diagnostic::{suggest, Diagnostic, Kind};
 use crate::model::{
-    CommitPolicy, KeySpec, PayloadSpec, RateSegment, RateSpec, Scalar, Warmup, Workload,
+    Backlog, CommitPolicy, KeySpec, PayloadSpec, RateSegment, RateSpec, Scalar, Warmup, Workload,
 };
 use crate::source::Span;
 use crate::syntax::{self, Value, ValueKind};
@@ -22,7 +22,14 @@ const WORKLOAD_KEYS: &[&str] = &[
     "producers",
     "payload",
     "key",
+    "consumers",
+    "commit",
+    "backlog",
 ];
+
+/// The most consumers of one group: each is a client on its own thread, and a bit of
+/// `consumer_stopped`.
+const MAX_CONSUMERS: u64 = 64;
 
 /// The payload size when the workload names no payload: random bytes, small enough that a
 /// scenario about rates or latency is not a scenario about bandwidth.
@@ -37,7 +44,7 @@ const MAX_MESSAGES: u64 = 1_000_000_000_000_000;
 
 /// A workload while its keys are being checked, before the defaults are filled in.
 pub(super) struct WorkloadDraft {
-    messages: Option<(u64, Span)>,
+    pub(super) messages: Option<(u64, Span)>,
     duration: Option<Duration>,
     warmup: Option<Warmup>,
     rate: Option<RateSpec>,
@@ -54,6 +61,10 @@ pub(super) struct WorkloadDraft {
     payload: Option<PayloadSpec>,
     key: Option<KeySpec>,
     pub headers: Vec<(String, String)>,
+    /// `consumers`, `commit` and `backlog`, each with where it was written.
+    pub(super) consumers: Option<(u32, Span)>,
+    pub(super) commit: Option<(CommitPolicy, Span)>,
+    pub(super) backlog: Option<(Backlog, Span)>,
 }
 
 impl Default for WorkloadDraft {
@@ -71,6 +82,9 @@ impl Default for WorkloadDraft {
             payload: None,
             key: None,
             headers: vec![],
+            consumers: None,
+            commit: None,
+            backlog: None,
         }
     }
 }
@@ -82,8 +96,9 @@ impl Checker<'_> {
         match key {
             "messages" => {
                 w.stop_given = true;
+                // 0 is a pure drain, allowed only with a backlog (see `finish_workload`).
                 w.messages = self
-                    .count(&e.value, ctx, "messages", 1..=MAX_MESSAGES)
+                    .count(&e.value, ctx, "messages", 0..=MAX_MESSAGES)
                     .map(|n| (n, e.value.span))
             }
             "duration" => {
@@ -134,6 +149,13 @@ impl Checker<'_> {
                     w.producers = n as u32;
                 }
             }
+            "consumers" => {
+                w.consumers = self
+                    .count(&e.value, ctx, "consumers", 1..=MAX_CONSUMERS)
+                    .map(|n| (n as u32, e.value.span))
+            }
+            "commit" => w.commit = self.commit(&e.value, ctx).map(|c| (c, e.value.span)),
+            "backlog" => w.backlog = self.backlog(&e.value, ctx).map(|b| (b, e.value.span)),
             "payload" => w.payload = self.payload(&e.value, ctx),
             "key" => w.key = self.key(&e.value, ctx),
             _ => self.err(
@@ -379,6 +401,7 @@ impl Checker<'_> {
                     .help("e.g. `in_flight = 1`"),
             );
         }
+        self.read_side(&w, consumer_on);
         let payload = w.payload.unwrap_or(PayloadSpec::Random {
             size: DEFAULT_PAYLOAD_SIZE,
             compressibility: 0.0,
@@ -386,10 +409,19 @@ impl Checker<'_> {
         self.byte_rates(&w.byte_rates, &payload);
         let rate = w.rate.unwrap_or(RateSpec::Unlimited);
         if !w.stop_given && rate.total_duration().is_none() {
+            let help = if w.backlog.is_some() {
+                "add `messages = 0` to `workload { }` to only drain the backlog, or `messages = 100_000` or `duration = 1m` to keep producing while it drains"
+            } else {
+                "add `messages = 100_000` or `duration = 1m` to `workload { }`, or give `rate` a shape with durations"
+            };
             self.err(
-                Diagnostic::new(Kind::Missing, span, "the workload says neither how many messages nor how long")
-                    .label("in this scenario")
-                    .help("add `messages = 100_000` or `duration = 1m` to `workload { }`, or give `rate` a shape with durations"),
+                Diagnostic::new(
+                    Kind::Missing,
+                    span,
+                    "the workload says neither how many messages nor how long",
+                )
+                .label("in this scenario")
+                .help(help),
             );
             return None;
         }
@@ -416,9 +448,9 @@ impl Checker<'_> {
             payload,
             key: w.key.unwrap_or(KeySpec::None),
             headers: w.headers,
-            consumers: None,
-            commit: CommitPolicy::default(),
-            backlog: None,
+            consumers: w.consumers.map(|(n, _)| n),
+            commit: w.commit.map(|(c, _)| c).unwrap_or_default(),
+            backlog: w.backlog.map(|(b, _)| b),
             transaction: None,
             topics: 1,
         })

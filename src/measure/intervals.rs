@@ -34,6 +34,8 @@ pub struct IntervalCounts {
     /// Key and value bytes of the records acked in the interval.
     pub bytes: u64,
     pub consumed: u64,
+    /// Backlog records read (written before the clock started: no latency, but lag).
+    pub backlog_read: u64,
 }
 
 /// Records one thread's measured phase interval by interval. A producer records ack latency
@@ -161,6 +163,12 @@ impl IntervalRecorder {
         self.latency(latency_ns);
     }
 
+    /// A backlog record read at `now_ns`.
+    #[inline]
+    pub fn backlog_read(&mut self, now_ns: u64) {
+        self.slot(now_ns).backlog_read += 1;
+    }
+
     /// Closes the last interval and hands the recording over, leaving this one empty.
     pub fn finish(&mut self) -> IntervalRecording {
         self.close_open();
@@ -190,6 +198,29 @@ pub struct IntervalRecording {
 }
 
 impl IntervalRecording {
+    /// Another thread's recording of the same intervals added into this one (a group's
+    /// consumers as one reader): counts summed, histograms kept to be added at the merge.
+    pub fn absorb(&mut self, other: IntervalRecording) {
+        if self.width_ns == 0 {
+            *self = other;
+            return;
+        }
+        if other.counts.len() > self.counts.len() {
+            self.counts
+                .resize(other.counts.len(), IntervalCounts::default());
+        }
+        for (c, o) in self.counts.iter_mut().zip(&other.counts) {
+            c.sent += o.sent;
+            c.acked += o.acked;
+            c.failed += o.failed;
+            c.bytes += o.bytes;
+            c.consumed += o.consumed;
+            c.backlog_read += o.backlog_read;
+        }
+        self.histograms.extend(other.histograms);
+        self.last_ns = self.last_ns.max(other.last_ns);
+    }
+
     /// Adds this thread's histogram of every interval into `into[index]`, growing it. Exact:
     /// histograms of one configuration add bucket by bucket.
     pub fn add_histograms_into(&self, into: &mut Vec<Option<Histogram<u64>>>) {

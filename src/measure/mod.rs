@@ -12,7 +12,7 @@ pub mod series;
 pub mod topics;
 pub mod txn;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
@@ -386,18 +386,54 @@ impl SeqSet {
             .get((seq / 64) as usize)
             .is_some_and(|w| w & (1 << (seq % 64)) != 0)
     }
+
+    /// Adds every sequence of `other`; returns how many were here already (read by both).
+    pub fn absorb(&mut self, other: &SeqSet) -> u64 {
+        if other.0.len() > self.0.len() {
+            self.0.resize(other.0.len(), 0);
+        }
+        let mut both = 0u64;
+        for (w, o) in self.0.iter_mut().zip(&other.0) {
+            both += u64::from((*w & o).count_ones());
+            *w |= o;
+        }
+        both
+    }
 }
 
-/// What the consumer thread recorded: measured records read back.
+/// What a consumer thread recorded (or the run's consumers together, `merge`d).
 pub struct ConsumerRecording {
     pub e2e: Histogram<u64>,
-    /// Per producer id, the sequence numbers read back.
-    pub seen: HashMap<u32, SeqSet>,
+    /// Per producer id (the index), the sequence numbers read back: measured and backlog
+    /// records, each once.
+    pub seen: Vec<SeqSet>,
+    /// Distinct measured records read back.
     pub consumed: u64,
     pub duplicated: u64,
     pub reordered: u64,
     /// Consumed and end-to-end latency per interval.
     pub intervals: IntervalRecording,
+    /// Every record read, of every phase, redeliveries included, and their key and value bytes.
+    pub records: u64,
+    pub bytes: u64,
+    /// Distinct backlog records read back (verified, no end-to-end latency).
+    pub backlog_read: u64,
+    /// Records read again at a (partition, offset) already read, by any consumer of the run.
+    pub redelivered: u64,
+    /// Records of transactions their producer aborted, read anyway.
+    pub aborted_read: u64,
+    /// Records read per topic, in the order of the run's topic list.
+    pub consumed_by_topic: Vec<u64>,
+    /// Each rebalance this consumer took part in: join (subscribe or revoke) → first record
+    /// after the assignment (or the assignment, with nothing to read), nanoseconds.
+    pub rebalances: Vec<u64>,
+    /// From librdkafka statistics over the measured phase: fetch requests and bytes fetched.
+    pub fetch_requests: Option<u64>,
+    pub fetch_bytes: Option<u64>,
+    /// When this consumer started reading (the measured phase's start) and read its last
+    /// record, on the run's clock (0: never).
+    pub first_read_ns: u64,
+    pub last_read_ns: u64,
 }
 
 impl ConsumerRecording {
@@ -405,12 +441,87 @@ impl ConsumerRecording {
     pub fn empty() -> ConsumerRecording {
         ConsumerRecording {
             e2e: new_histogram(),
-            seen: HashMap::new(),
+            seen: Vec::new(),
             consumed: 0,
             duplicated: 0,
             reordered: 0,
             intervals: IntervalRecording::default(),
+            records: 0,
+            bytes: 0,
+            backlog_read: 0,
+            redelivered: 0,
+            aborted_read: 0,
+            consumed_by_topic: Vec::new(),
+            rebalances: Vec::new(),
+            fetch_requests: None,
+            fetch_bytes: None,
+            first_read_ns: 0,
+            last_read_ns: 0,
         }
+    }
+
+    /// The sequence set of producer `id`, grown as needed.
+    pub fn seen_mut(&mut self, id: usize) -> &mut SeqSet {
+        if id >= self.seen.len() {
+            self.seen.resize_with(id + 1, SeqSet::default);
+        }
+        &mut self.seen[id]
+    }
+
+    /// The recordings of a group's consumers as one: a record read by two of them at two
+    /// offsets is a duplicate (redeliveries at one offset were never recorded twice), counts
+    /// add up, histograms and intervals merge exactly.
+    pub fn merge(all: Vec<ConsumerRecording>) -> ConsumerRecording {
+        let mut out = ConsumerRecording::empty();
+        let mut first = true;
+        for c in all {
+            // Read by two consumers at two offsets (a producer's retry): counted as consumed
+            // by each, so one of the two is the duplicate.
+            let mut both = 0;
+            for (id, s) in c.seen.iter().enumerate() {
+                both += out.seen_mut(id).absorb(s);
+            }
+            let _ = out.e2e.add(&c.e2e);
+            out.consumed = (out.consumed + c.consumed).saturating_sub(both);
+            out.duplicated += both;
+            out.duplicated += c.duplicated;
+            out.reordered += c.reordered;
+            out.records += c.records;
+            out.bytes += c.bytes;
+            out.backlog_read += c.backlog_read;
+            out.redelivered += c.redelivered;
+            out.aborted_read += c.aborted_read;
+            if out.consumed_by_topic.len() < c.consumed_by_topic.len() {
+                out.consumed_by_topic.resize(c.consumed_by_topic.len(), 0);
+            }
+            for (o, n) in out.consumed_by_topic.iter_mut().zip(&c.consumed_by_topic) {
+                *o += n;
+            }
+            out.rebalances.extend(&c.rebalances);
+            out.fetch_requests = add_opt(out.fetch_requests, c.fetch_requests);
+            out.fetch_bytes = add_opt(out.fetch_bytes, c.fetch_bytes);
+            if c.first_read_ns > 0 {
+                out.first_read_ns = match out.first_read_ns {
+                    0 => c.first_read_ns,
+                    f => f.min(c.first_read_ns),
+                };
+            }
+            out.last_read_ns = out.last_read_ns.max(c.last_read_ns);
+            if first {
+                out.intervals = c.intervals;
+                first = false;
+            } else {
+                out.intervals.absorb(c.intervals);
+            }
+        }
+        out
+    }
+}
+
+fn add_opt(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
     }
 }
 
@@ -427,6 +538,10 @@ pub struct Recordings<'a> {
     pub messages: Option<u64>,
     /// The run was cut short (interrupted, cluster lost): delivery cannot be judged.
     pub cut_short: bool,
+    /// Backlog records written (and acked) before the clock started, to be read back.
+    pub backlog: u64,
+    /// The read side's run-level facts, when consumers ran.
+    pub read_side: Option<&'a consume::ReadSide>,
 }
 
 /// Lost and failed-but-delivered, record by record: a failed record that was read back is
@@ -438,7 +553,7 @@ pub fn account(producers: &[ProducerRecording], consumer: &ConsumerRecording) ->
     let failed_but_delivered: u64 = producers
         .iter()
         .enumerate()
-        .map(|(id, p)| match consumer.seen.get(&(id as u32)) {
+        .map(|(id, p)| match consumer.seen.get(id) {
             Some(seen) => p.failed_seqs.iter().filter(|s| seen.contains(**s)).count() as u64,
             None => 0,
         })
@@ -502,6 +617,7 @@ impl RunResult {
         if let Some(c) = rec.consumer {
             self.e2e = Some(LatencySummary::from_histogram(&c.e2e));
             let (lost, failed_but_delivered) = account(rec.producers, c);
+            let lost = lost + rec.backlog.saturating_sub(c.backlog_read);
             self.delivery = Some(Delivery {
                 consumed: c.consumed,
                 lost: (!rec.cut_short).then_some(lost),
@@ -520,8 +636,12 @@ impl RunResult {
                 rate: rec.rate,
                 duration: rec.duration,
                 messages: rec.messages,
+                backlog: rec.backlog,
             },
         );
+        if let (Some(c), Some(side)) = (rec.consumer, rec.read_side) {
+            self.consume = Some(consume::derive(c, side, self.series.as_ref()));
+        }
         self.disk_bytes = rec.disk_bytes;
         self.disk_ratio = rec
             .disk_bytes

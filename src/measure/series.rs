@@ -61,6 +61,8 @@ pub struct Planned<'a> {
     pub rate: &'a RateSpec,
     pub duration: Option<Duration>,
     pub messages: Option<u64>,
+    /// Backlog records written before the clock started: lag from the first interval on.
+    pub backlog: u64,
 }
 
 impl Planned<'_> {
@@ -109,7 +111,7 @@ pub fn merge(
         .unwrap_or(0) as f64
         / 1e9;
     let w = width as f64 / 1e9;
-    let (mut acked_total, mut consumed_total) = (0u64, 0u64);
+    let (mut acked_total, mut consumed_total) = (planned.backlog, 0u64);
     let mut points = Vec::with_capacity(n);
     for i in 0..n {
         let t = i as f64 * w;
@@ -134,7 +136,7 @@ pub fn merge(
         (p.ack_p50_ms, p.ack_p99_ms, p.ack_max_ms, p.ack_histogram) = latency(h);
         if let Some(c) = consumer {
             let consumed = c.counts.get(i).map_or(0, |c| c.consumed);
-            consumed_total += consumed;
+            consumed_total += consumed + c.counts.get(i).map_or(0, |c| c.backlog_read);
             p.consumed = Some(consumed);
             p.lag = Some(acked_total.saturating_sub(consumed_total));
             let h = e2e.get(i).and_then(Option::as_ref);
@@ -179,6 +181,7 @@ mod tests {
             rate,
             duration: None,
             messages: None,
+            backlog: 0,
         }
     }
 

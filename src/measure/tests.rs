@@ -17,7 +17,7 @@ fn consumer(read: &[&[u64]]) -> ConsumerRecording {
     let mut c = ConsumerRecording::empty();
     for (id, seqs) in read.iter().enumerate() {
         for s in *seqs {
-            c.seen.entry(id as u32).or_default().insert(*s);
+            c.seen_mut(id).insert(*s);
             c.consumed += 1;
         }
     }
@@ -61,6 +61,8 @@ fn a_cut_short_run_reports_delivery_incomplete_never_lost() {
         duration: None,
         messages: None,
         cut_short: true,
+        backlog: 0,
+        read_side: None,
     });
     let d = r.delivery.clone().expect("a consumer ran");
     assert_eq!((d.lost, d.incomplete), (None, true));
@@ -95,6 +97,8 @@ fn the_run_gets_the_series_of_its_threads_merged() {
         duration: None,
         messages: Some(3),
         cut_short: false,
+        backlog: 0,
+        read_side: None,
     });
     let s = r.series.expect("a series");
     let acked: Vec<u64> = s.points.iter().map(|p| p.acked).collect();
@@ -121,6 +125,8 @@ fn a_run_that_ends_past_its_duration_reports_the_slip() {
         duration: Some(Duration::from_secs(2)),
         messages: None,
         cut_short: false,
+        backlog: 0,
+        read_side: None,
     });
     assert_eq!(r.schedule_slip_secs, Some(3.0));
 }

@@ -3,4 +3,5 @@
 //! everything else. A foundation: it imports nothing from the crate.
 
 pub mod conf;
+pub mod consumer;
 pub mod producer;

@@ -91,6 +91,9 @@ impl ProducerContext for Quiet {
 }
 
 enum Phase {
+    /// `backlog = M`: written before warm-up, unpaced and unmeasured, for the consumers to
+    /// drain once the clock starts.
+    Backlog,
     Warmup,
     Measured,
 }
@@ -160,7 +163,13 @@ impl Sender<'_> {
     fn phase(&mut self, phase: Phase, count: Option<u64>, duration: Option<Duration>) -> Sent {
         let w = &self.job.workload;
         let start = self.now_ns();
-        let mut pacer = Pacer::new(&w.rate, self.job.share, start);
+        let backlog = matches!(phase, Phase::Backlog);
+        let rate = if backlog {
+            &RateSpec::Unlimited
+        } else {
+            &w.rate
+        };
+        let mut pacer = Pacer::new(rate, self.job.share, start);
         let end_ns = duration.map(|d| start + d.as_nanos() as u64);
         let measured = matches!(phase, Phase::Measured);
         let mut sent = 0u64;
@@ -178,7 +187,7 @@ impl Sender<'_> {
             if slot == Slot::Done {
                 break;
             }
-            if let Some(limit) = w.in_flight {
+            if let Some(limit) = w.in_flight.filter(|_| !backlog) {
                 self.in_flight_wait(limit);
             }
             // One clock read per record at unlimited rate, where intended and actual send
@@ -213,7 +222,7 @@ impl Sender<'_> {
                         seq,
                         measured,
                         aborted: false,
-                        backlog: false,
+                        backlog,
                     };
                     stamp::encode(&s, &mut stamp_buf);
                     h.add(stamp::HEADER, &stamp_buf);
@@ -373,6 +382,14 @@ pub fn run(job: ProducerJob) -> ProducerOutcome {
         send_delay: new_histogram(),
     };
 
+    if let Some(crate::model::Backlog::Records(n)) = job.workload.backlog {
+        let before = s.ev.rec.delivered;
+        s.phase(Phase::Backlog, Some(job.share.count_of(n)), None);
+        s.ev.drain(job.flush_timeout);
+        shared
+            .backlog_written
+            .fetch_add(s.ev.rec.delivered - before, Ordering::Release);
+    }
     if let Some(w) = &job.workload.warmup {
         match w {
             Warmup::Messages(n) => s.phase(Phase::Warmup, Some(job.share.count_of(*n)), None),
@@ -393,6 +410,8 @@ pub fn run(job: ProducerJob) -> ProducerOutcome {
 
     // Drain: every record gets its delivery report, bounded by the delivery timeout.
     let flushed = s.ev.drain(job.flush_timeout);
+    let reported = s.ev.rec.acked + s.ev.rec.failed_seqs.len() as u64;
+    shared.producer_drained(reported, job.share.of);
     // One more statistics window so the tail of the run is in the producer internals.
     let seen = s.ev.rec.stats_seen;
     let deadline = Instant::now() + Duration::from_millis(STATS_INTERVAL_MS * 2 + 200);

@@ -29,8 +29,14 @@ pub struct Shared {
     pub measure_origin_ns: AtomicU64,
     /// Bit i set: the group's consumer i is stopped (a fault of the timeline); it leaves the
     /// group, and rejoins when the bit is cleared.
-    #[allow(dead_code)] // the contract for the groups and the fault timeline, landing next
     pub consumer_stopped: AtomicU64,
+    /// Backlog records the producers wrote and had acknowledged before the clock started.
+    pub backlog_written: AtomicU64,
+    /// Producers whose measured records are all acknowledged or failed, and how many records
+    /// they reported: the consumers learn the expected count from the last one at once,
+    /// not when the producer threads end.
+    drained: AtomicU64,
+    reported: AtomicU64,
 }
 
 impl Shared {
@@ -49,6 +55,9 @@ impl Shared {
             expected: AtomicU64::new(u64::MAX),
             measure_origin_ns: AtomicU64::new(0),
             consumer_stopped: AtomicU64::new(0),
+            backlog_written: AtomicU64::new(0),
+            drained: AtomicU64::new(0),
+            reported: AtomicU64::new(0),
         }
     }
 
@@ -87,6 +96,17 @@ impl Shared {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
+    }
+
+    /// One of `of` producers has every measured record acknowledged or failed (`reported`
+    /// of them); the last one sets what the consumers expect and marks the producers done.
+    pub fn producer_drained(&self, reported: u64, of: u64) {
+        self.reported.fetch_add(reported, Ordering::AcqRel);
+        if self.drained.fetch_add(1, Ordering::AcqRel) + 1 == of {
+            self.expected
+                .store(self.reported.load(Ordering::Acquire), Ordering::Release);
+            self.producers_done.store(true, Ordering::Release);
+        }
     }
 
     /// Marks now as the start of the measured phase.

@@ -7,7 +7,7 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, SystemTime};
 
 use super::admin;
-use super::consumer::{self, ConsumerJob};
+use super::consumer::{self, ConsumerJob, Layout, Reads};
 use super::error::RunError;
 use super::lifecycle::blocking;
 use super::logdirs;
@@ -17,8 +17,9 @@ use super::progress::Ticker;
 use super::shared::Shared;
 use super::RunOptions;
 use crate::measure::clock::rfc3339_utc;
-use crate::measure::{Recordings, RunResult, TopicConfig};
-use crate::model::Props;
+use crate::measure::consume::ReadSide;
+use crate::measure::{ConsumerRecording, Recordings, RunResult, TopicConfig};
+use crate::model::{Backlog, CommitPolicy, Props};
 use crate::plan::RunPlan;
 
 /// librdkafka's default `delivery.timeout.ms`, when the scenario does not set it.
@@ -41,10 +42,13 @@ pub async fn measure(
     let shared = Arc::new(Shared::new(interrupt));
     let producers = w.producers;
     let has_consumer = rp.consumer.is_some();
-    // Every producer, the consumer and the orchestrator meet twice: warm-up done, then go.
-    let barrier = Arc::new(Barrier::new(
-        producers as usize + usize::from(has_consumer) + 1,
-    ));
+    let consumers = if has_consumer {
+        w.consumers.unwrap_or(1)
+    } else {
+        0
+    };
+    // Every producer, every consumer and the orchestrator meet twice: warm-up done, then go.
+    let barrier = Arc::new(Barrier::new(producers as usize + consumers as usize + 1));
     let timeout_ms: u64 = rp
         .producer
         .get("delivery.timeout.ms")
@@ -54,32 +58,58 @@ pub async fn measure(
     // A little past librdkafka's own timeout, so its failure reports arrive first.
     let flush_timeout = Duration::from_millis(timeout_ms) + Duration::from_secs(5);
 
-    let consumer_handle = match &rp.consumer {
-        Some(c) => {
-            let fetch_wait: u64 = c
-                .get("fetch.wait.max.ms")
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(DEFAULT_FETCH_WAIT_MS);
+    let layout = Arc::new(Layout {
+        topics: vec![topic.clone()],
+        partitions,
+    });
+    let reads = Arc::new(Reads::new(layout.len()));
+    let mut consumer_handles = Vec::new();
+    if let Some(c) = &rp.consumer {
+        let fetch_wait: u64 = c
+            .get("fetch.wait.max.ms")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(DEFAULT_FETCH_WAIT_MS);
+        let mut config = admin::config(c);
+        // Partition ends tell a consumer it is ready (its fetchers run) and a backlog drained.
+        config.set("enable.partition.eof", "true");
+        let base = if rp.topic.existing {
+            let (cfg, l) = (config.clone(), layout.clone());
+            blocking(move || consumer::ends(&cfg, &l))
+                .await?
+                .map_err(RunError::TopicLookup)?
+        } else {
+            vec![0; layout.len()]
+        };
+        let base = Arc::new(base);
+        for index in 0..consumers {
             let job = ConsumerJob {
-                config: admin::config(c),
-                topic: topic.clone(),
-                partitions,
+                config: config.clone(),
+                layout: layout.clone(),
+                base: base.clone(),
+                index,
+                of: consumers,
+                group: w.consumers.is_some(),
+                commit: w.commit.clone(),
+                backlog: w.backlog.is_some(),
+                from_beginning: w.backlog == Some(Backlog::Existing),
+                producers,
+                prompt: w.in_flight_until_consumed,
                 shared: shared.clone(),
+                reads: reads.clone(),
                 barrier: barrier.clone(),
                 drain: Duration::from_secs(10) + Duration::from_millis(fetch_wait * 2),
                 interval: opts.interval,
             };
             let h = std::thread::Builder::new()
-                .name("kb-consumer".into())
+                .name(format!("kb-consumer-{index}"))
                 .spawn(move || consumer::run(job))
                 .map_err(|source| RunError::ThreadStart {
-                    thread: "the consumer thread",
+                    thread: "a consumer thread",
                     source,
                 })?;
-            Some(h)
+            consumer_handles.push(h);
         }
-        None => None,
-    };
+    }
 
     let mut handles = Vec::new();
     for index in 0..producers {
@@ -146,14 +176,32 @@ pub async fn measure(
         .sum();
     shared.expected.store(reported, Ordering::Release);
     shared.producers_done.store(true, Ordering::Release);
-    let cons = match consumer_handle {
-        Some(h) => Some(
-            blocking(move || h.join())
-                .await?
-                .map_err(|_| RunError::ThreadPanicked("the consumer thread"))?,
-        ),
-        None => None,
-    };
+    let joined = blocking(move || {
+        consumer_handles
+            .into_iter()
+            .map(|h| h.join())
+            .collect::<Vec<_>>()
+    })
+    .await?;
+    let mut outcomes = Vec::new();
+    for o in joined {
+        outcomes.push(o.map_err(|_| RunError::ThreadPanicked("a consumer thread"))?);
+    }
+    let read_side = has_consumer.then(|| ReadSide {
+        consumers,
+        commit: commit_text(&w.commit),
+        origin_ns: shared.measure_origin(),
+        drained_ns: w
+            .backlog
+            .as_ref()
+            .map(|_| reads.drained_ns.load(Ordering::Acquire))
+            .filter(|t| *t > 0),
+        rebalances: outcomes
+            .iter()
+            .map(|o| o.recording.rebalances.len() as u64)
+            .max()
+            .unwrap_or(0),
+    });
     if let Some(t) = ticker {
         t.finish();
     }
@@ -176,9 +224,14 @@ pub async fn measure(
             None
         }
     };
-    if let Some(e) = cons.as_ref().and_then(|c| c.error.as_ref()) {
-        notes.push(format!("run {}: {e}", rp.index + 1));
+    for e in outcomes.iter().filter_map(|c| c.error.as_ref()) {
+        let note = format!("run {}: {e}", rp.index + 1);
+        if !notes.contains(&note) {
+            notes.push(note);
+        }
     }
+    let cons = has_consumer
+        .then(|| ConsumerRecording::merge(outcomes.into_iter().map(|o| o.recording).collect()));
 
     let mut r = RunResult {
         index: rp.index,
@@ -200,12 +253,14 @@ pub async fn measure(
         prods.into_iter().map(|o| (o.recording, o.error)).unzip();
     r.derive_figures(&Recordings {
         producers: &recordings,
-        consumer: cons.as_ref().map(|c| &c.recording),
+        consumer: cons.as_ref(),
         rate: &w.rate,
         disk_bytes,
         duration: w.duration,
         messages: w.messages,
         cut_short: shared.interrupted() || shared.lost(),
+        backlog: shared.backlog_written.load(Ordering::Acquire),
+        read_side: read_side.as_ref(),
     });
 
     let errors: Vec<String> = errors.into_iter().flatten().collect();
@@ -215,7 +270,8 @@ pub async fn measure(
     r.error = lost.or_else(|| (!errors.is_empty()).then(|| errors.join("; ")));
     if shared.interrupted() {
         r.error = Some("interrupted".into());
-    } else if r.complete && r.acked == 0 {
+    } else if r.complete && r.acked == 0 && w.messages != Some(0) {
+        // (`messages = 0` sends nothing on purpose: the run only drains its backlog.)
         // Nothing delivered is a failed run, never a pass (`failed == 0` would hold for a run
         // that could not even send).
         r.complete = false;
@@ -243,4 +299,23 @@ fn nothing_delivered(r: &RunResult, client_error: Option<String>) -> String {
         cause.push_str(&format!("; the client reported {e}"));
     }
     cause
+}
+
+/// A commit policy as the scenario writes it.
+fn commit_text(c: &CommitPolicy) -> String {
+    match c {
+        CommitPolicy::Auto { interval } => {
+            format!(
+                "auto({})",
+                crate::format::human_duration(interval.as_secs_f64())
+            )
+        }
+        CommitPolicy::Every { records, sync } => {
+            format!(
+                "every({records}{})",
+                if *sync { ", sync: true" } else { "" }
+            )
+        }
+        CommitPolicy::Off => "off".into(),
+    }
 }

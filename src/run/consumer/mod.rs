@@ -1,0 +1,500 @@
+//! The consumers: read the run's topics back on their own threads, measure end-to-end latency
+//! from each record's intended send time, verify delivery (lost, duplicated, reordered), and,
+//! as a group, measure what reading costs (rebalances, lag, fetches, a backlog's drain).
+//!
+//! Without `consumers`, one verification consumer assigns every partition by hand; with
+//! `consumers = N`, N clients subscribe as one group. Both read through `native::consumer`
+//! (the C API; see there for why) and verify through `verify`; `group` keeps a consumer's
+//! membership, commits and statistics.
+
+mod group;
+mod verify;
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::{Offset, TopicPartitionList};
+
+pub use group::Layout;
+pub use verify::Reads;
+
+use super::shared::Shared;
+use crate::measure::{ConsumerRecording, IntervalRecorder};
+use crate::model::CommitPolicy;
+use crate::native::consumer::{self as native, EventKind};
+use group::Membership;
+use verify::Verifier;
+
+/// How long a consumer waits for its partitions (and the group to settle) before the clock
+/// starts without it being ready.
+const READY_BOUND: Duration = Duration::from_secs(20);
+/// Shared counts move once per this many records read.
+const FLUSH_EVERY: u64 = 64;
+
+pub struct ConsumerJob {
+    pub config: ClientConfig,
+    pub layout: Arc<Layout>,
+    /// Per run partition, the first offset this run wrote (an existing topic's end; 0 for a
+    /// topic the run created): records below it are read and counted, not verified.
+    pub base: Arc<Vec<i64>>,
+    /// Consumer i of the run; bit i of `Shared.consumer_stopped` stops it.
+    pub index: u32,
+    /// How many consumers read the run (the group's size).
+    pub of: u32,
+    /// Subscribe as a group member; false: partitions assigned by hand.
+    pub group: bool,
+    pub commit: CommitPolicy,
+    /// A backlog waits for the clock: nothing is read before it starts, and the drain (every
+    /// partition read to its end) is timed.
+    pub backlog: bool,
+    /// Read an existing topic from its beginning (its records are the backlog).
+    pub from_beginning: bool,
+    pub producers: u32,
+    /// Count each read in `Shared.consumed_any` at once (`in_flight_until = consumed` waits).
+    pub prompt: bool,
+    pub shared: Arc<Shared>,
+    pub reads: Arc<Reads>,
+    pub barrier: Arc<Barrier>,
+    /// Once nothing more is read for this long after the producers finish, stop.
+    pub drain: Duration,
+    /// Width of the time series' intervals.
+    pub interval: Duration,
+}
+
+/// What the consumer measured, and the first error it met (reported as a note).
+pub struct ConsumerOutcome {
+    pub recording: ConsumerRecording,
+    pub error: Option<String>,
+}
+
+/// One consumer at work: its client, what it verifies, its membership.
+struct Reader<'c> {
+    job: &'c ConsumerJob,
+    consumer: &'c BaseConsumer,
+    native: native::Consumer<'c>,
+    v: Verifier,
+    m: Membership,
+    /// Reading has started for the measured phase.
+    measuring: bool,
+    subscribed: bool,
+    /// Per run partition: the consumer's own, and read (or found at its end) since assigned.
+    mine: Vec<bool>,
+    reached: Vec<bool>,
+    /// The last record's topic handle and its topic index: most records repeat it.
+    topic_cache: (usize, usize),
+    error: Option<String>,
+}
+
+pub fn run(job: ConsumerJob) -> ConsumerOutcome {
+    let consumer: BaseConsumer = match job.config.create() {
+        Ok(c) => c,
+        Err(e) => return not_started(&job, format!("cannot create consumer: {e}")),
+    };
+    let n = job.layout.len();
+    let mut r = Reader {
+        job: &job,
+        consumer: &consumer,
+        native: native::Consumer::new(&consumer),
+        v: Verifier::new(
+            job.producers as usize,
+            n,
+            job.layout.topics.len(),
+            job.base.to_vec(),
+        ),
+        m: Membership::new(job.commit.clone(), n),
+        measuring: false,
+        subscribed: false,
+        mine: vec![false; n],
+        reached: vec![false; n],
+        topic_cache: (0, usize::MAX),
+        error: None,
+    };
+    if let Err(e) = r.join() {
+        drop(r);
+        return not_started(&job, e);
+    }
+    // Ready before the clock: partitions assigned (the group settled) and the fetchers
+    // started, so end-to-end latency does not include joining or connecting.
+    let ready_by = Instant::now() + READY_BOUND;
+    while !r.ready() && Instant::now() < ready_by && !job.shared.stopping() {
+        r.step(20);
+    }
+    job.barrier.wait();
+    job.barrier.wait();
+    r.start_measuring();
+    r.read_until_done();
+    r.finish()
+}
+
+/// Meets the orchestrator at both barriers (nothing waits forever) and says why not.
+fn not_started(job: &ConsumerJob, error: String) -> ConsumerOutcome {
+    job.barrier.wait();
+    job.barrier.wait();
+    ConsumerOutcome {
+        recording: ConsumerRecording::empty(),
+        error: Some(error),
+    }
+}
+
+impl Reader<'_> {
+    fn now(&self) -> u64 {
+        self.job.shared.t0.elapsed().as_nanos() as u64
+    }
+
+    /// Subscribes, or assigns every partition by hand (paused until the clock starts when a
+    /// backlog waits for it).
+    fn join(&mut self) -> Result<(), String> {
+        let job = self.job;
+        if job.group {
+            self.subscribe()
+                .map_err(|e| format!("cannot subscribe: {e}"))?;
+            return Ok(());
+        }
+        let mut tpl = TopicPartitionList::new();
+        let mut all = Vec::new();
+        for (t, name) in job.layout.topics.iter().enumerate() {
+            for p in 0..job.layout.partitions {
+                let base = job.base[t * job.layout.partitions as usize + p as usize];
+                let at = if job.from_beginning || base == 0 {
+                    Offset::Beginning
+                } else {
+                    Offset::Offset(base)
+                };
+                let _ = tpl.add_partition_offset(name, p, at);
+                all.push((name.clone(), p));
+            }
+        }
+        self.consumer
+            .assign(&tpl)
+            .map_err(|e| format!("cannot assign partitions: {e}"))?;
+        self.assigned(all, false);
+        Ok(())
+    }
+
+    fn subscribe(&mut self) -> Result<(), String> {
+        let topics: Vec<&str> = self.job.layout.topics.iter().map(String::as_str).collect();
+        self.consumer
+            .subscribe(&topics)
+            .map_err(|e| e.to_string())?;
+        self.subscribed = true;
+        let now = self.now();
+        self.m.joining(now);
+        Ok(())
+    }
+
+    /// Ready when it has its partitions and has read each (or found it empty); with a
+    /// backlog, when it has them (paused); in a group, when every member is.
+    fn ready(&self) -> bool {
+        if !self.job.group {
+            return self.job.backlog || self.own_reached();
+        }
+        let all = if self.job.of >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.job.of) - 1
+        };
+        self.job.reads.ready.load(Ordering::Acquire) & all == all
+    }
+
+    fn own_reached(&self) -> bool {
+        self.mine.iter().zip(&self.reached).all(|(m, r)| !m || *r)
+    }
+
+    fn mark_ready(&self) {
+        if self.job.group && (self.job.backlog || self.own_reached()) && self.m.has_assignment {
+            let bit = 1u64 << (self.job.index % 64);
+            self.job.reads.ready.fetch_or(bit, Ordering::AcqRel);
+        }
+    }
+
+    fn start_measuring(&mut self) {
+        let origin = self.job.shared.measure_origin();
+        self.v.intervals = IntervalRecorder::new(self.job.interval.as_nanos() as u64);
+        self.v.intervals.start(origin);
+        // What was read before the clock (warm-up records) is not the measured phase's.
+        self.v.rec.records = 0;
+        self.v.rec.bytes = 0;
+        self.v.rec.consumed_by_topic.iter_mut().for_each(|n| *n = 0);
+        self.v.rec.first_read_ns = origin;
+        self.v.rec.last_read_ns = origin;
+        self.m.fetch_base = self.m.fetch_last;
+        self.measuring = true;
+        if self.job.backlog {
+            let tpl = self.list(|_| true);
+            if let Err(e) = self.consumer.resume(&tpl) {
+                self.note(format!("cannot resume reading: {e}"));
+            }
+        }
+    }
+
+    /// Reads until every record the producers reported (and the backlog) is read, or nothing
+    /// more comes for the drain time once they are done, or the run stops.
+    fn read_until_done(&mut self) {
+        let job = self.job;
+        let mut progress = (u64::MAX, Instant::now());
+        loop {
+            if job.shared.interrupted() || job.shared.lost() {
+                break;
+            }
+            if job.group {
+                self.follow_stop_bit();
+            }
+            if job.shared.producers_done.load(Ordering::Acquire) {
+                self.flush();
+                let expected = job
+                    .shared
+                    .expected
+                    .load(Ordering::Acquire)
+                    .saturating_add(job.shared.backlog_written.load(Ordering::Acquire));
+                let verified = job.reads.verified.load(Ordering::Acquire);
+                if verified >= expected && (!job.backlog || job.reads.drained()) {
+                    break;
+                }
+                let read = job.reads.records.load(Ordering::Relaxed);
+                if read != progress.0 {
+                    progress = (read, Instant::now());
+                } else if progress.1.elapsed() >= job.drain {
+                    break;
+                }
+                self.step(10);
+            } else {
+                self.step(100);
+            }
+        }
+        self.flush();
+    }
+
+    /// `Shared.consumer_stopped`: leave the group while the bit is set, rejoin once cleared.
+    fn follow_stop_bit(&mut self) {
+        let bit = 1u64 << (self.job.index % 64);
+        let stopped = self.job.shared.consumer_stopped.load(Ordering::Relaxed) & bit != 0;
+        if stopped && self.subscribed {
+            self.m.store(self.consumer, &self.job.layout);
+            self.consumer.unsubscribe();
+            self.subscribed = false;
+        } else if !stopped && !self.subscribed {
+            if let Err(e) = self.subscribe() {
+                self.note(format!("cannot rejoin the group: {e}"));
+            }
+        }
+    }
+
+    /// Serves one event, waiting at most `timeout_ms` for it.
+    #[inline]
+    fn step(&mut self, timeout_ms: i32) {
+        let Some(ev) = self.native.next_event(timeout_ms) else {
+            self.flush();
+            return;
+        };
+        match ev.kind() {
+            EventKind::Fetch => {
+                if let Some(m) = ev.message() {
+                    self.record(&m);
+                }
+            }
+            EventKind::Rebalance(assign) => self.rebalance(&ev, assign),
+            EventKind::Stats => {
+                if let Some(json) = ev.stats_json() {
+                    self.m.stats(json, self.measuring);
+                }
+            }
+            EventKind::Error => {
+                let (code, reason, fatal) = ev.error();
+                if native::is_partition_eof(code) {
+                    let layout = &self.job.layout;
+                    if let Some(Some((_, part))) = ev.with_partition(|t, p| layout.index(t, p)) {
+                        self.partition_end(part);
+                    }
+                } else if fatal || self.error.is_none() {
+                    self.note(format!("consumer: {reason}"));
+                }
+            }
+            EventKind::Other => {}
+        }
+    }
+
+    #[inline]
+    fn record(&mut self, m: &native::Message<'_>) {
+        let layout = &self.job.layout;
+        let id = m.topic_id();
+        let topic = if id == self.topic_cache.0 {
+            self.topic_cache.1
+        } else {
+            match layout.index(m.topic_name(), 0) {
+                Some((t, _)) => {
+                    self.topic_cache = (id, t);
+                    t
+                }
+                None => return,
+            }
+        };
+        let partition = m.partition();
+        if let Some(code) = m.error() {
+            if native::is_partition_eof(code) {
+                if (0..layout.partitions).contains(&partition) {
+                    self.partition_end(topic * layout.partitions as usize + partition as usize);
+                }
+            } else if self.error.is_none() {
+                self.note(format!("consumer: {code}"));
+            }
+            return;
+        }
+        if !(0..layout.partitions).contains(&partition) {
+            return;
+        }
+        let part = topic * layout.partitions as usize + partition as usize;
+        let now = self.now();
+        self.v.read(m, topic, part, now, &self.job.reads);
+        self.reached[part] = true;
+        self.m.record_read(now);
+        if self.job.group {
+            self.m.processed(self.consumer, layout, part, m.offset());
+        }
+        if self.job.prompt {
+            self.job.shared.consumed_any.fetch_add(1, Ordering::Release);
+        }
+        if self.v.unflushed() >= FLUSH_EVERY {
+            self.flush();
+        }
+    }
+
+    fn partition_end(&mut self, part: usize) {
+        if let Some(r) = self.reached.get_mut(part) {
+            *r = true;
+        }
+        self.m.nothing_there();
+        if self.measuring {
+            let now = self.now();
+            self.job.reads.partition_end(part, now);
+        } else {
+            self.mark_ready();
+        }
+    }
+
+    fn rebalance(&mut self, ev: &native::Event, assign: bool) {
+        let now = self.now();
+        if !assign {
+            // What was processed is committed before the partitions go to another member.
+            self.m.store(self.consumer, &self.job.layout);
+            self.m.joining(now);
+            let bit = 1u64 << (self.job.index % 64);
+            self.job.reads.ready.fetch_and(!bit, Ordering::AcqRel);
+        }
+        match self.native.answer(ev, assign) {
+            Ok((parts, cooperative)) => {
+                if assign {
+                    if !cooperative {
+                        self.mine.iter_mut().for_each(|m| *m = false);
+                    }
+                    self.assigned(parts, cooperative);
+                } else {
+                    for (t, p) in &parts {
+                        if let Some((_, part)) = self.job.layout.index(t.as_bytes(), *p) {
+                            self.mine[part] = false;
+                        }
+                    }
+                    if !cooperative {
+                        self.mine.iter_mut().for_each(|m| *m = false);
+                    }
+                    self.m.assigned.retain(|(t, p)| {
+                        cooperative && !parts.iter().any(|(u, q)| u == t && q == p)
+                    });
+                }
+            }
+            Err(e) => self.note(format!("rebalance: {e}")),
+        }
+    }
+
+    /// Partitions now this consumer's (added to its own under the cooperative protocol).
+    fn assigned(&mut self, parts: Vec<(String, i32)>, add: bool) {
+        for (t, p) in &parts {
+            if let Some((_, part)) = self.job.layout.index(t.as_bytes(), *p) {
+                self.mine[part] = true;
+                self.reached[part] = false;
+            }
+        }
+        let paused = self.job.backlog && !self.measuring;
+        if paused && !parts.is_empty() {
+            let mut tpl = TopicPartitionList::new();
+            for (t, p) in &parts {
+                tpl.add_partition(t, *p);
+            }
+            if let Err(e) = self.consumer.pause(&tpl) {
+                self.note(format!("cannot pause reading until the clock starts: {e}"));
+            }
+        }
+        let empty = parts.is_empty();
+        if add {
+            self.m.assigned.extend(parts);
+        } else {
+            self.m.assigned = parts;
+        }
+        self.m.has_assignment = true;
+        if self.job.group {
+            let now = self.now();
+            self.m.assigned_at(now, empty || paused);
+        }
+        if !self.measuring {
+            self.mark_ready();
+        }
+    }
+
+    /// The consumer's partitions that `keep` says, as a list for librdkafka.
+    fn list(&self, keep: impl Fn(&(String, i32)) -> bool) -> TopicPartitionList {
+        let mut tpl = TopicPartitionList::new();
+        for tp in self.m.assigned.iter().filter(|tp| keep(tp)) {
+            tpl.add_partition(&tp.0, tp.1);
+        }
+        tpl
+    }
+
+    fn flush(&mut self) {
+        let n = self.v.unflushed();
+        if n > 0 && !self.job.prompt {
+            self.job.shared.consumed_any.fetch_add(n, Ordering::Release);
+        }
+        self.v.flush(&self.job.reads);
+    }
+
+    fn note(&mut self, e: String) {
+        self.error.get_or_insert(e);
+    }
+
+    fn finish(mut self) -> ConsumerOutcome {
+        if self.job.group && self.subscribed {
+            self.m.store(self.consumer, &self.job.layout);
+        }
+        let mut recording = std::mem::replace(&mut self.v.rec, ConsumerRecording::empty());
+        recording.intervals = self.v.intervals.finish();
+        recording.rebalances = std::mem::take(&mut self.m.times);
+        if let Some((requests, bytes)) = self.m.fetched() {
+            recording.fetch_requests = Some(requests);
+            recording.fetch_bytes = Some(bytes);
+        }
+        ConsumerOutcome {
+            recording,
+            error: self.error.take(),
+        }
+    }
+}
+
+/// The first offset of each run partition not yet written: an existing topic's ends, read
+/// before the run writes anything (records below are the topic's own, counted unverified).
+pub fn ends(config: &ClientConfig, layout: &Layout) -> Result<Vec<i64>, String> {
+    let c: BaseConsumer = config
+        .create()
+        .map_err(|e| format!("cannot create consumer: {e}"))?;
+    let mut out = Vec::with_capacity(layout.len());
+    for t in &layout.topics {
+        for p in 0..layout.partitions {
+            let (_, high) = c
+                .fetch_watermarks(t, p, Duration::from_secs(10))
+                .map_err(|e| format!("cannot read the end of {t} partition {p}: {e}"))?;
+            out.push(high.max(0));
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,195 @@
+//! One consumer's verification of what it reads: each record's stamp checked against what was
+//! read before (by it, and by the run's other consumers at the same offset), end-to-end
+//! latency recorded, and the counts a recording keeps. Nothing here allocates per record or
+//! looks anything up in a map: per-partition and per-(producer, partition) state live in
+//! vectors indexed by the run's partition number and the producer id.
+
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
+
+use super::super::stamp;
+use crate::measure::{record, ConsumerRecording, IntervalRecorder};
+use crate::native::consumer::Message;
+
+/// What the consumers of one run share: the highest offset read per partition (a record read
+/// again at an offset already read is a redelivery), and how far they have come together.
+pub struct Reads {
+    /// Per partition of the run (topic index × partitions + partition): the next offset after
+    /// the highest read, 0 before any.
+    next: Vec<AtomicI64>,
+    /// Distinct stamped records of this run read (measured and backlog), all consumers.
+    pub verified: AtomicU64,
+    /// Every record read, all consumers: progress, for the drain's give-up rule.
+    pub records: AtomicU64,
+    /// Per run partition: read to its end since the clock started; how many are, and when
+    /// the last one was (ns on the run's clock, 0 before): the backlog's drain.
+    ends: Vec<AtomicBool>,
+    ended: AtomicUsize,
+    pub drained_ns: AtomicU64,
+    /// Bit i: consumer i has its partitions and is reading them (the group is settled when
+    /// every bit is set).
+    pub ready: AtomicU64,
+}
+
+impl Reads {
+    pub fn new(partitions: usize) -> Reads {
+        Reads {
+            next: (0..partitions).map(|_| AtomicI64::new(0)).collect(),
+            verified: AtomicU64::new(0),
+            records: AtomicU64::new(0),
+            ends: (0..partitions).map(|_| AtomicBool::new(false)).collect(),
+            ended: AtomicUsize::new(0),
+            drained_ns: AtomicU64::new(0),
+            ready: AtomicU64::new(0),
+        }
+    }
+
+    /// Partition `part` read to its end at `now` (measured phase): the last of them to get
+    /// there marks the drain's end.
+    pub fn partition_end(&self, part: usize, now: u64) {
+        let Some(e) = self.ends.get(part) else {
+            return;
+        };
+        if !e.swap(true, Ordering::AcqRel)
+            && self.ended.fetch_add(1, Ordering::AcqRel) + 1 == self.ends.len()
+        {
+            self.drained_ns.store(now.max(1), Ordering::Release);
+        }
+    }
+
+    /// Every partition has been read to its end since the clock started.
+    pub fn drained(&self) -> bool {
+        self.drained_ns.load(Ordering::Acquire) > 0
+    }
+}
+
+/// Where a record's partition stands before this run: offsets below `base` were in the topic
+/// already (an existing topic), read and counted, never verified.
+pub struct Verifier {
+    pub rec: ConsumerRecording,
+    pub intervals: IntervalRecorder,
+    producers: usize,
+    partitions: usize,
+    /// Per run partition: the first offset this run wrote.
+    base: Vec<i64>,
+    /// Per (producer, run partition): the last sequence read, u64::MAX before any.
+    last_seq: Vec<u64>,
+    /// Counts not yet added to the shared ones (they move in batches).
+    pending_verified: u64,
+    pending_records: u64,
+}
+
+/// What one record turned out to be, for the caller's bookkeeping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Read {
+    /// Read before at this offset (by this consumer or another).
+    Redelivered,
+    /// Counted, not verified: a record that was in the topic before the run, or not ours.
+    Unverified,
+    /// A stamped record of the run, checked.
+    Verified,
+}
+
+impl Verifier {
+    pub fn new(producers: usize, partitions: usize, topics: usize, base: Vec<i64>) -> Verifier {
+        let mut rec = ConsumerRecording::empty();
+        rec.consumed_by_topic = vec![0; topics];
+        for id in 0..producers {
+            rec.seen_mut(id);
+        }
+        Verifier {
+            rec,
+            intervals: IntervalRecorder::new(1),
+            producers,
+            partitions,
+            base,
+            last_seq: vec![u64::MAX; producers * partitions],
+            pending_verified: 0,
+            pending_records: 0,
+        }
+    }
+
+    /// One record of topic `topic` (index into the run's list) at partition `part` (the run's
+    /// numbering), read at `now` (ns on the run's clock).
+    #[inline]
+    pub fn read(
+        &mut self,
+        m: &Message<'_>,
+        topic: usize,
+        part: usize,
+        now: u64,
+        reads: &Reads,
+    ) -> Read {
+        let r = &mut self.rec;
+        r.records += 1;
+        r.bytes += m.key_value_bytes();
+        r.consumed_by_topic[topic] += 1;
+        r.last_read_ns = now;
+        self.pending_records += 1;
+        let offset = m.offset();
+        if reads.next[part].fetch_max(offset + 1, Ordering::AcqRel) > offset {
+            r.redelivered += 1;
+            return Read::Redelivered;
+        }
+        if offset < self.base[part] {
+            return Read::Unverified;
+        }
+        let Some(s) = m.header(stamp::HEADER_C).and_then(stamp::decode) else {
+            return Read::Unverified;
+        };
+        let producer = s.producer as usize;
+        if producer >= self.producers {
+            return Read::Unverified;
+        }
+        if s.aborted {
+            // read_committed should never hand these out: a violation, not a delivery.
+            r.aborted_read += 1;
+            return Read::Verified;
+        }
+        if !s.measured && !s.backlog {
+            return Read::Verified; // a warm-up record
+        }
+        if r.seen[producer].insert(s.seq) {
+            r.duplicated += 1;
+            return Read::Verified;
+        }
+        self.pending_verified += 1;
+        if s.backlog {
+            r.backlog_read += 1;
+            self.intervals.backlog_read(now);
+        } else {
+            r.consumed += 1;
+            let e2e = now.saturating_sub(s.intended_ns);
+            record(&mut r.e2e, e2e);
+            self.intervals.consumed(now, e2e);
+        }
+        let last = &mut self.last_seq[producer * self.partitions + part];
+        if *last != u64::MAX && s.seq < *last {
+            r.reordered += 1;
+        } else {
+            *last = s.seq;
+        }
+        Read::Verified
+    }
+
+    /// Adds this consumer's counts since the last flush to the shared ones.
+    pub fn flush(&mut self, reads: &Reads) {
+        if self.pending_verified > 0 {
+            reads
+                .verified
+                .fetch_add(self.pending_verified, Ordering::AcqRel);
+            self.pending_verified = 0;
+        }
+        if self.pending_records > 0 {
+            reads
+                .records
+                .fetch_add(self.pending_records, Ordering::Relaxed);
+            self.pending_records = 0;
+        }
+    }
+
+    /// Records read since the last flush.
+    #[inline]
+    pub fn unflushed(&self) -> u64 {
+        self.pending_records
+    }
+}
