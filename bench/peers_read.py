@@ -54,10 +54,10 @@ class ReadSide:
                     f'  cluster {{ bootstrap = "{self.b.bootstrap}" }}\n{body}}}\n')
         return path
 
-    def kafkabench(self, label, path, *extra):
+    def kafkabench(self, label, path, *extra, binary=None):
         js = os.path.join(self.b.out, f"{label}.json")
         code, out, cpu, rss, wall = self.b.run(
-            [self.b.kafkabench_bin, "run", path, "--quiet", "--json", js, *extra])
+            [binary or self.b.kafkabench_bin, "run", path, "--quiet", "--json", js, *extra])
         if code != 0:
             self.b.log(out[-3000:])
             raise SystemExit(f"kafkabench failed (exit {code}) on {label}")
@@ -170,18 +170,24 @@ class ReadSide:
 
     def verifier(self):
         n = self.args.verify_messages
+        builds = [("current", self.b.kafkabench_bin)]
+        if self.args.baseline:
+            builds.append(("baseline", self.args.baseline))
+        runs = [(b, v) for b in builds for v in ["without", "with"]]
         for rep in range(self.args.reps):
-            variants = ["without", "with"] if rep % 2 == 0 else ["with", "without"]
-            for v in variants:
-                label = f"verify-{v}-{rep}"
+            k = rep % len(runs)
+            for (build, binary), v in runs[k:] + runs[:k]:
+                label = f"verify-{build}-{v}-{rep}"
                 path = self.kbs(label, (
                     f'  topic "peers-verify" {{ partitions = {self.args.partitions} }}\n'
                     f"  producer {{\n{props_block(self.common)}\n  }}\n"
                     + ("  consumer { }\n" if v == "with" else "")
                     + f"  workload {{\n    messages = {n}\n    rate = unlimited\n"
                     f"    producers = 2\n    payload = {self.payload}\n  }}\n"))
-                r, cpu, rss, wall = self.kafkabench(label, path, "--interval", "10ms")
-                row = {"section": "verifier", "consumer": v, "rep": rep, "msgs": r["acked"],
+                r, cpu, rss, wall = self.kafkabench(label, path, "--interval", "10ms",
+                                                    binary=binary)
+                row = {"section": "verifier", "build": build, "consumer": v, "rep": rep,
+                       "msgs": r["acked"],
                        "msg_s": r["throughput_msgs"], "elapsed": r["elapsed_secs"],
                        "cpu": cpu, "rss": rss, "wall": wall,
                        **last_ack_and_read(r.get("series") or {})}
@@ -287,26 +293,33 @@ def report(rows, args):
                      "ack rate spread | last ack s | last read s | last read − last ack s | "
                      "read rate msg/s | e2e p50 ms | CPU s |")
         lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-        for v in ["without", "with"]:
-            rs = [r for r in ver if r["consumer"] == v]
+        builds = sorted({r.get("build", "current") for r in ver}, reverse=True)
+        for b, v in [(b, v) for b in builds for v in ["without", "with"]]:
+            rs = [r for r in ver if r["consumer"] == v and r.get("build", "current") == b]
             if not rs:
                 continue
             col = lambda k: [r.get(k) for r in rs]
+            name = f"{v} `consumer {{ }}`" + (f" ({b})" if len(builds) > 1 else "")
             lines.append(
-                f"| {v} `consumer {{ }}` | {med(col('wall')):.2f} | {span(col('wall'), '.2f')} | "
+                f"| {name} | {med(col('wall')):.2f} | {span(col('wall'), '.2f')} | "
                 f"{med(col('msg_s')):,.0f} | {span(col('msg_s'), ',.0f')} | "
                 f"{fmt(med(col('last_ack')), '.2f')} | {fmt(med(col('last_read')), '.2f')} | "
                 f"{fmt(med(col('read_after_ack')), '.2f')} "
                 f"({span(col('read_after_ack'), '.2f')}) | "
                 f"{fmt(med(col('read_rate')), ',.0f')} | "
                 f"{fmt(med(col('e2e_p50_ms')), ',.0f')} | {med(col('cpu')):.2f} |")
-        pairs = [(a, b) for a in ver for b in ver
-                 if a["rep"] == b["rep"] and a["consumer"] == "with" and b["consumer"] == "without"]
-        if pairs:
+        for build in builds:
+            pairs = [(a, b) for a in ver for b in ver
+                     if a["rep"] == b["rep"] and a["consumer"] == "with"
+                     and b["consumer"] == "without"
+                     and a.get("build", "current") == b.get("build", "current") == build]
+            if not pairs:
+                continue
             added = [a["wall"] - b["wall"] for a, b in pairs]
             cpu = [(a["cpu"] - b["cpu"]) / (n / 1e6) for a, b in pairs]
-            lines.append(f"\nAttaching the consumer adds {med(added):.2f} s to the process's wall "
-                         f"time and {med(cpu):.2f} CPU s per million records (medians of the "
-                         f"pairs' differences; spreads {span(added, '.2f')} s and "
+            who = f" ({build})" if len(builds) > 1 else ""
+            lines.append(f"\nAttaching the consumer{who} adds {med(added):.2f} s to the process's "
+                         f"wall time and {med(cpu):.2f} CPU s per million records (medians of "
+                         f"the pairs' differences; spreads {span(added, '.2f')} s and "
                          f"{span(cpu, '.2f')} s/M).")
     return lines
