@@ -426,7 +426,7 @@ impl Checker<'_> {
             return None;
         }
         if let (Some((n, s)), true) = (w.messages, w.producers > 1) {
-            if n < w.producers as u64 {
+            if n > 0 && n < w.producers as u64 {
                 self.err(
                     Diagnostic::new(
                         Kind::Value,

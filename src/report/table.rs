@@ -40,6 +40,7 @@ pub fn write_results(
     )?;
     let e2e = results.iter().any(|r| r.e2e.is_some());
     let paced = results.iter().any(|r| r.target_rate.is_some());
+    let read = ReadColumns::of(results);
     let mut b = Builder::default();
     let mut head = vec!["run", "sent", "failed", "elapsed", "msg/s", "MB/s"];
     if paced {
@@ -49,6 +50,7 @@ pub fn write_results(
     if e2e {
         head.extend(["e2e p50", "e2e p99", "lost"]);
     }
+    read.head(&mut head);
     head.extend(["disk", "ratio", "batch", "rec/req"]);
     b.push_record(head);
     for r in results {
@@ -79,6 +81,7 @@ pub fn write_results(
                 _ => row.extend(["-".into(), "-".into(), "-".into()]),
             }
         }
+        read.row(r, &mut row);
         row.extend([
             r.disk_bytes.map_or("-".into(), |d| human_bytes(d as f64)),
             r.disk_ratio.map_or("-".into(), |x| format!("{x:.2}x")),
@@ -126,8 +129,85 @@ pub fn write_results(
             )?;
         }
     }
+    for r in results {
+        if let Some(c) = r
+            .consume
+            .as_ref()
+            .filter(|c| c.redelivered > 0 || c.aborted_read > 0)
+        {
+            writeln!(
+                out,
+                "  {}: {} records read again after a rebalance (redelivered, not duplicates){}",
+                r.label,
+                c.redelivered,
+                if c.aborted_read > 0 {
+                    format!("; {} records of aborted transactions read", c.aborted_read)
+                } else {
+                    String::new()
+                }
+            )?;
+        }
+    }
     for n in notes {
         writeln!(out, "  note: {n}")?;
     }
     Ok(())
+}
+
+/// The read side's columns, each shown when some run has it: consume rate and lag with
+/// consumers, rebalances with a group, drain time with a backlog.
+struct ReadColumns {
+    consume: bool,
+    group: bool,
+    drain: bool,
+}
+
+impl ReadColumns {
+    fn of(results: &[RunResult]) -> ReadColumns {
+        let any = |f: fn(&crate::measure::ConsumeFigures) -> bool| {
+            results.iter().filter_map(|r| r.consume.as_ref()).any(f)
+        };
+        ReadColumns {
+            consume: any(|_| true),
+            group: any(|c| c.rebalances > 0),
+            drain: any(|c| c.drain_secs.is_some()),
+        }
+    }
+
+    fn head(&self, head: &mut Vec<&str>) {
+        if self.consume {
+            head.extend(["read/s", "lag max"]);
+        }
+        if self.group {
+            head.extend(["rebal", "rebal max"]);
+        }
+        if self.drain {
+            head.push("drain");
+        }
+    }
+
+    fn row(&self, r: &RunResult, row: &mut Vec<String>) {
+        let c = r.consume.as_ref();
+        let dash = || "-".to_string();
+        if self.consume {
+            row.push(c.map_or_else(dash, |c| format!("{:.0}", c.throughput_msgs)));
+            row.push(
+                c.and_then(|c| c.lag_max)
+                    .map_or_else(dash, |l| l.to_string()),
+            );
+        }
+        if self.group {
+            row.push(c.map_or_else(dash, |c| c.rebalances.to_string()));
+            row.push(
+                c.and_then(|c| c.rebalance_secs)
+                    .map_or_else(dash, human_duration),
+            );
+        }
+        if self.drain {
+            row.push(
+                c.and_then(|c| c.drain_secs)
+                    .map_or_else(dash, human_duration),
+            );
+        }
+    }
 }

@@ -83,6 +83,8 @@ struct Reader<'c> {
     /// Per run partition: the consumer's own, and read (or found at its end) since assigned.
     mine: Vec<bool>,
     reached: Vec<bool>,
+    /// Per run partition: when its last record was read (ns on the run's clock).
+    last_read: Vec<u64>,
     /// The last record's topic handle and its topic index: most records repeat it.
     topic_cache: (usize, usize),
     error: Option<String>,
@@ -109,6 +111,7 @@ pub fn run(job: ConsumerJob) -> ConsumerOutcome {
         subscribed: false,
         mine: vec![false; n],
         reached: vec![false; n],
+        last_read: vec![0; n],
         topic_cache: (0, usize::MAX),
         error: None,
     };
@@ -349,6 +352,7 @@ impl Reader<'_> {
         let now = self.now();
         self.v.read(m, topic, part, now, &self.job.reads);
         self.reached[part] = true;
+        self.last_read[part] = now;
         self.m.record_read(now);
         if self.job.group {
             self.m.processed(self.consumer, layout, part, m.offset());
@@ -367,8 +371,12 @@ impl Reader<'_> {
         }
         self.m.nothing_there();
         if self.measuring {
-            let now = self.now();
-            self.job.reads.partition_end(part, now);
+            let origin = self.job.shared.measure_origin();
+            let at = match self.last_read.get(part) {
+                Some(t) if *t > origin => *t,
+                _ => self.now(),
+            };
+            self.job.reads.partition_end(part, at);
         } else {
             self.mark_ready();
         }

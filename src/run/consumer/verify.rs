@@ -24,6 +24,7 @@ pub struct Reads {
     /// the last one was (ns on the run's clock, 0 before): the backlog's drain.
     ends: Vec<AtomicBool>,
     ended: AtomicUsize,
+    drain_end: AtomicU64,
     pub drained_ns: AtomicU64,
     /// Bit i: consumer i has its partitions and is reading them (the group is settled when
     /// every bit is set).
@@ -38,21 +39,25 @@ impl Reads {
             records: AtomicU64::new(0),
             ends: (0..partitions).map(|_| AtomicBool::new(false)).collect(),
             ended: AtomicUsize::new(0),
+            drain_end: AtomicU64::new(0),
             drained_ns: AtomicU64::new(0),
             ready: AtomicU64::new(0),
         }
     }
 
-    /// Partition `part` read to its end at `now` (measured phase): the last of them to get
-    /// there marks the drain's end.
-    pub fn partition_end(&self, part: usize, now: u64) {
+    /// Partition `part` read to its end, its last record read at `at` (ns on the run's
+    /// clock; the end itself is known up to a fetch wait later): the drain ends with the last
+    /// record of the last partition.
+    pub fn partition_end(&self, part: usize, at: u64) {
         let Some(e) = self.ends.get(part) else {
             return;
         };
-        if !e.swap(true, Ordering::AcqRel)
-            && self.ended.fetch_add(1, Ordering::AcqRel) + 1 == self.ends.len()
-        {
-            self.drained_ns.store(now.max(1), Ordering::Release);
+        if !e.swap(true, Ordering::AcqRel) {
+            self.drain_end.fetch_max(at.max(1), Ordering::AcqRel);
+            if self.ended.fetch_add(1, Ordering::AcqRel) + 1 == self.ends.len() {
+                let end = self.drain_end.load(Ordering::Acquire);
+                self.drained_ns.store(end, Ordering::Release);
+            }
         }
     }
 
