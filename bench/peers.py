@@ -137,6 +137,8 @@ class Bench:
         os.makedirs(self.out, exist_ok=True)
         self.rows = []
         self.seq = 0
+        # The 1-minute load average before each read-side run: how busy the machine was.
+        self.loads = []
         self.kafkabench_bin = args.kafkabench
         self.kafka_local = KAFKA_LOCAL
         self.read_side = peers_read.ReadSide(
@@ -144,6 +146,7 @@ class Bench:
 
     # The process runner and topic commands, for the read side (bench/peers_read.py).
     def run(self, cmd):
+        self.loads.append(os.getloadavg()[0])
         return run_wait4(cmd, self.args.timeout)
 
     def tool(self, cls, *args):
@@ -413,6 +416,10 @@ def main():
     for s in sections:
         getattr(b, s)()
     text = report(b.rows, args)
+    if b.loads:
+        text += (f"\nLoad average (1 min) before the read side's runs: {min(b.loads):.1f}–"
+                 f"{max(b.loads):.1f}, median {statistics.median(b.loads):.1f} "
+                 f"({os.cpu_count()} CPUs).\n")
     with open(os.path.join(b.out, "results.md"), "w") as f:
         f.write(text)
     print(text)
