@@ -17,6 +17,8 @@ import subprocess
 import sys
 import time
 
+import peers_read
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KAFKA_LOCAL = os.path.join(REPO, "scripts", "kafka-local")
 KAFKABENCH = os.path.join(REPO, "target", "release", "kafkabench")
@@ -32,6 +34,9 @@ COMMON = {
     "enable.idempotence": "false",
 }
 TOOLS = ["kafkabench", "perf-test", "rdkafka_perf"]
+# The read side's two (consume: a backlog drained by each tool; verifier: the producers with
+# and without `consumer { }`) are in peers_read.py.
+SECTIONS = ["throughput", "rate", "memory", "consume", "verifier"]
 
 
 def run_wait4(cmd, timeout):
@@ -132,6 +137,23 @@ class Bench:
         os.makedirs(self.out, exist_ok=True)
         self.rows = []
         self.seq = 0
+        # The 1-minute load average before each read-side run: how busy the machine was.
+        self.loads = []
+        self.kafkabench_bin = args.kafkabench
+        self.kafka_local = KAFKA_LOCAL
+        self.read_side = peers_read.ReadSide(
+            self, COMMON, f'constant("{payload_text(100)}")')
+
+    # The process runner and topic commands, for the read side (bench/peers_read.py).
+    def run(self, cmd):
+        self.loads.append(os.getloadavg()[0])
+        return run_wait4(cmd, self.args.timeout)
+
+    def tool(self, cls, *args):
+        return tool(cls, *args)
+
+    def delete_topic(self, name):
+        delete_topic(self.bootstrap, name)
 
     def topic(self, what):
         self.seq += 1
@@ -159,7 +181,7 @@ class Bench:
             )
         js = os.path.join(self.out, f"{label}.json")
         code, out, cpu, rss, wall = run_wait4(
-            [KAFKABENCH, "run", path, "--quiet", "--json", js], self.args.timeout)
+            [self.kafkabench_bin, "run", path, "--quiet", "--json", js], self.args.timeout)
         if code != 0:
             self.log(out)
             raise SystemExit(f"kafkabench failed (exit {code}) on {label}")
@@ -271,6 +293,12 @@ class Bench:
             self.log(f"{label}: peak RSS {r['rss']:.1f} MiB")
             self.save()
 
+    def consume(self):
+        self.read_side.consume()
+
+    def verifier(self):
+        self.read_side.verifier()
+
     def save(self):
         with open(os.path.join(self.out, "runs.json"), "w") as f:
             json.dump(self.rows, f, indent=1)
@@ -342,16 +370,17 @@ def report(rows, args):
         lines.append("|---:|---:|---:|")
         for r in mem:
             lines.append(f"| {r['n']:,} | {r['rss']:.1f} | {r['msg_s']:,.0f} |")
+    lines.extend(peers_read.report(rows, args))
     return "\n".join(lines) + "\n"
 
 
 def main():
     ap = argparse.ArgumentParser(
         prog="bench/peers.sh",
-        description="kafkabench vs kafka-producer-perf-test vs rdkafka_performance, same broker, "
-                    "interleaved. Writes bench/out/<time>/{results.md,runs.json,*.kbs}.")
+        description="kafkabench vs kafka-producer-perf-test / kafka-consumer-perf-test vs "
+                    "rdkafka_performance, same broker, interleaved. Writes bench/out/<time>/{results.md,runs.json,*.kbs}.")
     ap.add_argument("--reps", type=int, default=5, help="repetitions per configuration (default 5)")
-    ap.add_argument("--only", choices=["throughput", "rate", "memory"], action="append",
+    ap.add_argument("--only", choices=SECTIONS, action="append",
                     help="run only these sections (repeatable; default all)")
     ap.add_argument("--config", action="append",
                     help="SIZE:CODEC to run in the throughput section (repeatable; default "
@@ -363,17 +392,34 @@ def main():
     ap.add_argument("--rate-secs", type=int, default=10, help="seconds per fixed-rate run")
     ap.add_argument("--mem-small", type=int, default=1_000_000)
     ap.add_argument("--mem-large", type=int, default=10_000_000)
+    ap.add_argument("--backlog", type=int, default=1_000_000,
+                    help="records of 100 B in the consume section's backlog (default 1000000)")
+    ap.add_argument("--readers", nargs="+", choices=peers_read.READERS,
+                    default=peers_read.READERS,
+                    help="the tools that drain the backlog (default all three)")
+    ap.add_argument("--verify-messages", type=int, default=1_000_000,
+                    help="records per run of the verifier section (default 1000000)")
     ap.add_argument("--timeout", type=int, default=600, help="seconds before a run is killed")
+    ap.add_argument("--kafkabench", default=KAFKABENCH, metavar="BIN",
+                    help="the kafkabench binary to measure (default target/release/kafkabench; "
+                         "another build, for a before/after comparison)")
+    ap.add_argument("--baseline", metavar="BIN",
+                    help="the verifier section also runs this kafkabench binary, interleaved "
+                         "with the measured one (before/after on the same machine state)")
     ap.add_argument("--out", help="output directory (default bench/out/<time>)")
     ap.add_argument("--rdkafka-performance", required=True, help=argparse.SUPPRESS)
     args = ap.parse_args()
     args.config = args.config or ["100:none", "100:lz4", "1024:none", "1024:lz4"]
-    sections = args.only or ["throughput", "rate", "memory"]
+    sections = args.only or SECTIONS
     b = Bench(args)
     b.log(f"writing to {b.out}")
     for s in sections:
         getattr(b, s)()
     text = report(b.rows, args)
+    if b.loads:
+        text += (f"\nLoad average (1 min) before the read side's runs: {min(b.loads):.1f}–"
+                 f"{max(b.loads):.1f}, median {statistics.median(b.loads):.1f} "
+                 f"({os.cpu_count()} CPUs).\n")
     with open(os.path.join(b.out, "results.md"), "w") as f:
         f.write(text)
     print(text)

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Side-by-side producer benchmark on one broker: kafkabench vs kafka-producer-perf-test
-# (org.apache.kafka.tools.ProducerPerformance from the cached Kafka jars) vs librdkafka's own
-# rdkafka_performance, on identical work, interleaved. Method and results: bench/README.md.
+# Side-by-side benchmark on one broker: kafkabench vs kafka-producer-perf-test and
+# kafka-consumer-perf-test (org.apache.kafka.tools.ProducerPerformance / ConsumerPerformance from
+# the cached Kafka jars) vs librdkafka's own rdkafka_performance (-P, and -C -G for the read
+# side), on identical work, interleaved. Method and results: bench/README.md.
 #
-#   bench/peers.sh                     # everything (about 10 minutes on 2 cores)
+#   bench/peers.sh                     # everything (about 20 minutes on 2 cores)
 #   bench/peers.sh --reps 3 --only throughput
+#   bench/peers.sh --reps 1 --only consume --only verifier   # the read side
 #   bench/peers.sh --help              # all options
 #
 # Builds kafkabench (release) and rdkafka_performance (into bench/build, git-ignored) from the
@@ -15,7 +17,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
 cd "$repo"
 
-case "${1:-}" in -h|--help) exec python3 bench/peers.py --help ;; esac
+case "${1:-}" in -h|--help) exec python3 -B bench/peers.py --help ;; esac
 
 command -v python3 >/dev/null || { echo "bench/peers.sh needs python3" >&2; exit 2; }
 command -v cc >/dev/null || { echo "bench/peers.sh needs a C compiler (cc) for rdkafka_performance" >&2; exit 2; }
@@ -46,4 +48,5 @@ if [ "$KB_STARTED_BROKER" = 1 ]; then
   trap 'scripts/kafka-local down --wipe >&2' EXIT
 fi
 
-python3 bench/peers.py --rdkafka-performance "$perf_bin" "$@"
+# -B: no __pycache__ in bench/ (peers.py imports peers_read.py).
+python3 -B bench/peers.py --rdkafka-performance "$perf_bin" "$@"
