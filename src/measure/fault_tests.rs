@@ -115,6 +115,7 @@ fn series(rate: f64, acked: &[u64], latency_ms: &[u64]) -> TimeSeries {
         rate: &spec,
         duration: None,
         messages: None,
+        backlog: 0,
     };
     series::merge(&[&rec], None, &planned).unwrap()
 }
@@ -180,6 +181,8 @@ fn derive_keeps_every_action_and_totals_the_failures() {
         duration: None,
         messages: None,
         cut_short: false,
+        backlog: 0,
+        read_side: None,
     };
     let result = RunResult {
         elapsed_secs: 3.0,

@@ -118,7 +118,7 @@ mod tests {
     fn read(seqs: impl IntoIterator<Item = u64>) -> ConsumerRecording {
         let mut c = ConsumerRecording::empty();
         for s in seqs {
-            c.seen.entry(0).or_default().insert(s);
+            c.seen_mut(0).insert(s);
             c.consumed += 1;
         }
         c

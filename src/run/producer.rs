@@ -528,7 +528,10 @@ pub fn run(job: ProducerJob) -> ProducerOutcome {
 
     // Drain: every record gets its delivery report, bounded by the delivery timeout.
     let flushed = s.ev.drain(job.flush_timeout);
-    let reported = s.ev.rec.acked + s.ev.rec.failed_seqs.len() as u64;
+    // Records of aborted transactions are never read by a read_committed consumer: it must
+    // not wait for them.
+    let aborted = s.txn.as_ref().map_or(0, |t| t.rec.aborted_records);
+    let reported = (s.ev.rec.acked + s.ev.rec.failed_seqs.len() as u64).saturating_sub(aborted);
     shared.producer_drained(reported, job.share.of);
     // One more statistics window so the tail of the run is in the producer internals.
     let seen = s.ev.rec.stats_seen;

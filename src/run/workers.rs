@@ -166,7 +166,6 @@ pub async fn measure(
     // Dropped on any early return below (an error, a panic): it undoes its faults then.
     let running = timeline.map(|t| t.start(shared.clone()));
 
-    let stop_hook = stop_consumer_hook(&shared);
     let ticker = opts
         .progress
         .clone()
@@ -204,9 +203,6 @@ pub async fn measure(
     let mut outcomes = Vec::new();
     for o in joined {
         outcomes.push(o.map_err(|_| RunError::ThreadPanicked("a consumer thread"))?);
-    }
-    if let Some(h) = stop_hook {
-        h.abort();
     }
     let read_side = has_consumer.then(|| ReadSide {
         consumers,
@@ -357,24 +353,4 @@ fn commit_text(c: &CommitPolicy) -> String {
         }
         CommitPolicy::Off => "off".into(),
     }
-}
-
-/// A test hook until the fault timeline drives it: `KB_STOP_CONSUMER=i:from_ms:to_ms` stops
-/// consumer i over that window of the measured phase (sets, then clears, its bit in
-/// `Shared.consumer_stopped`), so tests/groups.rs can stop a group member mid-run.
-fn stop_consumer_hook(shared: &Arc<Shared>) -> Option<tokio::task::JoinHandle<()>> {
-    let spec = std::env::var("KB_STOP_CONSUMER").ok()?;
-    let mut it = spec.split(':').map(|x| x.trim().parse::<u64>().ok());
-    let (Some(Some(i)), Some(Some(from)), Some(Some(to))) = (it.next(), it.next(), it.next())
-    else {
-        return None;
-    };
-    let shared = shared.clone();
-    let bit = 1u64 << (i % 64);
-    Some(tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(from)).await;
-        shared.consumer_stopped.fetch_or(bit, Ordering::AcqRel);
-        tokio::time::sleep(Duration::from_millis(to.saturating_sub(from))).await;
-        shared.consumer_stopped.fetch_and(!bit, Ordering::AcqRel);
-    }))
 }

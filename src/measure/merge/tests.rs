@@ -16,6 +16,7 @@ fn unlimited() -> Planned<'static> {
         rate: &RATE,
         duration: None,
         messages: None,
+        backlog: 0,
     }
 }
 
@@ -105,6 +106,7 @@ fn counters_add_up_and_rates_come_from_the_merged_counts_over_the_longest_span()
         rate: &rate,
         duration: Some(Duration::from_secs(2)),
         messages: None,
+        backlog: 0,
     };
     let m = merge(&[&a, &b], &schedule).unwrap();
     assert_eq!((m.sent, m.acked, m.failed), (4_000, 4_000, 2));
