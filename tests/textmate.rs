@@ -32,8 +32,10 @@ macro_rules! each_scenario {
 }
 
 each_scenario!(
+    backlog,
     batch_size_sweep,
     codecs_random_vs_orders,
+    consumer_group,
     latency_timers,
     linger_load,
     many_topics,
