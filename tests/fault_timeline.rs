@@ -7,13 +7,12 @@
 
 mod common;
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use common::{repo, text};
+use common::{repo, text, wait_bounded};
 
 /// Clear of CI's broker (9092-9094), the broker-loss test (19092-19093) and the security test
 /// (19492-19494); nodes listen on 19692, 19792 and 19892, controllers one above.
@@ -134,39 +133,6 @@ fn kafkabench(args: &[&str]) -> Command {
     c
 }
 
-/// Waits for the child at most `limit`; kills it and fails the test past that.
-fn wait_bounded(mut child: Child, limit: Duration) -> (i32, String, String) {
-    let started = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            let (mut out, mut err) = (String::new(), String::new());
-            child
-                .stdout
-                .take()
-                .unwrap()
-                .read_to_string(&mut out)
-                .unwrap();
-            child
-                .stderr
-                .take()
-                .unwrap()
-                .read_to_string(&mut err)
-                .unwrap();
-            return (status.code().unwrap_or(-1), out, err);
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
-            panic!(
-                "kafkabench did not return within {limit:?}\nstdout:\n{}\nstderr:\n{}",
-                text(&out.stdout),
-                text(&out.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 fn signal(child: &Child, sig: i32) {
     // SAFETY: a signal to the kafkabench process this test spawned.
     unsafe { libc::kill(child.id() as i32, sig) };
@@ -218,7 +184,7 @@ fn the_safe_step_loses_nothing_when_the_leader_is_killed_and_the_broker_comes_ba
     ])
     .spawn()
     .unwrap();
-    let (code, out, err) = wait_bounded(child, Duration::from_secs(120));
+    let (code, out, err, _) = wait_bounded(child, Duration::from_secs(120));
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
     assert!(out.contains("2 of 2 checks held"), "{out}");
     let doc: serde_json::Value =
@@ -275,7 +241,7 @@ fn sigterm_in_a_pause_window_continues_the_paused_broker_before_exiting() {
         .unwrap();
     wait_for_state(2, "paused", Duration::from_secs(60));
     signal(&child, libc::SIGTERM);
-    let (code, out, err) = wait_bounded(child, Duration::from_secs(60));
+    let (code, out, err, _) = wait_bounded(child, Duration::from_secs(60));
     assert_eq!(code, 130, "stdout:\n{out}\nstderr:\n{err}");
     assert_all_running("after SIGTERM in a pause window");
 }
@@ -304,7 +270,7 @@ fn a_second_signal_restarts_the_killed_broker_before_the_process_exits() {
     signal(&child, libc::SIGINT);
     std::thread::sleep(Duration::from_millis(300));
     signal(&child, libc::SIGINT);
-    let (code, out, err) = wait_bounded(child, Duration::from_secs(90));
+    let (code, out, err, _) = wait_bounded(child, Duration::from_secs(90));
     assert_eq!(code, 130, "stdout:\n{out}\nstderr:\n{err}");
     assert!(err.contains("interrupted again"), "{err}");
     assert_all_running("after a second signal in a kill window");

@@ -5,12 +5,11 @@
 
 mod common;
 
-use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{fixture, repo, text};
+use common::{fixture, repo, text, wait_bounded};
 
 /// Starts kafkabench on the two-run fixture, writing JSON to `json`.
 fn spawn_long_run(json: &std::path::Path, bootstrap: Option<&str>) -> Child {
@@ -34,39 +33,6 @@ fn spawn(args: &[&str], json: &std::path::Path, bootstrap: Option<&str>) -> Chil
         cmd.args(["--bootstrap", b]);
     }
     cmd.spawn().expect("kafkabench starts")
-}
-
-/// Waits for the child at most `limit`; kills it and fails the test past that.
-fn wait_bounded(mut child: Child, limit: Duration) -> (i32, String, String, Duration) {
-    let started = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            let (mut out, mut err) = (String::new(), String::new());
-            child
-                .stdout
-                .take()
-                .unwrap()
-                .read_to_string(&mut out)
-                .unwrap();
-            child
-                .stderr
-                .take()
-                .unwrap()
-                .read_to_string(&mut err)
-                .unwrap();
-            return (status.code().unwrap_or(-1), out, err, started.elapsed());
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
-            panic!(
-                "kafkabench did not return within {limit:?}\nstdout:\n{}\nstderr:\n{}",
-                text(&out.stdout),
-                text(&out.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 fn runs(json: &std::path::Path) -> (serde_json::Value, Vec<serde_json::Value>) {

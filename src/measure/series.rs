@@ -150,10 +150,11 @@ pub fn merge(
     })
 }
 
-type IntervalLatency = (Option<f64>, Option<f64>, Option<f64>, Option<String>);
+pub(crate) type IntervalLatency = (Option<f64>, Option<f64>, Option<f64>, Option<String>);
 
-/// p50, p99 and max in milliseconds, and the histogram encoded; all None when empty.
-fn latency(h: Option<&Histogram<u64>>) -> IntervalLatency {
+/// p50, p99 and max in milliseconds, and the histogram encoded; all None when empty. The
+/// merge of shards' series writes its points with it too.
+pub(crate) fn latency(h: Option<&Histogram<u64>>) -> IntervalLatency {
     match h.filter(|h| !h.is_empty()) {
         None => (None, None, None, None),
         Some(h) => {

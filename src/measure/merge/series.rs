@@ -7,7 +7,7 @@ use hdrhistogram::Histogram;
 use super::{add, MergeError, Problem};
 use crate::measure::codec;
 use crate::measure::intervals::new_interval_histogram;
-use crate::measure::series::{Planned, SeriesPoint, TimeSeries};
+use crate::measure::series::{latency as interval_latency, Planned, SeriesPoint, TimeSeries};
 use crate::measure::RunResult;
 
 /// The merged series; None when no shard kept one. A shard that sent nothing and kept no
@@ -76,12 +76,14 @@ pub(super) fn merge(
             add_encoded(&mut e2e, q.e2e_histogram.as_deref(), read, "e2e").map_err(|e| e.at(*k))?;
         }
         acked_total += p.acked;
-        (p.ack_p50_ms, p.ack_p99_ms, p.ack_max_ms, p.ack_histogram) = summary(ack.as_ref());
+        (p.ack_p50_ms, p.ack_p99_ms, p.ack_max_ms, p.ack_histogram) =
+            interval_latency(ack.as_ref());
         if consumer {
             let consumed = *p.consumed.get_or_insert(0);
             consumed_total += consumed;
             p.lag = Some(acked_total.saturating_sub(consumed_total));
-            (p.e2e_p50_ms, p.e2e_p99_ms, p.e2e_max_ms, p.e2e_histogram) = summary(e2e.as_ref());
+            (p.e2e_p50_ms, p.e2e_p99_ms, p.e2e_max_ms, p.e2e_histogram) =
+                interval_latency(e2e.as_ref());
         }
         points.push(p);
     }
@@ -113,23 +115,4 @@ fn add_encoded(
         reason,
     })?;
     add(into.get_or_insert_with(new_interval_histogram), &h, family)
-}
-
-type IntervalLatency = (Option<f64>, Option<f64>, Option<f64>, Option<String>);
-
-/// p50, p99 and max in milliseconds and the histogram encoded, as `series::merge` writes
-/// them; all None when nothing was recorded.
-fn summary(h: Option<&Histogram<u64>>) -> IntervalLatency {
-    match h.filter(|h| !h.is_empty()) {
-        None => (None, None, None, None),
-        Some(h) => {
-            let ms = |ns: u64| ns as f64 / 1e6;
-            (
-                Some(ms(h.value_at_quantile(0.5))),
-                Some(ms(h.value_at_quantile(0.99))),
-                Some(ms(h.max())),
-                Some(codec::encode(h)),
-            )
-        }
-    }
 }
