@@ -1,4 +1,4 @@
-//! `--interval DURATION`: the time series' interval, read like a `.kbs` duration.
+//! Durations on the command line (`--interval`, `--deadline`), read like a `.kbs` duration.
 
 use std::time::Duration;
 
@@ -12,6 +12,29 @@ const INTERVAL_MAX: Duration = Duration::from_secs(3600);
 
 /// `--interval DURATION`: a number and a unit (`500ms`, `1s`, `1.5s`, `2m`), 10ms to 1h.
 pub fn parse_interval(text: &str) -> Result<Duration, String> {
+    let secs = seconds(text)?;
+    // Compared as seconds first: a huge number would not fit a Duration.
+    if !(INTERVAL_MIN.as_secs_f64()..=INTERVAL_MAX.as_secs_f64()).contains(&secs) {
+        return Err(format!(
+            "an interval of `{text}` is out of range: use 10ms to 1h"
+        ));
+    }
+    Ok(Duration::from_nanos((secs * 1e9).round() as u64))
+}
+
+/// `--deadline DURATION`: 1s to a week.
+pub fn parse_deadline(text: &str) -> Result<Duration, String> {
+    let secs = seconds(text)?;
+    if !(1.0..=7.0 * 86_400.0).contains(&secs) {
+        return Err(format!(
+            "a deadline of `{text}` is out of range: use 1s to 168h"
+        ));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// A duration as the scenario language writes it, in seconds.
+fn seconds(text: &str) -> Result<f64, String> {
     let t = text.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -36,14 +59,7 @@ pub fn parse_interval(text: &str) -> Result<Duration, String> {
         };
         return Err(format!("unknown unit `{unit}` in `{text}`: {hint}"));
     };
-    let secs = n * secs_per;
-    // Compared as seconds first: a huge number would not fit a Duration.
-    if !(INTERVAL_MIN.as_secs_f64()..=INTERVAL_MAX.as_secs_f64()).contains(&secs) {
-        return Err(format!(
-            "an interval of `{text}` is out of range: use 10ms to 1h"
-        ));
-    }
-    Ok(Duration::from_nanos((secs * 1e9).round() as u64))
+    Ok(n * secs_per)
 }
 
 #[cfg(test)]

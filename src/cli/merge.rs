@@ -265,16 +265,7 @@ fn execution(p: &Plan, files: &[(PathBuf, ResultFile)]) -> Result<Execution, Str
                 ));
             }
         }
-        let w = &run.workload;
-        let schedule = Planned {
-            rate: &w.rate,
-            duration: w.duration,
-            messages: w.messages,
-            backlog: match w.backlog {
-                Some(crate::model::Backlog::Records(n)) => n,
-                _ => 0,
-            },
-        };
+        let schedule = Planned::of(&run.workload);
         let refs: Vec<&RunResult> = shards.iter().map(|(_, r)| *r).collect();
         let merged = merge(&refs, &schedule).map_err(|e| {
             format!(

@@ -2,6 +2,7 @@
 //! below return values; only this layer writes to the terminal.
 
 mod check;
+mod collect;
 mod compare;
 mod fmt;
 mod import;
@@ -13,6 +14,7 @@ mod plan;
 mod progress;
 mod report;
 mod run;
+mod shard;
 mod suite;
 
 use std::io::{IsTerminal, Write};
@@ -69,6 +71,9 @@ pub enum Command {
     /// Merge the result files (--json) of one run's shards exactly (histograms added, counts
     /// summed) and evaluate `expect` once on the merged figures (docs/distributed.md).
     Merge(merge::MergeArgs),
+    /// Coordinate a sharded run (`run --shard I/N`): create its topics, hold its barriers,
+    /// merge the shards' results exactly and judge `expect` once (docs/distributed.md).
+    Collect(collect::CollectArgs),
     /// Write Kubernetes manifests for a sharded run: the scenario in a ConfigMap, an Indexed
     /// Job of N shards, the collector Job; secrets by reference (docs/distributed.md).
     K8s(k8s::K8sArgs),
@@ -176,6 +181,12 @@ pub struct RunArgs {
     /// No live progress on stderr.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Run as shard I of N of a sharded run (docs/distributed.md): this process sends its
+    /// share of every run on its own partitions, meets the other shards at `kafkabench
+    /// collect`'s barriers, and hands its results to the collector, which judges `expect`.
+    /// Needs --run-id. `/N` takes I from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job).
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -237,6 +248,7 @@ pub fn main(cli: Cli) -> Outcome {
         Command::Import(a) => import::command(&a),
         Command::Report(a) => report::command(&a),
         Command::Merge(a) => merge::command(&a),
+        Command::Collect(a) => collect::command(&a),
         Command::K8s(a) => k8s::command(&a),
     }
 }

@@ -16,7 +16,7 @@ use crate::model::Scenario;
 use crate::plan::{new_run_id, plan, run_id_overflows, Plan, PlanOptions};
 use crate::report::json::ResultFile;
 use crate::report::junit::{Skipped, Suite};
-use crate::run::{execute, Execution, LiveFaults, LiveTopic, RunOptions};
+use crate::run::{execute, Execution, LiveFaults, LiveTopic, RunOptions, Shard, ShardRun};
 
 pub fn command(a: &RunArgs, always_summary: bool) -> Outcome {
     let (files, mut errors) = suite::expand(&a.files);
@@ -71,6 +71,16 @@ pub fn command(a: &RunArgs, always_summary: bool) -> Outcome {
                 .map(|m| format!("error: {m}")),
         );
     }
+    let sharding = match &a.shard {
+        Some(text) if !invalid => match shard_args(a, text, files.len(), &loaded) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                errors.extend(e.into_iter().map(|m| format!("error: {m}")));
+                None
+            }
+        },
+        _ => None,
+    };
     if invalid || !errors.is_empty() {
         for e in &errors {
             eprintln!("{e}");
@@ -146,18 +156,31 @@ pub fn command(a: &RunArgs, always_summary: bool) -> Outcome {
             live_topic: live_topic.clone(),
             interval: a.interval,
             live_faults: live_faults.clone(),
+            shard: sharding.clone(),
         };
         let started = SystemTime::now();
         let exec = run_selected(&rt, &sub, &original, &opts, &interrupt);
         if let Some(l) = &live {
             l.finish();
         }
-        let verdicts = crate::assert::evaluate(&full, &exec.results);
+        // A shard's figures are its share: the collector judges `expect` on the merged ones.
+        let verdicts = match &sharding {
+            None => crate::assert::evaluate(&full, &exec.results),
+            Some(_) => Vec::new(),
+        };
         let mut out = std::io::stdout().lock();
         if chosen > 0 {
             let _ = crate::report::table::write(&full, &exec, &mut out);
         }
         let _ = crate::report::verdicts_text(&verdicts, &mut out);
+        if let Some(s) = &sharding {
+            let _ = writeln!(
+                out,
+                "\nshard {} of {}: the figures above are this shard's share; `kafkabench \
+                 collect` merges every shard's and judges `expect` once",
+                s.shard.index, s.shard.count
+            );
+        }
         if verdicts.is_empty() && !skipped.is_empty() {
             let _ = writeln!(out, "\nexpect: no check judged");
         }
@@ -217,6 +240,58 @@ pub fn command(a: &RunArgs, always_summary: bool) -> Outcome {
     // to a cluster that does not answer).
     rt.shutdown_background();
     outcome
+}
+
+/// A shard's part in a sharded run, from `--shard` and the one scenario it runs; or every
+/// reason it cannot take part.
+fn shard_args(
+    a: &RunArgs,
+    text: &str,
+    files: usize,
+    loaded: &[(std::path::PathBuf, crate::source::Sources, Scenario)],
+) -> Result<Arc<ShardRun>, Vec<String>> {
+    let job_index = std::env::var("JOB_COMPLETION_INDEX").ok();
+    let shard = Shard::parse(text, job_index.as_deref())
+        .map_err(|e| vec![format!("--shard {text}: {e}")])?;
+    let mut errors = Vec::new();
+    if a.run_id.is_none() {
+        errors.push(
+            "--shard needs --run-id: every shard and the collector name the run's topics and \
+             control topic with one id"
+                .to_string(),
+        );
+    }
+    if files != 1 {
+        errors.push(format!("--shard runs one scenario file, not {files}"));
+    }
+    if !a.only.is_empty() {
+        errors.push(
+            "--shard runs every run of the scenario (the collector waits for each): drop --only"
+                .into(),
+        );
+    }
+    let Some((_, sources, scenario)) = loaded.first() else {
+        return Err(errors);
+    };
+    let p = plan(
+        scenario,
+        &PlanOptions {
+            bootstrap: a.scaling.bootstrap.clone(),
+            scale: a.scaling.scale,
+            run_id: a.run_id.clone().unwrap_or_default(),
+        },
+    );
+    errors.extend(super::shard::problems(&p, shard.count));
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    // A little longer than the collector's own default deadline: it, not a shard, gives up.
+    let wait = super::shard::planned(&p) + std::time::Duration::from_secs(120);
+    Ok(Arc::new(ShardRun::new(
+        shard,
+        super::shard::digest(sources, &p),
+        std::time::Instant::now() + wait,
+    )))
 }
 
 /// One file of the invocation, as run.
@@ -353,7 +428,11 @@ fn unwritable(a: &RunArgs, several: bool) -> Vec<String> {
 /// Ctrl-C and SIGTERM (CI timeouts, `docker stop`, Kubernetes) stop the run the same way: the
 /// first lets it report and clean up; a second ends the process at once, saying what it
 /// leaves behind.
-async fn signals(interrupt: Arc<AtomicBool>, live_topic: LiveTopic, live_faults: LiveFaults) {
+pub(super) async fn signals(
+    interrupt: Arc<AtomicBool>,
+    live_topic: LiveTopic,
+    live_faults: LiveFaults,
+) {
     use tokio::signal::unix::{signal, SignalKind};
     let (Ok(mut int), Ok(mut term)) = (
         signal(SignalKind::interrupt()),

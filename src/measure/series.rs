@@ -66,6 +66,19 @@ pub struct Planned<'a> {
 }
 
 impl Planned<'_> {
+    /// The measured phase of a workload as planned.
+    pub fn of(w: &crate::model::Workload) -> Planned<'_> {
+        Planned {
+            rate: &w.rate,
+            duration: w.duration,
+            messages: w.messages,
+            backlog: match w.backlog {
+                Some(crate::model::Backlog::Records(n)) => n,
+                _ => 0,
+            },
+        }
+    }
+
     /// Records due in the first `secs` seconds; None at unlimited rate.
     pub fn due_by(&self, secs: f64) -> Option<f64> {
         let t = self

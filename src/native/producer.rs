@@ -28,6 +28,9 @@ pub struct Producer<'p> {
     /// Every topic handle, each created once: the first topic's, then the others of a run
     /// over several topics (`add_topic`), in order.
     rkts: Vec<*mut rd::rd_kafka_topic_t>,
+    /// The partition of the next records; RD_KAFKA_PARTITION_UA (-1): the configured
+    /// partitioner decides, as it does unless a shard chooses among its own.
+    partition: i32,
     queue: *mut rd::rd_kafka_queue_t,
     _producer: PhantomData<&'p ()>,
 }
@@ -51,6 +54,7 @@ impl<'p> Producer<'p> {
             rk,
             rkt,
             rkts: vec![rkt],
+            partition: -1,
             queue,
             _producer: PhantomData,
         })
@@ -73,6 +77,12 @@ impl<'p> Producer<'p> {
     #[inline]
     pub fn select(&mut self, i: usize) {
         self.rkt = self.rkts[i];
+    }
+
+    /// Sends the next records to partition `p` of the selected topic.
+    #[inline]
+    pub fn set_partition(&mut self, p: i32) {
+        self.partition = p;
     }
 
     /// Which topic a delivered record went to, as an index of `select`; `hint` is tried
@@ -173,7 +183,7 @@ impl<'p> Producer<'p> {
             let rc = unsafe {
                 rd::rd_kafka_produce(
                     self.rkt,
-                    -1, // RD_KAFKA_PARTITION_UA: the configured partitioner decides
+                    self.partition,
                     msgflags,
                     value.as_ptr() as *mut c_void,
                     value.len(),
@@ -203,7 +213,7 @@ impl<'p> Producer<'p> {
                 RD_KAFKA_VTYPE_RKT,
                 self.rkt,
                 RD_KAFKA_VTYPE_PARTITION,
-                -1i32, // RD_KAFKA_PARTITION_UA: the configured partitioner decides
+                self.partition,
                 RD_KAFKA_VTYPE_MSGFLAGS,
                 msgflags,
                 RD_KAFKA_VTYPE_VALUE,

@@ -249,6 +249,33 @@ impl Admin {
         out
     }
 
+    /// Creates a sharded run's control topic unless another participant already did: one
+    /// partition (one order for everyone), replicated like a small internal topic.
+    pub async fn ensure_control_topic(&self, name: &str) -> Result<(), String> {
+        let brokers = self.brokers()?.len() as i32;
+        let nt = NewTopic::new(name, 1, TopicReplication::Fixed(brokers.clamp(1, 3)));
+        let opts = AdminOptions::new()
+            .operation_timeout(Some(Duration::from_secs(30)))
+            .request_timeout(Some(Duration::from_secs(30)));
+        let res = self
+            .client
+            .create_topics([&nt], &opts)
+            .await
+            .map_err(|e| format!("creating the control topic {name}: {e}"))?;
+        for r in res {
+            match r {
+                Ok(_) | Err((_, RDKafkaErrorCode::TopicAlreadyExists)) => {}
+                Err((_, code)) => {
+                    return Err(format!(
+                        "the cluster refused to create the control topic {name}: {code}"
+                    ))
+                }
+            }
+        }
+        self.wait_for_leaders(name, 1, Duration::from_secs(30))
+            .await
+    }
+
     /// Deletes every topic of `names` (a request per [`TOPICS_PER_REQUEST`]); the ones that
     /// could not be deleted, each with why. A topic already gone counts as deleted.
     pub async fn delete_topics(&self, names: &[String]) -> Vec<(String, String)> {

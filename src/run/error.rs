@@ -39,6 +39,10 @@ pub enum RunError {
     /// broker, a node already down); found before the clock starts.
     #[error("the fault timeline cannot run: {0}")]
     Faults(String),
+    /// A sharded run's coordination failed: the control topic, a barrier, or the collector
+    /// stopped the run (docs/distributed.md).
+    #[error("{0}")]
+    Coordination(String),
     /// Interrupted (a signal) before the run measured anything.
     #[error("interrupted before measuring")]
     Interrupted,

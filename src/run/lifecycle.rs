@@ -54,6 +54,22 @@ pub async fn run_one(
             .map_err(RunError::Unreachable)?
     };
     let topic = rp.topic.name.clone();
+    if let Some(s) = &opts.shard {
+        // The collector creates and deletes the topics; a shard only uses them.
+        super::sharded::topics_ready(s, rp.index, &interrupt).await?;
+        let partitions = unless_interrupted(&interrupt, admin.topic_partitions(&topic))
+            .await
+            .ok_or(RunError::Interrupted)?
+            .map_err(RunError::TopicLookup)?
+            .ok_or_else(|| RunError::TopicMissing(topic.clone()))?;
+        if let Some(why) = s.shard.problem(partitions) {
+            return Err(RunError::Coordination(why));
+        }
+        return ready_and_measure(
+            rp, runs, opts, &interrupt, &admin, &brokers, partitions, notes,
+        )
+        .await;
+    }
     if rp.topic.existing {
         let partitions = unless_interrupted(&interrupt, admin.topic_partitions(&topic))
             .await
@@ -121,13 +137,13 @@ pub async fn run_one(
 }
 
 /// Why creation failed, and which topics the cluster refused (not to be deleted).
-struct Refused {
-    why: String,
-    names: Vec<String>,
+pub(super) struct Refused {
+    pub why: String,
+    pub names: Vec<String>,
 }
 
 /// Creates the run's topics: its one topic as the topic block says, or all `topics = N`.
-async fn create(admin: &Admin, rp: &RunPlan) -> Result<(), Refused> {
+pub(super) async fn create(admin: &Admin, rp: &RunPlan) -> Result<(), Refused> {
     if let [one] = rp.topics.as_slice() {
         return admin.create_topic(&rp.topic).await.map_err(|why| Refused {
             why,

@@ -5,7 +5,9 @@
 //! caller's [`ProgressSink`], failures into the `Execution`.
 
 pub mod admin;
+pub mod collect;
 mod consumer;
+pub mod control;
 mod error;
 mod events;
 pub mod faults;
@@ -17,6 +19,8 @@ pub mod payload;
 mod producer;
 mod progress;
 mod recorder;
+pub mod shard;
+pub mod sharded;
 mod shared;
 mod spread;
 mod stamp;
@@ -31,6 +35,8 @@ pub use error::{RunError, RunFailure};
 pub use faults::LiveFaults;
 pub use interrupt::LiveTopic;
 pub use progress::{Progress, ProgressPhase, ProgressSink};
+pub use shard::Shard;
+pub use sharded::ShardRun;
 
 use crate::measure::RunResult;
 use crate::plan::Plan;
@@ -68,6 +74,9 @@ pub struct RunOptions {
     pub interval: Duration,
     /// The faults in force, for whoever ends the process early (they are undone first).
     pub live_faults: LiveFaults,
+    /// This process is one shard of a sharded run (`run --shard I/N`): it runs its share,
+    /// creates and deletes no topic, and meets the collector at every barrier.
+    pub shard: Option<Arc<ShardRun>>,
 }
 
 impl Default for RunOptions {
@@ -78,6 +87,7 @@ impl Default for RunOptions {
             live_topic: LiveTopic::default(),
             interval: DEFAULT_INTERVAL,
             live_faults: LiveFaults::default(),
+            shard: None,
         }
     }
 }
@@ -92,12 +102,42 @@ pub async fn execute(plan: &Plan, opts: &RunOptions, interrupt: Arc<AtomicBool>)
         notes: Vec::new(),
     };
     let runs = plan.runs.len();
+    if let Some(s) = &opts.shard {
+        if let Err(e) = sharded::join(plan, s, &interrupt).await {
+            exec.interrupted = matches!(e, RunError::Interrupted);
+            if !exec.interrupted {
+                sharded::failed(s, None, e.to_string()).await;
+                exec.failure = plan.runs.first().map(|rp| RunFailure {
+                    run: rp.index + 1,
+                    label: rp.label.clone(),
+                    error: e,
+                });
+            }
+            return exec;
+        }
+    }
     for rp in &plan.runs {
         if interrupt.load(Ordering::SeqCst) {
             exec.interrupted = true;
             break;
         }
-        let outcome = lifecycle::run_one(rp, runs, opts, interrupt.clone(), &mut exec.notes).await;
+        let mut outcome =
+            lifecycle::run_one(rp, runs, opts, interrupt.clone(), &mut exec.notes).await;
+        if let Some(s) = &opts.shard {
+            // The collector judges: every result goes to it, complete or not.
+            match &outcome {
+                Ok(r) => {
+                    if let Err(e) = sharded::report(s, r).await {
+                        outcome = outcome.map(|mut r| {
+                            r.complete = false;
+                            r.error = Some(format!("the collector did not get the result: {e}"));
+                            r
+                        });
+                    }
+                }
+                Err(e) => sharded::failed(s, Some(rp.index), e.to_string()).await,
+            }
+        }
         let error = match outcome {
             Ok(r) => {
                 let stopped = (!r.complete).then(|| {

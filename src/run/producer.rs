@@ -21,7 +21,8 @@ use super::events::{self, Events};
 use super::pacer::{Pacer, Share, Slot};
 use super::payload::{KeyGen, PayloadGen};
 use super::recorder::Recorder;
-use super::shared::Shared;
+use super::shard::Partitioner;
+use super::shared::{meet, skip_meetings, Shared};
 use super::spread::{self, Layout};
 use super::stamp::{self, Stamp};
 use super::txn::{self, Txn};
@@ -56,6 +57,10 @@ pub struct ProducerJob {
     /// Which records of the schedule (and of the message count) this producer sends; its
     /// index is also its id in the end-to-end stamp.
     pub share: Share,
+    /// This producer's number among the run's producers on this machine (the stamp's).
+    pub ordinal: u32,
+    /// A shard's own partitions: its records go only there (None: the partitioner decides).
+    pub partitions: Option<Vec<i32>>,
     /// Stamp each record for the consumer.
     pub e2e: bool,
     pub shared: Arc<Shared>,
@@ -127,6 +132,8 @@ struct Sender<'a> {
     txn_error: Option<String>,
     /// Where this producer's records go over a run's topics.
     layout: Layout,
+    /// A shard's: the partition of each record among the shard's own.
+    partitioner: Option<Partitioner>,
 }
 
 impl Sender<'_> {
@@ -277,13 +284,16 @@ impl Sender<'_> {
             let seq = self.seq;
             let value = self.payload.next(seq, unix_ms);
             let key = self.keys.next(seq);
+            if let Some(p) = &mut self.partitioner {
+                self.ev.producer.set_partition(p.pick(key));
+            }
             let opaque = events::opaque(intended, measured);
             let mut headers = (stamped || user_headers).then(|| {
                 let mut h = native::Headers::with_capacity(1 + w.headers.len());
                 if stamped {
                     let s = Stamp {
                         intended_ns: intended,
-                        producer: self.job.share.index as u32,
+                        producer: self.job.ordinal,
                         seq,
                         measured,
                         aborted,
@@ -410,9 +420,7 @@ pub fn run(job: ProducerJob) -> ProducerOutcome {
     let producer = match created {
         Ok(p) => p,
         Err(e) => {
-            // Still meet the orchestrator at both barriers so nothing waits forever.
-            job.barrier.wait();
-            job.barrier.wait();
+            skip_meetings(&job.barrier);
             return ProducerOutcome::failed_to_start(format!("cannot create producer: {e}"));
         }
     };
@@ -434,8 +442,7 @@ pub fn run(job: ProducerJob) -> ProducerOutcome {
     let native = match topic_handles(&producer, &job) {
         Ok(p) => p,
         Err(e) => {
-            job.barrier.wait();
-            job.barrier.wait();
+            skip_meetings(&job.barrier);
             return ProducerOutcome::failed_to_start(e);
         }
     };
@@ -447,8 +454,7 @@ pub fn run(job: ProducerJob) -> ProducerOutcome {
                 native.init_transactions(ms)
             });
             if let Err(e) = init {
-                job.barrier.wait();
-                job.barrier.wait();
+                skip_meetings(&job.barrier);
                 return ProducerOutcome::failed_to_start(format!(
                     "init_transactions failed: {}",
                     txn::explain(&e)
@@ -490,12 +496,15 @@ pub fn run(job: ProducerJob) -> ProducerOutcome {
         txn,
         txn_error: None,
         layout,
+        partitioner: job.partitions.clone().map(Partitioner::new),
     };
     match layout {
         Layout::Bound(t) => s.ev.producer.select(t),
         Layout::RoundRobin(_) => s.ev.rec.by_topic = vec![TopicTally::default(); job.topics.len()],
     }
 
+    // Every thread connected (and, sharded, every shard): backlog and warm-up start.
+    meet(&job.barrier);
     if let Some(crate::model::Backlog::Records(n)) = job.workload.backlog {
         let before = s.ev.rec.delivered;
         s.run_phase(Phase::Backlog, Some(job.share.count_of(n)), None);
@@ -514,8 +523,7 @@ pub fn run(job: ProducerJob) -> ProducerOutcome {
     // Statistics windows from here on count towards the run; the counters' values up to now
     // are the baseline.
     s.ev.serve(0);
-    job.barrier.wait();
-    job.barrier.wait();
+    meet(&job.barrier);
     s.ev.rec.measuring = true;
     s.ev.rec.intervals.start(shared.measure_origin());
     let start_ns = s.now_ns();
@@ -532,7 +540,7 @@ pub fn run(job: ProducerJob) -> ProducerOutcome {
     // not wait for them.
     let aborted = s.txn.as_ref().map_or(0, |t| t.rec.aborted_records);
     let reported = (s.ev.rec.acked + s.ev.rec.failed_seqs.len() as u64).saturating_sub(aborted);
-    shared.producer_drained(reported, job.share.of);
+    shared.producer_drained(reported, u64::from(job.workload.producers));
     // One more statistics window so the tail of the run is in the producer internals.
     let seen = s.ev.rec.stats_seen;
     let deadline = Instant::now() + Duration::from_millis(STATS_INTERVAL_MS * 2 + 200);

@@ -1,7 +1,7 @@
 //! What the threads of one run and the orchestrator share: stop flags and live counters.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Barrier, Mutex};
 use std::time::Instant;
 
 /// State shared by the threads of one run and the orchestrator. The counters are for progress
@@ -125,4 +125,18 @@ impl Shared {
             .unwrap_or_else(|e| e.into_inner())
             .clone()
     }
+}
+
+/// One meeting of a run's threads and its orchestrator: all arrived (the orchestrator acts),
+/// then go. Every thread meets twice: before warm-up and before the measured phase.
+pub fn meet(b: &Barrier) {
+    b.wait();
+    b.wait();
+}
+
+/// A thread that cannot take part still meets the orchestrator at every point, so nothing
+/// waits for it forever.
+pub fn skip_meetings(b: &Barrier) {
+    meet(b);
+    meet(b);
 }

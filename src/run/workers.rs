@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime};
 
 use super::admin;
 use super::consumer::{self, ConsumerJob, Layout, Reads};
+use super::control::Phase;
 use super::error::RunError;
 use super::faults;
 use super::lifecycle::blocking;
@@ -15,6 +16,7 @@ use super::logdirs;
 use super::pacer::Share;
 use super::producer::{self, ProducerJob};
 use super::progress::Ticker;
+use super::sharded::{self, ShardRun};
 use super::shared::Shared;
 use super::RunOptions;
 use crate::measure::clock::rfc3339_utc;
@@ -51,7 +53,8 @@ pub async fn measure(
     } else {
         0
     };
-    // Every producer, every consumer and the orchestrator meet twice: warm-up done, then go.
+    // Every producer, every consumer and the orchestrator meet twice (`shared::meet`): all
+    // connected, then warm-up done; a sharded run's barriers sit at those two points.
     let barrier = Arc::new(Barrier::new(producers as usize + consumers as usize + 1));
     let timeout_ms: u64 = rp
         .producer
@@ -67,6 +70,15 @@ pub async fn measure(
         partitions,
     });
     let reads = Arc::new(Reads::new(layout.len()));
+    let shard = opts.shard.as_ref().map(|s| s.shard);
+    if let Some(s) = shard {
+        // Another shard's partitions are not this one's to read (or to wait for).
+        for part in 0..layout.len() {
+            if !s.owns((part % partitions.max(1) as usize) as i32) {
+                reads.not_read(part);
+            }
+        }
+    }
     let mut consumer_handles = Vec::new();
     if let Some(c) = &rp.consumer {
         let fetch_wait: u64 = c
@@ -103,6 +115,7 @@ pub async fn measure(
                 barrier: barrier.clone(),
                 drain: Duration::from_secs(10) + Duration::from_millis(fetch_wait * 2),
                 interval: opts.interval,
+                shard,
             };
             let h = std::thread::Builder::new()
                 .name(format!("kb-consumer-{index}"))
@@ -122,10 +135,15 @@ pub async fn measure(
             topic: topic.clone(),
             topics: rp.topics.clone(),
             workload: w.clone(),
-            share: Share {
-                index: u64::from(index),
-                of: u64::from(producers),
+            share: match shard {
+                Some(s) => s.share(index, producers),
+                None => Share {
+                    index: u64::from(index),
+                    of: u64::from(producers),
+                },
             },
+            ordinal: index,
+            partitions: shard.map(|s| s.owned(partitions)),
             e2e: has_consumer,
             shared: shared.clone(),
             barrier: barrier.clone(),
@@ -142,25 +160,40 @@ pub async fn measure(
         handles.push(h);
     }
 
-    // Warm-up done → disk baseline → go.
-    let plain = logdirs::speaks(&rp.admin);
+    // Every thread connected → (a sharded run's barrier) → warm-up.
+    let sharding = opts.shard.clone();
+    let (b, sh, s2, run) = (barrier.clone(), shared.clone(), sharding.clone(), rp.index);
+    let coordination = blocking(move || {
+        b.wait();
+        let met = meet_shards(s2.as_deref(), run, Phase::Warmup, &sh);
+        b.wait();
+        met
+    })
+    .await?;
+    // Warm-up done → disk baseline → (a sharded run's barrier) → go.
+    let plain = match &opts.shard {
+        None => logdirs::speaks(&rp.admin),
+        Some(_) => Err(String::new()),
+    };
     let (b, brs, t, sh) = (
         barrier.clone(),
         brokers.to_vec(),
         rp.topics.clone(),
         shared.clone(),
     );
-    let (disk_before, started_at) = blocking(move || {
+    let (disk_before, started_at, coordination) = blocking(move || {
         b.wait();
         let d = plain
             .clone()
             .and_then(|()| logdirs::topics_bytes(&brs, &t, partitions));
+        let met =
+            coordination.and_then(|()| meet_shards(sharding.as_deref(), run, Phase::Measure, &sh));
         // The time series' t = 0, the same instant for every thread: they read it after the
         // barrier below.
         sh.start_measuring();
         let started_at = SystemTime::now();
         b.wait();
-        (d, started_at)
+        (d, started_at, met)
     })
     .await?;
     // Dropped on any early return below (an error, a panic): it undoes its faults then.
@@ -227,8 +260,17 @@ pub async fn measure(
         t.finish();
     }
 
+    if let Err(why) = coordination {
+        // (An interrupt at the barrier is reported as one, with what was measured.)
+        if !shared.interrupted() {
+            return Err(RunError::Coordination(why));
+        }
+    }
     let (brs, t) = (brokers.to_vec(), rp.topics.clone());
-    let disk_after = if shared.lost() {
+    let disk_after = if opts.shard.is_some() {
+        // The collector measures the topics once, for every shard.
+        Err(String::new())
+    } else if shared.lost() {
         Err("the cluster was lost during the run".to_string())
     } else if let Err(e) = logdirs::speaks(&rp.admin) {
         Err(e)
@@ -241,6 +283,7 @@ pub async fn measure(
             let (each, total) = disk_growth(&b, &a);
             (Some(each), Some(total))
         }
+        (Err(e), _) | (_, Err(e)) if e.is_empty() => (None, None),
         (Err(e), _) | (_, Err(e)) => {
             notes.push(format!(
                 "run {}: on-disk size unavailable: {e}",
@@ -288,6 +331,11 @@ pub async fn measure(
         read_side: read_side.as_ref(),
     };
     r.derive_figures(&recorded);
+    if let Some(s) = shard {
+        // A shard's target is its share of the schedule (the collector's merge takes the
+        // whole schedule's again).
+        r.target_rate = r.target_rate.map(|t| t / f64::from(s.count));
+    }
     if let Some(actions) = fault_actions {
         r.faults = Some(crate::measure::fault::derive(actions, &r, &recorded));
     }
@@ -313,6 +361,26 @@ pub async fn measure(
         r.error = Some(nothing_delivered(&r, shared.first_client_error()));
     }
     Ok(r)
+}
+
+/// A sharded run's barrier before `phase` (nothing without shards). When it fails, the
+/// run's threads are stopped (they are released by the orchestrator's next wait).
+fn meet_shards(
+    s: Option<&ShardRun>,
+    run: usize,
+    phase: Phase,
+    shared: &Shared,
+) -> Result<(), String> {
+    let Some(s) = s else {
+        return Ok(());
+    };
+    let met = sharded::barrier(s, run, phase, &|| shared.stopping());
+    if let Err(why) = &met {
+        if !shared.interrupted() {
+            shared.cluster_lost(why.clone());
+        }
+    }
+    met
 }
 
 /// Why a run that finished delivered nothing, as far as the clients told.

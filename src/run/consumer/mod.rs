@@ -21,7 +21,8 @@ use rdkafka::{Offset, TopicPartitionList};
 pub use group::Layout;
 pub use verify::Reads;
 
-use super::shared::Shared;
+use super::shard::Shard;
+use super::shared::{meet, skip_meetings, Shared};
 use crate::measure::{ConsumerRecording, IntervalRecorder};
 use crate::model::CommitPolicy;
 use crate::native::consumer::{self as native, EventKind};
@@ -62,6 +63,8 @@ pub struct ConsumerJob {
     pub drain: Duration,
     /// Width of the time series' intervals.
     pub interval: Duration,
+    /// A shard reads only its own partitions (assigned by hand; a group is refused).
+    pub shard: Option<Shard>,
 }
 
 /// What the consumer measured, and the first error it met (reported as a note).
@@ -125,17 +128,16 @@ pub fn run(job: ConsumerJob) -> ConsumerOutcome {
     while !r.ready() && Instant::now() < ready_by && !job.shared.stopping() {
         r.step(20);
     }
-    job.barrier.wait();
-    job.barrier.wait();
+    meet(&job.barrier);
+    meet(&job.barrier);
     r.start_measuring();
     r.read_until_done();
     r.finish()
 }
 
-/// Meets the orchestrator at both barriers (nothing waits forever) and says why not.
+/// Meets the orchestrator at every point (nothing waits forever) and says why not.
 fn not_started(job: &ConsumerJob, error: String) -> ConsumerOutcome {
-    job.barrier.wait();
-    job.barrier.wait();
+    skip_meetings(&job.barrier);
     ConsumerOutcome {
         recording: ConsumerRecording::empty(),
         error: Some(error),
@@ -160,6 +162,9 @@ impl Reader<'_> {
         let mut all = Vec::new();
         for (t, name) in job.layout.topics.iter().enumerate() {
             for p in 0..job.layout.partitions {
+                if job.shard.is_some_and(|s| !s.owns(p)) {
+                    continue;
+                }
                 let base = job.base[t * job.layout.partitions as usize + p as usize];
                 let at = if job.from_beginning || base == 0 {
                     Offset::Beginning

@@ -61,6 +61,16 @@ impl Reads {
         }
     }
 
+    /// Partition `part` is not this process's to read (another shard's): it counts as
+    /// drained from the start.
+    pub fn not_read(&self, part: usize) {
+        if let Some(e) = self.ends.get(part) {
+            if !e.swap(true, Ordering::AcqRel) {
+                self.ended.fetch_add(1, Ordering::AcqRel);
+            }
+        }
+    }
+
     /// Every partition has been read to its end since the clock started.
     pub fn drained(&self) -> bool {
         self.drained_ns.load(Ordering::Acquire) > 0

@@ -1,0 +1,475 @@
+//! The collector of a sharded run (`kafkabench collect`, docs/distributed.md): it creates
+//! each run's topics, holds the two barriers, measures the disk once, gathers every shard's
+//! result and deletes what it created. Merging and judging are the caller's.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::admin::Admin;
+use super::control::{self, Control, Message, Parts, Phase};
+use super::error::RunError;
+use super::interrupt::unless_interrupted;
+use super::lifecycle::{self, blocking};
+use super::logdirs;
+use super::LiveTopic;
+use crate::measure::topics::disk_growth;
+use crate::measure::RunResult;
+use crate::plan::{Plan, RunPlan};
+
+const CREATE_BOUND: Duration = Duration::from_secs(45);
+const DELETE_BOUND: Duration = Duration::from_secs(40);
+
+pub struct CollectOptions {
+    pub shards: u32,
+    /// The digest of the scenario as the collector checked it: a shard with another is refused.
+    pub hash: String,
+    /// When the collector stops waiting for any shard.
+    pub deadline: Instant,
+    pub keep_topics: bool,
+    pub live_topic: LiveTopic,
+    /// Where the collector says what it is waiting for (a line per step), if anywhere.
+    pub say: Option<Arc<dyn Fn(String) + Send + Sync>>,
+}
+
+/// One planned run as collected: each reporting shard's result, and the disk measured once.
+pub struct CollectedRun {
+    pub index: usize,
+    pub results: BTreeMap<u32, RunResult>,
+    pub disk: Option<(Vec<u64>, u64)>,
+}
+
+/// Everything collected, and every shard that let the run down (with why).
+#[derive(Default)]
+pub struct Collected {
+    pub runs: Vec<CollectedRun>,
+    pub problems: BTreeMap<u32, String>,
+    pub notes: Vec<String>,
+    pub interrupted: bool,
+    /// The collector itself could not go on (the cluster, the control topic).
+    pub error: Option<RunError>,
+}
+
+/// What the collector knows of the shards, from the control topic.
+struct Shards {
+    n: u32,
+    hash: String,
+    hello: BTreeMap<u32, String>,
+    ready: BTreeSet<(u32, usize, bool)>,
+    parts: BTreeMap<(u32, usize), Parts>,
+    results: BTreeMap<(u32, usize), RunResult>,
+    problems: BTreeMap<u32, String>,
+    /// Refusals to send (a shard of another scenario).
+    refuse: Vec<(u32, String)>,
+}
+
+impl Shards {
+    fn active(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.n).filter(|s| !self.problems.contains_key(s))
+    }
+
+    fn take(&mut self, m: Message) {
+        match m {
+            Message::Hello {
+                version,
+                shard,
+                shards,
+                hash,
+                host,
+            } => {
+                let why = if version != control::VERSION {
+                    Some(format!(
+                        "it speaks control protocol {version}, the collector {}",
+                        control::VERSION
+                    ))
+                } else if shard >= self.n || shards != self.n {
+                    Some(format!(
+                        "it runs as shard {shard} of {shards}, the collector waits for {} shards",
+                        self.n
+                    ))
+                } else if hash != self.hash {
+                    Some(format!(
+                        "it runs another scenario (digest {hash} against the collector's {}): \
+                         every shard and the collector need the same files",
+                        self.hash
+                    ))
+                } else if self.hello.get(&shard).is_some_and(|h| *h != host) {
+                    Some(format!(
+                        "shard {shard} started twice ({} and {host})",
+                        self.hello[&shard]
+                    ))
+                } else {
+                    None
+                };
+                match why {
+                    Some(why) if shard < self.n => {
+                        self.refuse.push((shard, why.clone()));
+                        self.problems
+                            .entry(shard)
+                            .or_insert(format!("refused: {why}"));
+                    }
+                    Some(why) => self.refuse.push((shard, why)),
+                    None => {
+                        self.hello.insert(shard, host);
+                    }
+                }
+            }
+            Message::Ready { shard, run, phase } if self.hello.contains_key(&shard) => {
+                self.ready.insert((shard, run, phase == Phase::Measure));
+            }
+            Message::Result {
+                shard,
+                run,
+                part,
+                parts,
+                data,
+            } if self.hello.contains_key(&shard) => {
+                let whole = self.parts.entry((shard, run)).or_default();
+                match whole.add(part, parts, data) {
+                    None => {}
+                    Some(Ok(r)) => {
+                        self.parts.remove(&(shard, run));
+                        self.results.insert((shard, run), r);
+                    }
+                    Some(Err(why)) => {
+                        self.problems
+                            .entry(shard)
+                            .or_insert(format!("run {}: {why}", run + 1));
+                    }
+                }
+            }
+            Message::Failed { shard, run, reason } if shard < self.n => {
+                let at = run.map(|r| format!("run {}: ", r + 1)).unwrap_or_default();
+                self.problems
+                    .entry(shard)
+                    .or_insert(format!("reported a failure: {at}{reason}"));
+            }
+            // The collector's own messages, and what a refused shard still says.
+            _ => {}
+        }
+    }
+}
+
+/// Runs the collector's side of every planned run.
+pub async fn collect(plan: &Plan, o: &CollectOptions, interrupt: Arc<AtomicBool>) -> Collected {
+    let mut out = Collected::default();
+    let Some(first) = plan.runs.first() else {
+        return out;
+    };
+    let (props, bootstrap) = (first.admin.clone(), first.bootstrap.clone());
+    let admin = match blocking(move || Admin::connect(&props, &bootstrap)).await {
+        Ok(Ok(a)) => Arc::new(a),
+        Ok(Err(e)) => {
+            out.error = Some(RunError::Unreachable(e));
+            return out;
+        }
+        Err(e) => {
+            out.error = Some(e);
+            return out;
+        }
+    };
+    let control = match Control::open(&admin, &first.admin, &plan.run_id).await {
+        Ok(c) => c,
+        Err(e) => {
+            out.error = Some(RunError::Coordination(e));
+            return out;
+        }
+    };
+    let control_topic = control.topic().to_string();
+    let mut c = Coordinator {
+        control,
+        shards: Shards {
+            n: o.shards,
+            hash: o.hash.clone(),
+            hello: BTreeMap::new(),
+            ready: BTreeSet::new(),
+            parts: BTreeMap::new(),
+            results: BTreeMap::new(),
+            problems: BTreeMap::new(),
+            refuse: Vec::new(),
+        },
+        deadline: o.deadline,
+        interrupt: interrupt.clone(),
+        say: o.say.clone(),
+    };
+    for rp in &plan.runs {
+        match collect_run(rp, o, &admin, &mut c, &mut out).await {
+            Ok(run) => out.runs.push(run),
+            Err(e) => {
+                if matches!(e, RunError::Interrupted) {
+                    out.interrupted = true;
+                } else {
+                    out.error = Some(e);
+                }
+                break;
+            }
+        }
+        if !c.shards.problems.is_empty() {
+            break;
+        }
+    }
+    out.problems = std::mem::take(&mut c.shards.problems);
+    if out.interrupted || out.error.is_some() || !out.problems.is_empty() {
+        // Every shard still waiting stops now rather than at its own deadline.
+        let reason = if out.interrupted {
+            "the collector was interrupted".to_string()
+        } else if let Some(e) = &out.error {
+            e.to_string()
+        } else {
+            let named: Vec<String> = out.problems.keys().map(|s| format!("shard {s}")).collect();
+            format!("{} let the run down", named.join(", "))
+        };
+        let control = &c.control;
+        let _ = control.send(&Message::Abort { reason });
+    }
+    drop(c);
+    if !o.keep_topics {
+        let left = tokio::time::timeout(
+            DELETE_BOUND,
+            admin.delete_topics(std::slice::from_ref(&control_topic)),
+        )
+        .await;
+        if !matches!(left, Ok(ref l) if l.is_empty()) {
+            out.notes.push(format!(
+                "could not delete the control topic {control_topic}"
+            ));
+        }
+    }
+    out
+}
+
+/// The collector's control connection and what it knows.
+struct Coordinator {
+    control: Control,
+    shards: Shards,
+    deadline: Instant,
+    interrupt: Arc<AtomicBool>,
+    say: Option<Arc<dyn Fn(String) + Send + Sync>>,
+}
+
+impl Coordinator {
+    /// Reads the control topic until `done` holds for the shards (true), or the deadline
+    /// (false). Refusals are sent as they are decided.
+    async fn until(&mut self, done: impl Fn(&Shards) -> bool) -> Result<bool, RunError> {
+        loop {
+            for (shard, reason) in std::mem::take(&mut self.shards.refuse) {
+                let _ = self.control.send(&Message::Refused { shard, reason });
+            }
+            if done(&self.shards) {
+                return Ok(true);
+            }
+            if self.interrupt.load(Ordering::SeqCst) {
+                return Err(RunError::Interrupted);
+            }
+            if Instant::now() >= self.deadline {
+                return Ok(false);
+            }
+            // Short reads on this thread: the runtime has nothing else to do meanwhile.
+            let until = (Instant::now() + Duration::from_millis(200)).min(self.deadline);
+            let stop = self.interrupt.clone();
+            let m = tokio::task::block_in_place(|| {
+                self.control.next(until, &|| stop.load(Ordering::SeqCst))
+            })
+            .map_err(RunError::Coordination)?;
+            if let Some(m) = m {
+                self.shards.take(m);
+            }
+        }
+    }
+
+    fn say(&self, line: String) {
+        if let Some(say) = &self.say {
+            say(line);
+        }
+    }
+
+    /// Marks every active shard `missing` accepts as having let the run down with `why`.
+    fn missing(&mut self, missing: impl Fn(&Shards, u32) -> bool, why: &str) {
+        let late: Vec<u32> = self
+            .shards
+            .active()
+            .filter(|s| missing(&self.shards, *s))
+            .collect();
+        for s in late {
+            let at = self
+                .shards
+                .hello
+                .get(&s)
+                .map(|h| format!(" (on {h})"))
+                .unwrap_or_default();
+            self.shards.problems.insert(s, format!("{why}{at}"));
+        }
+    }
+
+    /// The barrier before `phase` of run `run`: every active shard ready, then one start.
+    async fn barrier(&mut self, run: usize, phase: Phase) -> Result<bool, RunError> {
+        let measure = phase == Phase::Measure;
+        let met = self
+            .until(move |s| s.active().all(|i| s.ready.contains(&(i, run, measure))))
+            .await?;
+        if !met {
+            let what = match phase {
+                Phase::Warmup => "was not ready before warm-up",
+                Phase::Measure => "did not finish warm-up",
+            };
+            self.missing(
+                |s, i| !s.ready.contains(&(i, run, measure)),
+                &format!("{what} of run {} before the deadline", run + 1),
+            );
+            return Ok(false);
+        }
+        if self.shards.active().next().is_none() {
+            return Ok(false);
+        }
+        let at = control::unix_ms() + control::START_LEAD.as_millis() as u64;
+        let n = self.shards.active().count();
+        self.say(match phase {
+            Phase::Warmup => format!("run {}: {n} shards ready; starting", run + 1),
+            Phase::Measure => format!(
+                "run {}: {n} shards warmed up; the measured phase starts",
+                run + 1
+            ),
+        });
+        self.control
+            .send(&Message::Start {
+                run,
+                phase,
+                at_unix_ms: at,
+            })
+            .map_err(RunError::Coordination)?;
+        Ok(true)
+    }
+}
+
+/// One planned run: topics, the two barriers, results, disk, cleanup.
+async fn collect_run(
+    rp: &RunPlan,
+    o: &CollectOptions,
+    admin: &Arc<Admin>,
+    c: &mut Coordinator,
+    out: &mut Collected,
+) -> Result<CollectedRun, RunError> {
+    let partitions = if rp.topic.existing {
+        unless_interrupted(&c.interrupt, admin.topic_partitions(&rp.topic.name))
+            .await
+            .ok_or(RunError::Interrupted)?
+            .map_err(RunError::TopicLookup)?
+            .ok_or_else(|| RunError::TopicMissing(rp.topic.name.clone()))?
+    } else {
+        o.live_topic.set_all(rp.topics.clone());
+        match tokio::time::timeout(CREATE_BOUND, lifecycle::create(admin, rp)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(refused)) => return Err(RunError::TopicRefused(refused.why)),
+            Err(_) => {
+                return Err(RunError::TopicCreationTimedOut {
+                    topic: rp.topic.name.clone(),
+                    after: CREATE_BOUND,
+                })
+            }
+        }
+        rp.topic.partitions
+    };
+    let result = run_barriers(rp, partitions, admin, c).await;
+    if !rp.topic.existing {
+        if o.keep_topics {
+            out.notes
+                .push(format!("run {}: topics kept (--keep-topics)", rp.index + 1));
+        } else {
+            match tokio::time::timeout(DELETE_BOUND, admin.delete_topics(&rp.topics)).await {
+                Ok(left) if left.is_empty() => {}
+                Ok(left) => out.notes.push(format!(
+                    "run {}: could not delete {} of its topics ({})",
+                    rp.index + 1,
+                    left.len(),
+                    left.iter()
+                        .map(|(n, why)| format!("{n}: {why}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
+                Err(_) => out.notes.push(format!(
+                    "run {}: could not delete its topics: no answer within {}s",
+                    rp.index + 1,
+                    DELETE_BOUND.as_secs()
+                )),
+            }
+        }
+        o.live_topic.set(None);
+    }
+    let disk = result?;
+    let results = (0..o.shards)
+        .filter_map(|s| Some((s, c.shards.results.remove(&(s, rp.index))?)))
+        .collect();
+    Ok(CollectedRun {
+        index: rp.index,
+        results,
+        disk,
+    })
+}
+
+/// From the topics' creation to the last result: the disk growth over the measured phase,
+/// when it could be measured.
+async fn run_barriers(
+    rp: &RunPlan,
+    partitions: i32,
+    admin: &Arc<Admin>,
+    c: &mut Coordinator,
+) -> Result<Option<(Vec<u64>, u64)>, RunError> {
+    unless_interrupted(
+        &c.interrupt,
+        admin.wait_for_all_leaders(&rp.topics, partitions, Duration::from_secs(30)),
+    )
+    .await
+    .ok_or(RunError::Interrupted)?
+    .map_err(RunError::TopicNotReady)?;
+    let brokers = {
+        let a = admin.clone();
+        blocking(move || a.brokers())
+            .await?
+            .map_err(RunError::Unreachable)?
+    };
+    c.control
+        .send(&Message::Topics { run: rp.index })
+        .map_err(RunError::Coordination)?;
+    if !c.barrier(rp.index, Phase::Warmup).await? {
+        return Ok(None);
+    }
+    // The measured phase's barrier comes when every shard has warmed up: the disk's baseline
+    // is taken then, once.
+    let measure = rp.index;
+    let met = c
+        .until(move |s| s.active().all(|i| s.ready.contains(&(i, measure, true))))
+        .await?;
+    let plain = logdirs::speaks(&rp.admin);
+    let (brs, t) = (brokers.clone(), rp.topics.clone());
+    let before = if met {
+        blocking(move || plain.and_then(|()| logdirs::topics_bytes(&brs, &t, partitions))).await?
+    } else {
+        Err(String::new())
+    };
+    if !c.barrier(rp.index, Phase::Measure).await? {
+        return Ok(None);
+    }
+    let run = rp.index;
+    c.say(format!("run {}: waiting for the shards' results", run + 1));
+    let all = c
+        .until(move |s| s.active().all(|i| s.results.contains_key(&(i, run))))
+        .await?;
+    if !all {
+        c.missing(
+            |s, i| !s.results.contains_key(&(i, run)),
+            &format!("sent no result of run {} before the deadline", run + 1),
+        );
+    }
+    let (brs, t) = (brokers, rp.topics.clone());
+    let plain = logdirs::speaks(&rp.admin);
+    let after =
+        blocking(move || plain.and_then(|()| logdirs::topics_bytes(&brs, &t, partitions))).await?;
+    Ok(match (before, after) {
+        (Ok(b), Ok(a)) => {
+            let (each, total) = disk_growth(&b, &a);
+            Some((each, total))
+        }
+        _ => None,
+    })
+}

@@ -1,0 +1,385 @@
+//! The control topic of a sharded run (docs/distributed.md): ready messages, agreed start
+//! instants and results, carried by the one thing every shard can reach, the cluster under
+//! test. One partition, so every participant reads the same messages in the same order.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+use rdkafka::{Message as _, Offset, TopicPartitionList};
+use serde::{Deserialize, Serialize};
+
+use super::admin::{self, Admin};
+use crate::measure::RunResult;
+use crate::model::Props;
+
+/// The protocol's version: a participant refuses messages of another.
+pub const VERSION: u32 = 1;
+/// A result travels in parts of at most this many bytes, well under a broker's default
+/// message size limit (1 MiB), so no topic or broker setting has to change.
+const PART_BYTES: usize = 256 * 1024;
+/// How far ahead of the last ready message an agreed start lies: long enough for the
+/// message to reach every shard, short enough not to be waited for.
+pub const START_LEAD: Duration = Duration::from_millis(1500);
+const SEND_BOUND: Duration = Duration::from_secs(15);
+
+/// The name of a run's control topic.
+pub fn topic_name(run_id: &str) -> String {
+    format!("kafkabench-control-{run_id}")
+}
+
+/// Which barrier of a run: before warm-up, or before the measured phase.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    Warmup,
+    Measure,
+}
+
+/// One message on the control topic.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Message {
+    /// A shard started: which one, of how many, and the digest of what it runs.
+    Hello {
+        version: u32,
+        shard: u32,
+        shards: u32,
+        hash: String,
+        host: String,
+    },
+    /// The collector created run `run`'s topics (its index in the plan).
+    Topics { run: usize },
+    /// A shard's threads of run `run` are at the barrier.
+    Ready {
+        shard: u32,
+        run: usize,
+        phase: Phase,
+    },
+    /// The collector's agreed start of a barrier: a wall-clock instant (ms since the epoch).
+    Start {
+        run: usize,
+        phase: Phase,
+        at_unix_ms: u64,
+    },
+    /// Part `part` of `parts` of a shard's result of run `run` (JSON of its `RunResult`).
+    Result {
+        shard: u32,
+        run: usize,
+        part: u32,
+        parts: u32,
+        data: String,
+    },
+    /// A shard cannot go on; `run` is the run it was at, if any.
+    Failed {
+        shard: u32,
+        run: Option<usize>,
+        reason: String,
+    },
+    /// The collector refuses a shard (another scenario, another shard count, a duplicate).
+    Refused { shard: u32, reason: String },
+    /// The collector gives up: every shard stops.
+    Abort { reason: String },
+}
+
+/// A participant's connection to the control topic.
+pub struct Control {
+    producer: BaseProducer,
+    consumer: BaseConsumer,
+    topic: String,
+    /// Messages read and not yet taken.
+    pending: VecDeque<Message>,
+    /// Records on the topic that are not this protocol's (said once, then ignored).
+    pub foreign: u64,
+}
+
+impl Control {
+    /// Creates the control topic unless it exists (the first participant does), and reads it
+    /// from its beginning.
+    pub async fn open(admin: &Admin, props: &Props, run_id: &str) -> Result<Control, String> {
+        let topic = topic_name(run_id);
+        admin.ensure_control_topic(&topic).await?;
+        let base = admin::config(props);
+        let mut p = base.clone();
+        p.set("acks", "all").set("linger.ms", "0");
+        let producer: BaseProducer = p
+            .create()
+            .map_err(|e| format!("cannot create the control topic's producer: {e}"))?;
+        let mut c: ClientConfig = base;
+        c.set("group.id", format!("kafkabench-control-{run_id}"))
+            .set("enable.auto.commit", "false")
+            .set("enable.partition.eof", "false")
+            .set("fetch.wait.max.ms", "50");
+        let consumer: BaseConsumer = c
+            .create()
+            .map_err(|e| format!("cannot create the control topic's consumer: {e}"))?;
+        let mut tpl = TopicPartitionList::new();
+        tpl.add_partition_offset(&topic, 0, Offset::Beginning)
+            .map_err(|e| e.to_string())?;
+        consumer
+            .assign(&tpl)
+            .map_err(|e| format!("cannot read the control topic {topic}: {e}"))?;
+        Ok(Control {
+            producer,
+            consumer,
+            topic,
+            pending: VecDeque::new(),
+            foreign: 0,
+        })
+    }
+
+    pub fn topic(&self) -> &str {
+        &self.topic
+    }
+
+    /// Sends a message and waits until the cluster has it.
+    pub fn send(&self, m: &Message) -> Result<(), String> {
+        let text = serde_json::to_string(m).map_err(|e| e.to_string())?;
+        let key = kind_of(m);
+        let mut record = BaseRecord::<str, str>::to(&self.topic)
+            .key(key)
+            .payload(&text);
+        let until = Instant::now() + SEND_BOUND;
+        loop {
+            match self.producer.send(record) {
+                Ok(()) => break,
+                Err((e, r)) if Instant::now() < until => {
+                    let _ = e;
+                    record = r;
+                    self.producer.poll(Duration::from_millis(50));
+                }
+                Err((e, _)) => return Err(format!("cannot send to the control topic: {e}")),
+            }
+        }
+        self.producer
+            .flush(SEND_BOUND)
+            .map_err(|e| format!("the control topic did not take a message: {e}"))
+    }
+
+    /// Sends a shard's result of one run, in parts.
+    pub fn send_result(&self, shard: u32, run: usize, r: &RunResult) -> Result<(), String> {
+        let json = serde_json::to_string(r).map_err(|e| e.to_string())?;
+        let parts = split(&json, PART_BYTES);
+        let n = parts.len() as u32;
+        for (k, data) in parts.into_iter().enumerate() {
+            self.send(&Message::Result {
+                shard,
+                run,
+                part: k as u32,
+                parts: n,
+                data: data.to_string(),
+            })?;
+        }
+        Ok(())
+    }
+
+    /// The next message, waiting until `until` at most (None then), in short polls so that
+    /// `stop` (an interrupt) is seen at once.
+    pub fn next(
+        &mut self,
+        until: Instant,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Option<Message>, String> {
+        loop {
+            if let Some(m) = self.pending.pop_front() {
+                return Ok(Some(m));
+            }
+            if stop() || Instant::now() >= until {
+                return Ok(None);
+            }
+            let wait = until
+                .saturating_duration_since(Instant::now())
+                .min(Duration::from_millis(100));
+            match self.consumer.poll(wait) {
+                Some(Err(e)) if e.rdkafka_error_code().is_some_and(is_fatal) => {
+                    return Err(format!("reading the control topic: {e}"));
+                }
+                None | Some(Err(_)) => {}
+                Some(Ok(record)) => {
+                    let parsed = record
+                        .payload()
+                        .and_then(|p| serde_json::from_slice::<Message>(p).ok());
+                    match parsed {
+                        Some(m) => self.pending.push_back(m),
+                        None => self.foreign += 1,
+                    }
+                }
+            }
+        }
+    }
+
+    /// Waits for the first message `want` accepts; a message `fatal` names ends the wait
+    /// with its reason. Every other message is kept for later, in order.
+    pub fn wait_for<T>(
+        &mut self,
+        until: Instant,
+        stop: &dyn Fn() -> bool,
+        mut want: impl FnMut(&Message) -> Option<T>,
+        fatal: impl Fn(&Message) -> Option<String>,
+    ) -> Result<Option<T>, String> {
+        let mut kept = VecDeque::new();
+        let found = loop {
+            match self.next(until, stop) {
+                Err(e) => break Err(e),
+                Ok(None) => break Ok(None),
+                Ok(Some(m)) => {
+                    if let Some(reason) = fatal(&m) {
+                        break Err(reason);
+                    }
+                    if let Some(t) = want(&m) {
+                        break Ok(Some(t));
+                    }
+                    kept.push_back(m);
+                }
+            }
+        };
+        // What was not wanted now goes back in front, in its order.
+        while let Some(m) = kept.pop_back() {
+            self.pending.push_front(m);
+        }
+        found
+    }
+}
+
+/// The record key of a message: its kind, for a person reading the topic.
+fn kind_of(m: &Message) -> &'static str {
+    match m {
+        Message::Hello { .. } => "hello",
+        Message::Topics { .. } => "topics",
+        Message::Ready { .. } => "ready",
+        Message::Start { .. } => "start",
+        Message::Result { .. } => "result",
+        Message::Failed { .. } => "failed",
+        Message::Refused { .. } => "refused",
+        Message::Abort { .. } => "abort",
+    }
+}
+
+/// Errors after which reading the control topic cannot go on.
+fn is_fatal(code: rdkafka::types::RDKafkaErrorCode) -> bool {
+    use rdkafka::types::RDKafkaErrorCode as C;
+    matches!(
+        code,
+        C::UnknownTopicOrPartition | C::TopicAuthorizationFailed | C::Fatal
+    )
+}
+
+/// `text` in pieces of at most `max` bytes, cut between characters.
+fn split(text: &str, max: usize) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let mut rest = text;
+    while rest.len() > max {
+        let mut cut = max;
+        while !rest.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let (head, tail) = rest.split_at(cut);
+        parts.push(head);
+        rest = tail;
+    }
+    parts.push(rest);
+    parts
+}
+
+/// Now as milliseconds since the epoch.
+pub fn unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// Sleeps until the wall-clock instant `at_unix_ms`, in short steps so `stop` is seen; true
+/// when it was reached.
+pub fn sleep_until(at_unix_ms: u64, stop: &dyn Fn() -> bool) -> bool {
+    loop {
+        if stop() {
+            return false;
+        }
+        let now = unix_ms();
+        if now >= at_unix_ms {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis((at_unix_ms - now).min(50)));
+    }
+}
+
+/// A shard's result of one run put back together from its parts (any order); None until
+/// every part is there.
+#[derive(Default)]
+pub struct Parts {
+    parts: Vec<Option<String>>,
+}
+
+impl Parts {
+    /// Adds a part; the whole result once complete, or why the parts do not fit.
+    pub fn add(
+        &mut self,
+        part: u32,
+        parts: u32,
+        data: String,
+    ) -> Option<Result<RunResult, String>> {
+        if parts == 0 || part >= parts || parts > 100_000 {
+            return Some(Err(format!("part {part} of {parts}: not a result's part")));
+        }
+        if self.parts.len() != parts as usize {
+            self.parts = vec![None; parts as usize];
+        }
+        self.parts[part as usize] = Some(data);
+        if self.parts.iter().any(Option::is_none) {
+            return None;
+        }
+        let json: String = self.parts.iter().flatten().map(String::as_str).collect();
+        Some(serde_json::from_str(&json).map_err(|e| format!("its result cannot be read: {e}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_result_split_into_parts_reads_back_whole_in_any_order() {
+        let r = RunResult {
+            label: "é".repeat(300_000),
+            sent: 7,
+            ..RunResult::default()
+        };
+        let json = serde_json::to_string(&r).unwrap();
+        let parts = split(&json, PART_BYTES);
+        assert!(parts.len() > 2);
+        assert!(parts.iter().all(|p| p.len() <= PART_BYTES));
+        let n = parts.len() as u32;
+        let mut whole = Parts::default();
+        let mut got = None;
+        for k in (0..parts.len()).rev() {
+            got = whole.add(k as u32, n, parts[k].to_string());
+        }
+        let back = got.unwrap().unwrap();
+        assert_eq!((back.sent, back.label.len()), (7, r.label.len()));
+    }
+
+    #[test]
+    fn a_part_that_does_not_fit_is_refused_not_trusted() {
+        let mut whole = Parts::default();
+        assert!(matches!(whole.add(3, 2, String::new()), Some(Err(_))));
+        assert!(matches!(whole.add(0, 0, String::new()), Some(Err(_))));
+        assert!(matches!(whole.add(0, 1, "{not json".into()), Some(Err(_))));
+    }
+
+    #[test]
+    fn messages_read_as_they_are_written() {
+        let m = Message::Start {
+            run: 2,
+            phase: Phase::Measure,
+            at_unix_ms: 1_700_000_000_000,
+        };
+        let text = serde_json::to_string(&m).unwrap();
+        assert_eq!(
+            text,
+            r#"{"kind":"start","run":2,"phase":"measure","at_unix_ms":1700000000000}"#
+        );
+        assert_eq!(serde_json::from_str::<Message>(&text).unwrap(), m);
+    }
+}

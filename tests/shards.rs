@@ -1,0 +1,298 @@
+//! Sharded runs as a user runs them on one machine: N `run --shard I/N` processes and one
+//! `kafkabench collect`, coordinated through the local broker's control topic; the merged
+//! report, one verdict per check, one exit code, and nothing left on the broker.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use common::{expect_exit, fixture, kafkabench, repo, wait_bounded};
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::ClientConfig;
+
+fn spawn(args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_kafkabench"))
+        .args(args)
+        .current_dir(repo())
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kafkabench starts")
+}
+
+fn shard(file: &str, i: u32, n: u32, id: &str) -> Child {
+    spawn(&[
+        "run",
+        &fixture(file),
+        "--quiet",
+        "--shard",
+        &format!("{i}/{n}"),
+        "--run-id",
+        id,
+    ])
+}
+
+/// A run id of this test's own, so its topics are told apart from any other.
+fn run_id(tag: &str) -> String {
+    format!("{tag}{}", kafkabench::plan::new_run_id())
+}
+
+/// The topics on the broker whose names contain `id`.
+fn topics_with(id: &str) -> Vec<String> {
+    let c: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", common::bootstrap())
+        .create()
+        .expect("a client");
+    let md = c
+        .fetch_metadata(None, Duration::from_secs(10))
+        .expect("metadata");
+    md.topics()
+        .iter()
+        .map(|t| t.name().to_string())
+        .filter(|n| n.contains(id))
+        .collect()
+}
+
+fn json(path: &std::path::Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).expect("the result file")).expect("valid JSON")
+}
+
+#[test]
+fn three_shards_and_a_collector_give_the_scenarios_totals_judged_once() {
+    common::require_broker();
+    let id = run_id("s3");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("merged.json");
+    let collector = spawn(&[
+        "collect",
+        &fixture("shards/steady.kbs"),
+        "--run-id",
+        &id,
+        "--shards",
+        "3",
+        "--deadline",
+        "2m",
+        "--json",
+        out.to_str().unwrap(),
+    ]);
+    let shards: Vec<Child> = (0..3)
+        .map(|i| shard("shards/steady.kbs", i, 3, &id))
+        .collect();
+    for (i, s) in shards.into_iter().enumerate() {
+        let (code, stdout, stderr, _) = wait_bounded(s, Duration::from_secs(150));
+        assert_eq!(code, 0, "shard {i}:\n{stdout}\n{stderr}");
+        // A shard reports its share and judges nothing.
+        assert!(stdout.contains(&format!("shard {i} of 3")), "{stdout}");
+        assert!(
+            !stdout.contains("PASS") && !stdout.contains("FAIL"),
+            "{stdout}"
+        );
+    }
+    let (code, stdout, stderr, _) = wait_bounded(collector, Duration::from_secs(150));
+    assert_eq!(code, 0, "collector:\n{stdout}\n{stderr}");
+    assert!(stdout.contains("merged 3 of 3 shards"), "{stdout}");
+    for check in [
+        "acked == 15000",
+        "lost == 0",
+        "duplicated == 0",
+        "e2e.p99 < 30s",
+    ] {
+        let verdicts = stdout.matches(&format!("PASS  {check}")).count();
+        assert_eq!(verdicts, 1, "`{check}` judged once:\n{stdout}");
+    }
+    let v = json(&out);
+    let r = &v["runs"][0];
+    assert_eq!(r["sent"], 15000, "{r}");
+    assert_eq!(r["acked"], 15000);
+    let (achieved, target) = (
+        r["achieved_rate"].as_f64().unwrap(),
+        r["target_rate"].as_f64().unwrap(),
+    );
+    assert_eq!(target, 3000.0);
+    assert!(
+        (achieved - target).abs() <= target * 0.01,
+        "achieved {achieved}/s against the target {target}/s"
+    );
+    // The collector measured the disk once, for the whole topic.
+    assert!(r["disk_bytes"].as_u64().unwrap() > 15000 * 100, "{r}");
+    assert_eq!(
+        topics_with(&id),
+        Vec::<String>::new(),
+        "nothing left behind"
+    );
+}
+
+#[test]
+fn eight_shards_at_a_low_rate_meet_at_both_barriers() {
+    common::require_broker();
+    let id = run_id("s8");
+    let collector = spawn(&[
+        "collect",
+        &fixture("shards/many.kbs"),
+        "--run-id",
+        &id,
+        "--shards",
+        "8",
+        "--deadline",
+        "2m",
+    ]);
+    let shards: Vec<Child> = (0..8)
+        .map(|i| shard("shards/many.kbs", i, 8, &id))
+        .collect();
+    for (i, s) in shards.into_iter().enumerate() {
+        let (code, stdout, stderr, _) = wait_bounded(s, Duration::from_secs(150));
+        assert_eq!(code, 0, "shard {i}:\n{stdout}\n{stderr}");
+    }
+    let (code, stdout, stderr, _) = wait_bounded(collector, Duration::from_secs(150));
+    assert_eq!(code, 0, "collector:\n{stdout}\n{stderr}");
+    assert!(stderr.contains("8 shards warmed up"), "{stderr}");
+    assert!(stdout.contains("PASS  acked == 2000"), "{stdout}");
+    assert_eq!(topics_with(&id), Vec::<String>::new());
+}
+
+#[test]
+fn a_shard_killed_mid_run_makes_the_collector_exit_3_naming_it_with_the_others_results() {
+    common::require_broker();
+    let id = run_id("sk");
+    let started = Instant::now();
+    let mut collector = spawn(&[
+        "collect",
+        &fixture("shards/long.kbs"),
+        "--run-id",
+        &id,
+        "--shards",
+        "3",
+        "--deadline",
+        "45s",
+    ]);
+    // The collector's progress, line by line, to know when the measured phase runs.
+    let (tx, rx) = mpsc::channel();
+    let err = collector.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in BufReader::new(err).lines().map_while(Result::ok) {
+            let _ = tx.send(line.clone());
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    let mut shards: Vec<Child> = (0..3)
+        .map(|i| shard("shards/long.kbs", i, 3, &id))
+        .collect();
+    let measuring = rx
+        .iter()
+        .any(|line| line.contains("the measured phase starts"));
+    assert!(measuring, "the collector never started the measured phase");
+    std::thread::sleep(Duration::from_secs(3));
+    shards[1].kill().expect("kill shard 1");
+    let _ = shards[1].wait();
+    let code = loop {
+        if let Some(status) = collector.try_wait().unwrap() {
+            break status.code().unwrap_or(-1);
+        }
+        if started.elapsed() > Duration::from_secs(120) {
+            let _ = collector.kill();
+            panic!("the collector did not end within its deadline");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let took = started.elapsed();
+    let mut stdout = String::new();
+    collector
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    let stderr = reader.join().unwrap();
+    assert_eq!(code, 3, "collector:\n{stdout}\n{stderr}");
+    assert!(
+        took < Duration::from_secs(60),
+        "bounded by its deadline: {took:?}"
+    );
+    assert!(
+        stderr.contains("shard 1 sent no result of run 1 before the deadline"),
+        "{stderr}"
+    );
+    // The others' results are merged and reported.
+    assert!(stdout.contains("merged 2 of 3 shards"), "{stdout}");
+    for i in [0, 2] {
+        let s = shards.remove(if i == 0 { 0 } else { 1 });
+        let (code, stdout, stderr, _) = wait_bounded(s, Duration::from_secs(60));
+        assert_eq!(code, 0, "shard {i}:\n{stdout}\n{stderr}");
+    }
+    assert_eq!(
+        topics_with(&id),
+        Vec::<String>::new(),
+        "nothing left behind"
+    );
+}
+
+#[test]
+fn a_shard_of_another_scenario_is_refused_and_named() {
+    common::require_broker();
+    let id = run_id("sh");
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir.path().join("many.kbs");
+    let text = std::fs::read_to_string(repo().join(fixture("shards/many.kbs"))).unwrap();
+    std::fs::create_dir_all(dir.path().join("common")).unwrap();
+    std::fs::copy(
+        repo().join(fixture("shards/common/cluster.kbs")),
+        dir.path().join("common/cluster.kbs"),
+    )
+    .unwrap();
+    std::fs::write(&other, text.replace("rate = 400/s", "rate = 500/s")).unwrap();
+    let collector = spawn(&[
+        "collect",
+        &fixture("shards/many.kbs"),
+        "--run-id",
+        &id,
+        "--shards",
+        "2",
+        "--deadline",
+        "40s",
+    ]);
+    let good = shard("shards/many.kbs", 0, 2, &id);
+    let bad = spawn(&[
+        "run",
+        other.to_str().unwrap(),
+        "--quiet",
+        "--shard",
+        "1/2",
+        "--run-id",
+        &id,
+    ]);
+    let (code, stdout, stderr, _) = wait_bounded(bad, Duration::from_secs(90));
+    assert_eq!(code, 3, "the refused shard:\n{stdout}\n{stderr}");
+    assert!(stderr.contains("refused this shard"), "{stderr}");
+    assert!(stderr.contains("another scenario"), "{stderr}");
+    let (code, stdout, stderr, _) = wait_bounded(collector, Duration::from_secs(90));
+    assert_eq!(code, 3, "collector:\n{stdout}\n{stderr}");
+    assert!(stderr.contains("shard 1 refused"), "{stderr}");
+    let _ = wait_bounded(good, Duration::from_secs(60));
+    assert_eq!(topics_with(&id), Vec::<String>::new());
+}
+
+#[test]
+fn what_a_sharded_run_cannot_do_is_said_before_anything_connects() {
+    let f = fixture("shards/group.kbs");
+    let out = kafkabench(&["run", &f, "--shard", "0/3", "--run-id", "x1"]);
+    let stderr = common::text(&out.stderr);
+    expect_exit(&out, 2);
+    assert!(stderr.contains("consumer group"), "{stderr}");
+    assert!(stderr.contains("2 partitions for 3 shards"), "{stderr}");
+    let out = kafkabench(&["collect", &f, "--shards", "3", "--run-id", "x1"]);
+    expect_exit(&out, 2);
+    let steady = fixture("shards/steady.kbs");
+    let out = kafkabench(&["run", &steady, "--shard", "0/3"]);
+    expect_exit(&out, 2);
+    assert!(common::text(&out.stderr).contains("--shard needs --run-id"));
+    let out = kafkabench(&["run", &steady, "--shard", "3/3", "--run-id", "x1"]);
+    expect_exit(&out, 2);
+    assert!(common::text(&out.stderr).contains("from 0 to 2"));
+}
