@@ -14,6 +14,9 @@ use crate::source::Span;
 pub mod fault;
 mod props;
 mod rate;
+mod seconds;
+
+use seconds::{duration_opt, duration_secs};
 
 pub use fault::{BrokerTarget, Fault, FaultAction};
 pub use props::{is_secret, Prop, Props, LIBRDKAFKA_SENSITIVE, MASK};
@@ -580,23 +583,6 @@ impl fmt::Display for Scalar {
             Scalar::ByteRate(r) => write!(f, "{r}B/s"),
             Scalar::Ratio(r) => write!(f, "{r}x"),
             Scalar::Word(w) | Scalar::Str(w) => f.write_str(w),
-        }
-    }
-}
-
-mod duration_secs {
-    use std::time::Duration;
-    pub fn serialize<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_f64(d.as_secs_f64())
-    }
-}
-
-mod duration_opt {
-    use std::time::Duration;
-    pub fn serialize<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
-        match d {
-            Some(d) => s.serialize_some(&d.as_secs_f64()),
-            None => s.serialize_none(),
         }
     }
 }

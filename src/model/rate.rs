@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::duration_secs;
+use super::seconds::duration_secs;
 
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "snake_case")]

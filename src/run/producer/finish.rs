@@ -1,0 +1,67 @@
+//! A producer's recording, handed over once its phases are done: its histograms, counters
+//! and the failure that ended it, if one did.
+
+use super::{Sender, Sent};
+use crate::measure::{new_histogram, ProducerRecording, TopicTally};
+use crate::run::producer::ProducerOutcome;
+use crate::run::spread::{self, Layout};
+
+/// The producer's recording, handed over once its phases are done.
+pub(super) fn finish(mut s: Sender, start_ns: u64, sent: Sent, flushed: bool) -> ProducerOutcome {
+    let error = (!flushed).then(|| {
+        format!(
+            "{} records still undelivered after {}s",
+            s.ev.producer.outq_len(),
+            s.job.flush_timeout.as_secs()
+        )
+    });
+    // A failed transaction call is the cause; undelivered records are its consequence.
+    let error = s.txn_error.take().or(error);
+    let internals = s.ev.rec.internals();
+    let r = &mut s.ev.rec;
+    let mut failed_by_kind = std::mem::take(&mut r.failed_by_kind);
+    for (k, v) in &s.enqueue_failed_by_kind {
+        *failed_by_kind.entry(format!("enqueue: {k}")).or_default() += v;
+    }
+    let ack = std::mem::replace(&mut r.ack, new_histogram());
+    let intervals = r.intervals.finish();
+    let by_topic = match s.layout {
+        Layout::Bound(t) => spread::bound_tally(
+            t,
+            s.job.topics.len(),
+            TopicTally {
+                sent: sent.count,
+                acked: r.acked,
+                failed: r.failed + s.enqueue_failed,
+            },
+        ),
+        Layout::RoundRobin(_) => std::mem::take(&mut r.by_topic),
+    };
+    let recording = ProducerRecording {
+        sent: sent.count,
+        acked: r.acked,
+        failed: r.failed + s.enqueue_failed,
+        failed_by_kind,
+        failed_seqs: std::mem::take(&mut r.failed_seqs),
+        queue_full: s.queue_full,
+        key_value_bytes: r.key_value_bytes,
+        // Unlimited: sent when due, so service time is the ack latency itself.
+        service: if r.paced {
+            std::mem::replace(&mut r.service, new_histogram())
+        } else {
+            ack.clone()
+        },
+        ack,
+        send_delay: std::mem::replace(&mut s.send_delay, new_histogram()),
+        start_ns,
+        first_send_ns: sent.first_ns,
+        last_send_ns: sent.last_ns,
+        last_ack_ns: r.last_ack_ns,
+        internals,
+        intervals,
+        txn: s.txn.take().map(|t| t.rec),
+        by_topic,
+        ack_timeline: std::mem::take(&mut r.ack_timeline),
+    };
+    ProducerOutcome { recording, error }
+}
