@@ -296,3 +296,52 @@ fn what_a_sharded_run_cannot_do_is_said_before_anything_connects() {
     expect_exit(&out, 2);
     assert!(common::text(&out.stderr).contains("from 0 to 2"));
 }
+
+#[test]
+fn a_run_id_whose_control_topic_was_left_behind_is_refused_not_mixed_in() {
+    use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+    use rdkafka::client::DefaultClientContext;
+    use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+    common::require_broker();
+    let id = run_id("so");
+    // What a collector killed mid-run leaves: its control topic, with its messages.
+    let p: BaseProducer = ClientConfig::new()
+        .set("bootstrap.servers", common::bootstrap())
+        .create()
+        .expect("a producer");
+    let topic = format!("kafkabench-control-{id}");
+    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
+        .set("bootstrap.servers", common::bootstrap())
+        .create()
+        .expect("an admin client");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let created = rt.block_on(admin.create_topics(
+        [&NewTopic::new(&topic, 1, TopicReplication::Fixed(1))],
+        &AdminOptions::new(),
+    ));
+    assert!(created.expect("created").iter().all(Result::is_ok));
+    p.send(
+        BaseRecord::<str, str>::to(&topic)
+            .key("topics")
+            .payload(r#"{"kind":"topics","collector":1,"run":0}"#),
+    )
+    .expect("queued");
+    p.flush(Duration::from_secs(30)).expect("written");
+    let out = kafkabench(&[
+        "collect",
+        &fixture("shards/many.kbs"),
+        "--run-id",
+        &id,
+        "--shards",
+        "2",
+        "--deadline",
+        "30s",
+    ]);
+    let stderr = common::text(&out.stderr);
+    expect_exit(&out, 3);
+    assert!(stderr.contains("was used before"), "{stderr}");
+    assert!(stderr.contains("new --run-id"), "{stderr}");
+    // Only the left-behind control topic: the collector created no run topic.
+    assert_eq!(topics_with(&id), vec![topic.clone()]);
+    let _ = rt.block_on(admin.delete_topics(&[topic.as_str()], &AdminOptions::new()));
+}

@@ -55,7 +55,8 @@ pub struct Collected {
 struct Shards {
     n: u32,
     hash: String,
-    hello: BTreeMap<u32, String>,
+    /// Per shard that said hello: its host and session.
+    hello: BTreeMap<u32, (String, u64)>,
     ready: BTreeSet<(u32, usize, bool)>,
     parts: BTreeMap<(u32, usize), Parts>,
     results: BTreeMap<(u32, usize), RunResult>,
@@ -69,10 +70,16 @@ impl Shards {
         (0..self.n).filter(|s| !self.problems.contains_key(s))
     }
 
+    /// A message from shard `shard` of this run (not of an earlier one with the same id).
+    fn is(&self, shard: u32, session: u64) -> bool {
+        self.hello.get(&shard).is_some_and(|(_, s)| *s == session)
+    }
+
     fn take(&mut self, m: Message) {
         match m {
             Message::Hello {
                 version,
+                session,
                 shard,
                 shards,
                 hash,
@@ -94,10 +101,11 @@ impl Shards {
                          every shard and the collector need the same files",
                         self.hash
                     ))
-                } else if self.hello.get(&shard).is_some_and(|h| *h != host) {
+                } else if let Some((first, _)) =
+                    self.hello.get(&shard).filter(|(_, s)| *s != session)
+                {
                     Some(format!(
-                        "shard {shard} started twice ({} and {host})",
-                        self.hello[&shard]
+                        "shard {shard} started twice (on {first} and on {host})"
                     ))
                 } else {
                     None
@@ -111,20 +119,26 @@ impl Shards {
                     }
                     Some(why) => self.refuse.push((shard, why)),
                     None => {
-                        self.hello.insert(shard, host);
+                        self.hello.insert(shard, (host, session));
                     }
                 }
             }
-            Message::Ready { shard, run, phase } if self.hello.contains_key(&shard) => {
+            Message::Ready {
+                session,
+                shard,
+                run,
+                phase,
+            } if self.is(shard, session) => {
                 self.ready.insert((shard, run, phase == Phase::Measure));
             }
             Message::Result {
+                session,
                 shard,
                 run,
                 part,
                 parts,
                 data,
-            } if self.hello.contains_key(&shard) => {
+            } if self.is(shard, session) => {
                 let whole = self.parts.entry((shard, run)).or_default();
                 match whole.add(part, parts, data) {
                     None => {}
@@ -139,7 +153,12 @@ impl Shards {
                     }
                 }
             }
-            Message::Failed { shard, run, reason } if shard < self.n => {
+            Message::Failed {
+                session,
+                shard,
+                run,
+                reason,
+            } if self.is(shard, session) => {
                 let at = run.map(|r| format!("run {}: ", r + 1)).unwrap_or_default();
                 self.problems
                     .entry(shard)
@@ -192,7 +211,34 @@ pub async fn collect(plan: &Plan, o: &CollectOptions, interrupt: Arc<AtomicBool>
         deadline: o.deadline,
         interrupt: interrupt.clone(),
         say: o.say.clone(),
+        session: control::new_session(),
     };
+    // A run id used before whose control topic was left behind (a collector that was
+    // killed): its messages would be taken for this run's.
+    let stop = interrupt.clone();
+    let earlier =
+        tokio::task::block_in_place(|| c.control.catch_up(&|| stop.load(Ordering::SeqCst)));
+    match earlier {
+        Ok(msgs) if msgs.iter().any(|m| m.collector().is_some()) => {
+            let why = format!(
+                "the control topic {control_topic} already holds another collector's messages: \
+                 run id {} was used before and its run did not end cleanly; start the shards \
+                 and the collector again with a new --run-id (or delete that topic)",
+                plan.run_id
+            );
+            let _ = c.control.send(&Message::Abort {
+                collector: c.session,
+                reason: why.clone(),
+            });
+            out.error = Some(RunError::Coordination(why));
+            return out;
+        }
+        Ok(_) => {}
+        Err(e) => {
+            out.error = Some(RunError::Coordination(e));
+            return out;
+        }
+    }
     for rp in &plan.runs {
         match collect_run(rp, o, &admin, &mut c, &mut out).await {
             Ok(run) => out.runs.push(run),
@@ -221,7 +267,10 @@ pub async fn collect(plan: &Plan, o: &CollectOptions, interrupt: Arc<AtomicBool>
             format!("{} let the run down", named.join(", "))
         };
         let control = &c.control;
-        let _ = control.send(&Message::Abort { reason });
+        let _ = control.send(&Message::Abort {
+            collector: c.session,
+            reason,
+        });
     }
     drop(c);
     if !o.keep_topics {
@@ -246,6 +295,8 @@ struct Coordinator {
     deadline: Instant,
     interrupt: Arc<AtomicBool>,
     say: Option<Arc<dyn Fn(String) + Send + Sync>>,
+    /// This collector's random id, on every message it writes.
+    session: u64,
 }
 
 impl Coordinator {
@@ -254,7 +305,11 @@ impl Coordinator {
     async fn until(&mut self, done: impl Fn(&Shards) -> bool) -> Result<bool, RunError> {
         loop {
             for (shard, reason) in std::mem::take(&mut self.shards.refuse) {
-                let _ = self.control.send(&Message::Refused { shard, reason });
+                let _ = self.control.send(&Message::Refused {
+                    collector: self.session,
+                    shard,
+                    reason,
+                });
             }
             if done(&self.shards) {
                 return Ok(true);
@@ -296,7 +351,7 @@ impl Coordinator {
                 .shards
                 .hello
                 .get(&s)
-                .map(|h| format!(" (on {h})"))
+                .map(|(h, _)| format!(" (on {h})"))
                 .unwrap_or_default();
             self.shards.problems.insert(s, format!("{why}{at}"));
         }
@@ -333,6 +388,7 @@ impl Coordinator {
         });
         self.control
             .send(&Message::Start {
+                collector: self.session,
                 run,
                 phase,
                 at_unix_ms: at,
@@ -429,7 +485,10 @@ async fn run_barriers(
             .map_err(RunError::Unreachable)?
     };
     c.control
-        .send(&Message::Topics { run: rp.index })
+        .send(&Message::Topics {
+            collector: c.session,
+            run: rp.index,
+        })
         .map_err(RunError::Coordination)?;
     if !c.barrier(rp.index, Phase::Warmup).await? {
         return Ok(None);

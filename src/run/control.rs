@@ -45,27 +45,32 @@ pub enum Message {
     /// A shard started: which one, of how many, and the digest of what it runs.
     Hello {
         version: u32,
+        /// This process's own random id: its messages are told from an earlier run's.
+        session: u64,
         shard: u32,
         shards: u32,
         hash: String,
         host: String,
     },
     /// The collector created run `run`'s topics (its index in the plan).
-    Topics { run: usize },
+    Topics { collector: u64, run: usize },
     /// A shard's threads of run `run` are at the barrier.
     Ready {
+        session: u64,
         shard: u32,
         run: usize,
         phase: Phase,
     },
     /// The collector's agreed start of a barrier: a wall-clock instant (ms since the epoch).
     Start {
+        collector: u64,
         run: usize,
         phase: Phase,
         at_unix_ms: u64,
     },
     /// Part `part` of `parts` of a shard's result of run `run` (JSON of its `RunResult`).
     Result {
+        session: u64,
         shard: u32,
         run: usize,
         part: u32,
@@ -74,14 +79,45 @@ pub enum Message {
     },
     /// A shard cannot go on; `run` is the run it was at, if any.
     Failed {
+        session: u64,
         shard: u32,
         run: Option<usize>,
         reason: String,
     },
     /// The collector refuses a shard (another scenario, another shard count, a duplicate).
-    Refused { shard: u32, reason: String },
+    Refused {
+        collector: u64,
+        shard: u32,
+        reason: String,
+    },
     /// The collector gives up: every shard stops.
-    Abort { reason: String },
+    Abort { collector: u64, reason: String },
+}
+
+impl Message {
+    /// The collector session that wrote it, for a collector's message.
+    pub fn collector(&self) -> Option<u64> {
+        match self {
+            Message::Topics { collector, .. }
+            | Message::Start { collector, .. }
+            | Message::Refused { collector, .. }
+            | Message::Abort { collector, .. } => Some(*collector),
+            _ => None,
+        }
+    }
+}
+
+/// A random id for one participant process.
+pub fn new_session() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    h.write_u32(std::process::id());
+    h.finish()
 }
 
 /// A participant's connection to the control topic.
@@ -159,12 +195,19 @@ impl Control {
     }
 
     /// Sends a shard's result of one run, in parts.
-    pub fn send_result(&self, shard: u32, run: usize, r: &RunResult) -> Result<(), String> {
+    pub fn send_result(
+        &self,
+        session: u64,
+        shard: u32,
+        run: usize,
+        r: &RunResult,
+    ) -> Result<(), String> {
         let json = serde_json::to_string(r).map_err(|e| e.to_string())?;
         let parts = split(&json, PART_BYTES);
         let n = parts.len() as u32;
         for (k, data) in parts.into_iter().enumerate() {
             self.send(&Message::Result {
+                session,
                 shard,
                 run,
                 part: k as u32,
@@ -192,22 +235,45 @@ impl Control {
             let wait = until
                 .saturating_duration_since(Instant::now())
                 .min(Duration::from_millis(100));
-            match self.consumer.poll(wait) {
-                Some(Err(e)) if e.rdkafka_error_code().is_some_and(is_fatal) => {
-                    return Err(format!("reading the control topic: {e}"));
+            self.fill(wait)?;
+        }
+    }
+
+    /// Polls one record into `pending` (a foreign one is counted, not kept); its offset.
+    fn fill(&mut self, wait: Duration) -> Result<Option<i64>, String> {
+        match self.consumer.poll(wait) {
+            Some(Err(e)) if e.rdkafka_error_code().is_some_and(is_fatal) => {
+                Err(format!("reading the control topic: {e}"))
+            }
+            None | Some(Err(_)) => Ok(None),
+            Some(Ok(record)) => {
+                let parsed = record
+                    .payload()
+                    .and_then(|p| serde_json::from_slice::<Message>(p).ok());
+                match parsed {
+                    Some(m) => self.pending.push_back(m),
+                    None => self.foreign += 1,
                 }
-                None | Some(Err(_)) => {}
-                Some(Ok(record)) => {
-                    let parsed = record
-                        .payload()
-                        .and_then(|p| serde_json::from_slice::<Message>(p).ok());
-                    match parsed {
-                        Some(m) => self.pending.push_back(m),
-                        None => self.foreign += 1,
-                    }
-                }
+                Ok(Some(record.offset()))
             }
         }
+    }
+
+    /// Reads everything the topic holds when called (kept for `next`, in order) and returns
+    /// a copy: what earlier participants already said.
+    pub fn catch_up(&mut self, stop: &dyn Fn() -> bool) -> Result<Vec<Message>, String> {
+        let (_, high) = self
+            .consumer
+            .fetch_watermarks(&self.topic, 0, SEND_BOUND)
+            .map_err(|e| format!("cannot read the control topic {}: {e}", self.topic))?;
+        let until = Instant::now() + SEND_BOUND;
+        let mut last = -1;
+        while last + 1 < high && Instant::now() < until && !stop() {
+            if let Some(offset) = self.fill(Duration::from_millis(100))? {
+                last = offset;
+            }
+        }
+        Ok(self.pending.iter().cloned().collect())
     }
 
     /// Waits for the first message `want` accepts; a message `fatal` names ends the wait
@@ -371,6 +437,7 @@ mod tests {
     #[test]
     fn messages_read_as_they_are_written() {
         let m = Message::Start {
+            collector: 9,
             run: 2,
             phase: Phase::Measure,
             at_unix_ms: 1_700_000_000_000,
@@ -378,7 +445,7 @@ mod tests {
         let text = serde_json::to_string(&m).unwrap();
         assert_eq!(
             text,
-            r#"{"kind":"start","run":2,"phase":"measure","at_unix_ms":1700000000000}"#
+            r#"{"kind":"start","collector":9,"run":2,"phase":"measure","at_unix_ms":1700000000000}"#
         );
         assert_eq!(serde_json::from_str::<Message>(&text).unwrap(), m);
     }

@@ -20,6 +20,8 @@ pub struct ShardRun {
     pub hash: String,
     /// No wait on the collector lasts past this instant.
     pub deadline: Instant,
+    /// This process's random id: its own ready messages are told from an earlier run's.
+    session: u64,
     control: Mutex<Option<Control>>,
 }
 
@@ -29,6 +31,7 @@ impl ShardRun {
             shard,
             hash,
             deadline,
+            session: control::new_session(),
             control: Mutex::new(None),
         }
     }
@@ -44,8 +47,10 @@ impl ShardRun {
     /// What ends any wait of this shard: the collector's abort or its refusal of this shard.
     fn fatal(&self) -> impl Fn(&Message) -> Option<String> + '_ {
         move |m| match m {
-            Message::Abort { reason } => Some(format!("the collector stopped the run: {reason}")),
-            Message::Refused { shard, reason } if *shard == self.shard.index => {
+            Message::Abort { reason, .. } => {
+                Some(format!("the collector stopped the run: {reason}"))
+            }
+            Message::Refused { shard, reason, .. } if *shard == self.shard.index => {
                 Some(format!("the collector refused this shard: {reason}"))
             }
             _ => None,
@@ -73,6 +78,7 @@ pub async fn join(
     *s.control.lock().unwrap_or_else(|e| e.into_inner()) = Some(control);
     let hello = Message::Hello {
         version: control::VERSION,
+        session: s.session,
         shard: s.shard.index,
         shards: s.shard.count,
         hash: s.hash.clone(),
@@ -98,7 +104,7 @@ pub async fn topics_ready(
             c.wait_for(
                 until,
                 &halt,
-                |m| matches!(m, Message::Topics { run: r } if *r == run).then_some(()),
+                |m| matches!(m, Message::Topics { run: r, .. } if *r == run).then_some(()),
                 s2.fatal(),
             )
         })
@@ -125,22 +131,31 @@ pub fn barrier(
     phase: Phase,
     stop: &dyn Fn() -> bool,
 ) -> Result<(), String> {
-    let me = s.shard.index;
+    let ready = Message::Ready {
+        session: s.session,
+        shard: s.shard.index,
+        run,
+        phase,
+    };
     s.with(|c| {
-        c.send(&Message::Ready {
-            shard: me,
-            run,
-            phase,
-        })?;
+        c.send(&ready)?;
+        // The start that answers this ready comes after it on the topic: a start read before
+        // it is an earlier run's (a run id used again), never this one's.
+        let mut sent = false;
         let at = c.wait_for(
             s.deadline,
             stop,
             |m| match m {
+                m if *m == ready => {
+                    sent = true;
+                    None
+                }
                 Message::Start {
                     run: r,
                     phase: p,
                     at_unix_ms,
-                } if *r == run && *p == phase => Some(*at_unix_ms),
+                    ..
+                } if sent && *r == run && *p == phase => Some(*at_unix_ms),
                 _ => None,
             },
             s.fatal(),
@@ -170,7 +185,7 @@ pub fn barrier(
 /// Hands this shard's result of a run to the collector.
 pub async fn report(s: &Arc<ShardRun>, r: &RunResult) -> Result<(), RunError> {
     let (s2, r2) = (s.clone(), r.clone());
-    blocking(move || s2.with(|c| c.send_result(s2.shard.index, r2.index, &r2)))
+    blocking(move || s2.with(|c| c.send_result(s2.session, s2.shard.index, r2.index, &r2)))
         .await?
         .map_err(RunError::Coordination)
 }
@@ -182,6 +197,7 @@ pub async fn failed(s: &Arc<ShardRun>, run: Option<usize>, reason: String) {
     let _ = blocking(move || {
         s2.with(|c| {
             c.send(&Message::Failed {
+                session: s2.session,
                 shard: s2.shard.index,
                 run,
                 reason,
