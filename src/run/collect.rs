@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::admin::Admin;
-use super::control::{self, Control, Message, Parts, Phase};
+use super::control::{self, Control, Message, Phase};
 use super::error::RunError;
 use super::interrupt::unless_interrupted;
 use super::lifecycle::{self, blocking};
@@ -17,6 +17,10 @@ use super::LiveTopic;
 use crate::measure::topics::disk_growth;
 use crate::measure::RunResult;
 use crate::plan::{Plan, RunPlan};
+
+mod shards;
+
+use shards::Shards;
 
 const CREATE_BOUND: Duration = Duration::from_secs(45);
 const DELETE_BOUND: Duration = Duration::from_secs(40);
@@ -49,125 +53,6 @@ pub struct Collected {
     pub interrupted: bool,
     /// The collector itself could not go on (the cluster, the control topic).
     pub error: Option<RunError>,
-}
-
-/// What the collector knows of the shards, from the control topic.
-struct Shards {
-    n: u32,
-    hash: String,
-    /// Per shard that said hello: its host and session.
-    hello: BTreeMap<u32, (String, u64)>,
-    ready: BTreeSet<(u32, usize, bool)>,
-    parts: BTreeMap<(u32, usize), Parts>,
-    results: BTreeMap<(u32, usize), RunResult>,
-    problems: BTreeMap<u32, String>,
-    /// Refusals to send (a shard of another scenario).
-    refuse: Vec<(u32, String)>,
-}
-
-impl Shards {
-    fn active(&self) -> impl Iterator<Item = u32> + '_ {
-        (0..self.n).filter(|s| !self.problems.contains_key(s))
-    }
-
-    /// A message from shard `shard` of this run (not of an earlier one with the same id).
-    fn is(&self, shard: u32, session: u64) -> bool {
-        self.hello.get(&shard).is_some_and(|(_, s)| *s == session)
-    }
-
-    fn take(&mut self, m: Message) {
-        match m {
-            Message::Hello {
-                version,
-                session,
-                shard,
-                shards,
-                hash,
-                host,
-            } => {
-                let why = if version != control::VERSION {
-                    Some(format!(
-                        "it speaks control protocol {version}, the collector {}",
-                        control::VERSION
-                    ))
-                } else if shard >= self.n || shards != self.n {
-                    Some(format!(
-                        "it runs as shard {shard} of {shards}, the collector waits for {} shards",
-                        self.n
-                    ))
-                } else if hash != self.hash {
-                    Some(format!(
-                        "it runs another scenario (digest {hash} against the collector's {}): \
-                         every shard and the collector need the same files",
-                        self.hash
-                    ))
-                } else if let Some((first, _)) =
-                    self.hello.get(&shard).filter(|(_, s)| *s != session)
-                {
-                    Some(format!(
-                        "shard {shard} started twice (on {first} and on {host})"
-                    ))
-                } else {
-                    None
-                };
-                match why {
-                    Some(why) if shard < self.n => {
-                        self.refuse.push((shard, why.clone()));
-                        self.problems
-                            .entry(shard)
-                            .or_insert(format!("refused: {why}"));
-                    }
-                    Some(why) => self.refuse.push((shard, why)),
-                    None => {
-                        self.hello.insert(shard, (host, session));
-                    }
-                }
-            }
-            Message::Ready {
-                session,
-                shard,
-                run,
-                phase,
-            } if self.is(shard, session) => {
-                self.ready.insert((shard, run, phase == Phase::Measure));
-            }
-            Message::Result {
-                session,
-                shard,
-                run,
-                part,
-                parts,
-                data,
-            } if self.is(shard, session) => {
-                let whole = self.parts.entry((shard, run)).or_default();
-                match whole.add(part, parts, data) {
-                    None => {}
-                    Some(Ok(r)) => {
-                        self.parts.remove(&(shard, run));
-                        self.results.insert((shard, run), r);
-                    }
-                    Some(Err(why)) => {
-                        self.problems
-                            .entry(shard)
-                            .or_insert(format!("run {}: {why}", run + 1));
-                    }
-                }
-            }
-            Message::Failed {
-                session,
-                shard,
-                run,
-                reason,
-            } if self.is(shard, session) => {
-                let at = run.map(|r| format!("run {}: ", r + 1)).unwrap_or_default();
-                self.problems
-                    .entry(shard)
-                    .or_insert(format!("reported a failure: {at}{reason}"));
-            }
-            // The collector's own messages, and what a refused shard still says.
-            _ => {}
-        }
-    }
 }
 
 /// Runs the collector's side of every planned run.

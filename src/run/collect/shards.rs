@@ -1,0 +1,236 @@
+//! What the collector knows of the shards, from the control topic: who said hello with which
+//! digest, who is ready, whose result is whole, and who let the run down. Every message is
+//! taken as untrusted input: one that does not fit is refused or counted against its shard,
+//! never believed.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::measure::RunResult;
+use crate::run::control::{self, Message, Parts, Phase};
+
+/// What the collector knows of the shards, from the control topic.
+pub(super) struct Shards {
+    pub(super) n: u32,
+    pub(super) hash: String,
+    /// Per shard that said hello: its host and session.
+    pub(super) hello: BTreeMap<u32, (String, u64)>,
+    pub(super) ready: BTreeSet<(u32, usize, bool)>,
+    pub(super) parts: BTreeMap<(u32, usize), Parts>,
+    pub(super) results: BTreeMap<(u32, usize), RunResult>,
+    pub(super) problems: BTreeMap<u32, String>,
+    /// Refusals to send (a shard of another scenario).
+    pub(super) refuse: Vec<(u32, String)>,
+}
+
+impl Shards {
+    pub(super) fn active(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.n).filter(|s| !self.problems.contains_key(s))
+    }
+
+    /// A message from shard `shard` of this run (not of an earlier one with the same id).
+    fn is(&self, shard: u32, session: u64) -> bool {
+        self.hello.get(&shard).is_some_and(|(_, s)| *s == session)
+    }
+
+    pub(super) fn take(&mut self, m: Message) {
+        match m {
+            Message::Hello {
+                version,
+                session,
+                shard,
+                shards,
+                hash,
+                host,
+            } => {
+                let why = if version != control::VERSION {
+                    Some(format!(
+                        "it speaks control protocol {version}, the collector {}",
+                        control::VERSION
+                    ))
+                } else if shard >= self.n || shards != self.n {
+                    Some(format!(
+                        "it runs as shard {shard} of {shards}, the collector waits for {} shards",
+                        self.n
+                    ))
+                } else if hash != self.hash {
+                    Some(format!(
+                        "it runs another scenario (digest {hash} against the collector's {}): \
+                         every shard and the collector need the same files",
+                        self.hash
+                    ))
+                } else if let Some((first, _)) =
+                    self.hello.get(&shard).filter(|(_, s)| *s != session)
+                {
+                    Some(format!(
+                        "shard {shard} started twice (on {first} and on {host})"
+                    ))
+                } else {
+                    None
+                };
+                match why {
+                    Some(why) if shard < self.n => {
+                        self.refuse.push((shard, why.clone()));
+                        self.problems
+                            .entry(shard)
+                            .or_insert(format!("refused: {why}"));
+                    }
+                    Some(why) => self.refuse.push((shard, why)),
+                    None => {
+                        self.hello.insert(shard, (host, session));
+                    }
+                }
+            }
+            Message::Ready {
+                session,
+                shard,
+                run,
+                phase,
+            } if self.is(shard, session) => {
+                self.ready.insert((shard, run, phase == Phase::Measure));
+            }
+            Message::Result {
+                session,
+                shard,
+                run,
+                part,
+                parts,
+                data,
+            } if self.is(shard, session) => {
+                let whole = self.parts.entry((shard, run)).or_default();
+                match whole.add(part, parts, data) {
+                    None => {}
+                    Some(Ok(r)) => {
+                        self.parts.remove(&(shard, run));
+                        self.results.insert((shard, run), r);
+                    }
+                    Some(Err(why)) => {
+                        self.problems
+                            .entry(shard)
+                            .or_insert(format!("run {}: {why}", run + 1));
+                    }
+                }
+            }
+            Message::Failed {
+                session,
+                shard,
+                run,
+                reason,
+            } if self.is(shard, session) => {
+                let at = run.map(|r| format!("run {}: ", r + 1)).unwrap_or_default();
+                self.problems
+                    .entry(shard)
+                    .or_insert(format!("reported a failure: {at}{reason}"));
+            }
+            // The collector's own messages, and what a refused shard still says.
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shards(n: u32) -> Shards {
+        Shards {
+            n,
+            hash: "h".into(),
+            hello: BTreeMap::new(),
+            ready: BTreeSet::new(),
+            parts: BTreeMap::new(),
+            results: BTreeMap::new(),
+            problems: BTreeMap::new(),
+            refuse: Vec::new(),
+        }
+    }
+
+    fn hello(shard: u32, shards: u32, hash: &str, session: u64) -> Message {
+        Message::Hello {
+            version: control::VERSION,
+            session,
+            shard,
+            shards,
+            hash: hash.into(),
+            host: format!("host-{session}"),
+        }
+    }
+
+    #[test]
+    fn a_shard_of_another_scenario_count_or_version_is_refused_and_named() {
+        let mut s = shards(3);
+        s.take(hello(0, 3, "other", 1));
+        s.take(hello(1, 4, "h", 2));
+        s.take(Message::Hello {
+            version: control::VERSION + 1,
+            session: 3,
+            shard: 2,
+            shards: 3,
+            hash: "h".into(),
+            host: "x".into(),
+        });
+        assert_eq!(s.refuse.len(), 3);
+        assert!(s.problems[&0].contains("another scenario"));
+        assert!(s.problems[&1].contains("waits for 3 shards"));
+        assert!(s.problems[&2].contains("protocol"));
+        assert_eq!(s.active().count(), 0);
+    }
+
+    #[test]
+    fn a_shard_index_out_of_range_is_refused_without_touching_the_others() {
+        let mut s = shards(2);
+        s.take(hello(7, 2, "h", 1));
+        assert_eq!(s.refuse.len(), 1);
+        assert!(s.problems.is_empty());
+        assert_eq!(s.active().count(), 2);
+    }
+
+    #[test]
+    fn messages_of_a_session_that_did_not_say_hello_are_ignored() {
+        let mut s = shards(1);
+        s.take(hello(0, 1, "h", 1));
+        for session in [1, 99] {
+            s.take(Message::Ready {
+                session,
+                shard: 0,
+                run: 0,
+                phase: Phase::Warmup,
+            });
+            s.take(Message::Failed {
+                session: 99,
+                shard: 0,
+                run: None,
+                reason: "an earlier run's".into(),
+            });
+        }
+        assert_eq!(s.ready.len(), 1);
+        assert!(s.problems.is_empty(), "{:?}", s.problems);
+    }
+
+    #[test]
+    fn the_same_shard_started_twice_is_refused() {
+        let mut s = shards(2);
+        s.take(hello(1, 2, "h", 1));
+        s.take(hello(1, 2, "h", 2));
+        assert!(s.problems[&1].contains("started twice"));
+    }
+
+    #[test]
+    fn a_result_that_cannot_be_read_counts_against_its_shard() {
+        let mut s = shards(1);
+        s.take(hello(0, 1, "h", 1));
+        s.take(Message::Result {
+            session: 1,
+            shard: 0,
+            run: 0,
+            part: 0,
+            parts: 1,
+            data: "{\"sent\": \"many\"}".into(),
+        });
+        assert!(
+            s.problems[&0].contains("cannot be read"),
+            "{:?}",
+            s.problems
+        );
+        assert!(s.results.is_empty());
+    }
+}
