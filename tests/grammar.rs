@@ -80,6 +80,29 @@ fn units_are_glued_to_numbers() {
 }
 
 #[test]
+fn a_count_may_say_what_it_counts_after_a_space() {
+    for (text, unit) in [
+        ("1000 messages", "messages"),
+        ("1 record", "record"),
+        ("1M records", "M"),
+    ] {
+        match value(text) {
+            ValueKind::Quantity(q) => assert_eq!(q.unit.unwrap().node, unit, "{text}"),
+            v => panic!("{text}: {v:?}"),
+        }
+    }
+    // On its own line, `messages` is the next setting's key, as ever.
+    for two in ["transaction = 1000\nmessages = 5", "transaction = 1000 messages = 5"] {
+        let e = entries(two);
+        assert_eq!(e.len(), 2, "{two}: {e:?}");
+    }
+    assert!(
+        parse(FileId(0), "scenario \"t\" { x = 5 messagesx }").is_err(),
+        "only the words themselves"
+    );
+}
+
+#[test]
 fn rates_per_second_and_minute_and_bytes() {
     match value("8000/min") {
         ValueKind::Rate(r) => assert_eq!(

@@ -101,6 +101,14 @@ fn transactions_lower_to_records_or_a_duration_with_their_abort_fraction() {
            workload { messages = 10  transaction = 5 }"#,
     );
     assert_eq!(one[0].as_ref().map(|t| t.abort), Some(0.0));
+    // As issue 11 writes it: the count may say what it counts.
+    let worded = transactions_of(
+        r#"topic "t" { } workload { messages = 10k records  transaction = 1000 messages }"#,
+    );
+    assert_eq!(
+        worded[0].as_ref().map(|t| t.size.clone()),
+        Some(TxnSize::Messages(1000))
+    );
 }
 
 // ---- against the broker -------------------------------------------------------------------

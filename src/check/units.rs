@@ -91,12 +91,19 @@ pub(super) const MAX_SIZE: f64 = 9_007_199_254_740_992.0;
 
 /// A literal with its unit, at `span`. Durations and sizes are never negative: a negative
 /// number is a count, a property value (`acks = -1`) or, in `expect`, an arithmetic constant.
+/// Words a count may carry after it (`transaction = 1000 messages`).
+const COUNT_NOUNS: &[&str] = &["messages", "message", "records", "record"];
+
 pub(super) fn quantity(q: &Quantity, span: Span) -> Result<Scalar, Diagnostic> {
     let n = q.number.value;
     let Some(unit) = &q.unit else {
         return Ok(Scalar::Number(n));
     };
     let u = unit.node.as_str();
+    if COUNT_NOUNS.contains(&u) {
+        // `1000 messages`: the noun says what is counted, the number is the count.
+        return Ok(Scalar::Number(n));
+    }
     let negative = |what: &str| {
         Diagnostic::new(Kind::Value, span, format!("a {what} is never negative"))
             .label(format!("{}{u}", n))

@@ -277,6 +277,19 @@ pub fn workload_text(w: &Workload) -> String {
         KeySpec::Zipf { n, s } => format!("zipf({s}) keys over {n}"),
         KeySpec::Fixed(k) => format!("key \"{k}\""),
     });
+    if let Some(t) = &w.transaction {
+        let size = match t.size {
+            crate::model::TxnSize::Messages(n) => format!("transactions of {n} records"),
+            crate::model::TxnSize::Duration(d) => {
+                format!("transactions of {}", human_duration(d.as_secs_f64()))
+            }
+        };
+        parts.push(if t.abort > 0.0 {
+            format!("{size}, {}% aborted", t.abort * 100.0)
+        } else {
+            size
+        });
+    }
     if let Some(wu) = &w.warmup {
         parts.push(match wu {
             Warmup::Messages(n) => format!("warm-up {n} messages"),

@@ -156,7 +156,13 @@ impl Builder {
     fn quantity(&self, p: Pair<Rule>) -> Quantity {
         let mut inner = p.into_inner();
         let number = number(inner.next().expect("quantity number").as_str());
-        let unit = inner.next().map(|u| self.spanned(&u));
+        // A noun (`1000 messages`) stands for the unit a bare count would have: a count.
+        let mut unit = None;
+        for u in inner {
+            if u.as_rule() == Rule::unit || unit.is_none() {
+                unit = Some(self.spanned(&u));
+            }
+        }
         Quantity { number, unit }
     }
 

@@ -37,6 +37,7 @@ fn describe(rule: Rule) -> &'static str {
         Rule::quantity => "a number (`100_000`, `5ms`, `1KiB`)",
         Rule::number => "a number",
         Rule::unit => "a unit",
+        Rule::noun => "what a count counts (`messages`, `records`)",
         Rule::var => "a variable (`{name}`)",
         Rule::word => "a word",
         Rule::string | Rule::string_inner => "a string",
