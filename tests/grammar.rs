@@ -92,7 +92,10 @@ fn a_count_may_say_what_it_counts_after_a_space() {
         }
     }
     // On its own line, `messages` is the next setting's key, as ever.
-    for two in ["transaction = 1000\nmessages = 5", "transaction = 1000 messages = 5"] {
+    for two in [
+        "transaction = 1000\nmessages = 5",
+        "transaction = 1000 messages = 5",
+    ] {
         let e = entries(two);
         assert_eq!(e.len(), 2, "{two}: {e:?}");
     }

@@ -86,6 +86,7 @@ pub async fn collect(plan: &Plan, o: &CollectOptions, interrupt: Arc<AtomicBool>
         shards: Shards {
             n: o.shards,
             hash: o.hash.clone(),
+            scale: plan.scale,
             hello: BTreeMap::new(),
             ready: BTreeSet::new(),
             parts: BTreeMap::new(),

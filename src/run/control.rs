@@ -50,6 +50,8 @@ pub enum Message {
         shard: u32,
         shards: u32,
         hash: String,
+        /// `--scale`: the same file at another scale is another run.
+        scale: f64,
         host: String,
     },
     /// The collector created run `run`'s topics (its index in the plan).

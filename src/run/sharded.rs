@@ -82,6 +82,7 @@ pub async fn join(
         shard: s.shard.index,
         shards: s.shard.count,
         hash: s.hash.clone(),
+        scale: plan.scale,
         host: hostname(),
     };
     let s2 = s.clone();

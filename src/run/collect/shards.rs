@@ -12,6 +12,7 @@ use crate::run::control::{self, Message, Parts, Phase};
 pub(super) struct Shards {
     pub(super) n: u32,
     pub(super) hash: String,
+    pub(super) scale: f64,
     /// Per shard that said hello: its host and session.
     pub(super) hello: BTreeMap<u32, (String, u64)>,
     pub(super) ready: BTreeSet<(u32, usize, bool)>,
@@ -40,6 +41,7 @@ impl Shards {
                 shard,
                 shards,
                 hash,
+                scale,
                 host,
             } => {
                 let why = if version != control::VERSION {
@@ -57,6 +59,11 @@ impl Shards {
                         "it runs another scenario (digest {hash} against the collector's {}): \
                          every shard and the collector need the same files",
                         self.hash
+                    ))
+                } else if scale != self.scale {
+                    Some(format!(
+                        "it runs at --scale {scale}, the collector at --scale {}",
+                        self.scale
                     ))
                 } else if let Some((first, _)) =
                     self.hello.get(&shard).filter(|(_, s)| *s != session)
@@ -135,6 +142,7 @@ mod tests {
         Shards {
             n,
             hash: "h".into(),
+            scale: 1.0,
             hello: BTreeMap::new(),
             ready: BTreeSet::new(),
             parts: BTreeMap::new(),
@@ -151,6 +159,7 @@ mod tests {
             shard,
             shards,
             hash: hash.into(),
+            scale: 1.0,
             host: format!("host-{session}"),
         }
     }
@@ -166,6 +175,7 @@ mod tests {
             shard: 2,
             shards: 3,
             hash: "h".into(),
+            scale: 1.0,
             host: "x".into(),
         });
         assert_eq!(s.refuse.len(), 3);
@@ -173,6 +183,21 @@ mod tests {
         assert!(s.problems[&1].contains("waits for 3 shards"));
         assert!(s.problems[&2].contains("protocol"));
         assert_eq!(s.active().count(), 0);
+    }
+
+    #[test]
+    fn a_shard_at_another_scale_is_refused() {
+        let mut s = shards(1);
+        s.take(Message::Hello {
+            version: control::VERSION,
+            session: 1,
+            shard: 0,
+            shards: 1,
+            hash: "h".into(),
+            scale: 0.1,
+            host: "x".into(),
+        });
+        assert!(s.problems[&0].contains("--scale 0.1"), "{:?}", s.problems);
     }
 
     #[test]
