@@ -235,9 +235,7 @@ impl Message<'_> {
     #[inline]
     pub fn error(&self) -> Option<RDKafkaErrorCode> {
         // SAFETY: m points into a live event (lifetime 'e).
-        let err = unsafe { (*self.m).err };
-        (err != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR)
-            .then(|| RDKafkaErrorCode::from(err))
+        super::error::of_message(unsafe { (*self.m).err })
     }
 
     #[inline]
