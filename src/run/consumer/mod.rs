@@ -221,7 +221,9 @@ impl Reader<'_> {
         self.v.rec.records = 0;
         self.v.rec.bytes = 0;
         self.v.rec.consumed_by_topic.iter_mut().for_each(|n| *n = 0);
-        self.v.rec.first_read_ns = origin;
+        // The read rate's window opens with the first record read after this (as
+        // rdkafka_performance's does); the wait for it stays in drain.time.
+        self.v.rec.first_read_ns = 0;
         self.v.rec.last_read_ns = origin;
         self.m.fetch_base = self.m.fetch_last;
         self.measuring = true;

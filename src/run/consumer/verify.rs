@@ -128,6 +128,9 @@ impl Verifier {
         r.records += 1;
         r.bytes += m.key_value_bytes();
         r.consumed_by_topic[topic] += 1;
+        if r.first_read_ns == 0 {
+            r.first_read_ns = now;
+        }
         r.last_read_ns = now;
         self.pending_records += 1;
         let offset = m.offset();
