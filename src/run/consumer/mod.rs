@@ -292,6 +292,9 @@ impl Reader<'_> {
     fn step(&mut self, timeout_ms: i32) {
         let Some(ev) = self.native.next_event(timeout_ms) else {
             self.flush();
+            if self.measuring && self.job.backlog && !self.job.reads.drained() {
+                self.ends_by_watermark();
+            }
             return;
         };
         match ev.kind() {
@@ -381,6 +384,28 @@ impl Reader<'_> {
             self.job.reads.partition_end(part, at);
         } else {
             self.mark_ready();
+        }
+    }
+
+    /// With nothing left to read, the partitions whose every record up to the high watermark
+    /// of their last fetch response is read are at their end. librdkafka says so only with
+    /// an empty fetch response, which the broker holds for `fetch.wait.max.ms` (500 ms) once
+    /// no partition has data: a drain's last partition reported its end 0.5 s after its last
+    /// record was read (bench/README.md). The watermark is librdkafka's cached one: no request.
+    fn ends_by_watermark(&mut self) {
+        let layout = &self.job.layout;
+        for part in 0..self.mine.len() {
+            if !self.mine[part] || self.job.reads.ended(part) {
+                continue;
+            }
+            let p = part % layout.partitions.max(1) as usize;
+            let topic = &layout.topics[part / layout.partitions.max(1) as usize];
+            let Some(high) = self.native.cached_end(topic, p as i32) else {
+                continue;
+            };
+            if self.job.reads.next(part) >= high {
+                self.partition_end(part);
+            }
         }
     }
 
