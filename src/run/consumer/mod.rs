@@ -31,6 +31,8 @@ use verify::Verifier;
 /// How long a consumer waits for its partitions (and the group to settle) before the clock
 /// starts without it being ready.
 const READY_BOUND: Duration = Duration::from_secs(20);
+/// How long the request that wakes the fetchers at the clock's start may take.
+const WAKE_BOUND: Duration = Duration::from_millis(500);
 /// Shared counts move once per this many records read.
 const FLUSH_EVERY: u64 = 64;
 
@@ -232,6 +234,22 @@ impl Reader<'_> {
             if let Err(e) = self.consumer.resume(&tpl) {
                 self.note(format!("cannot resume reading: {e}"));
             }
+            self.wake_fetchers();
+        }
+    }
+
+    /// librdkafka does not wake a broker's thread when partitions are resumed: an idle one
+    /// notices at its next timeout, up to a second later (0.1–0.6 s measured before a drain's
+    /// first record, bench/README.md). A request to the partitions' leaders wakes them, and
+    /// their fetchers start at once; a ListOffsets for the latest offsets is a cheap one (its
+    /// answer is not used; one round trip, while the first fetch is under way).
+    fn wake_fetchers(&mut self) {
+        let mut tpl = TopicPartitionList::new();
+        for (t, p) in &self.m.assigned {
+            let _ = tpl.add_partition_offset(t, *p, Offset::End);
+        }
+        if tpl.count() > 0 {
+            let _ = self.consumer.offsets_for_times(tpl, WAKE_BOUND);
         }
     }
 
