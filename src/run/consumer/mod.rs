@@ -5,8 +5,9 @@
 //! Without `consumers`, one verification consumer assigns every partition by hand; with
 //! `consumers = N`, N clients subscribe as one group. Both read through `native::consumer`
 //! (the C API; see there for why) and verify through `verify`; `group` keeps a consumer's
-//! membership, commits and statistics.
+//! membership, commits and statistics; `fetch` sees its fetchers start and partitions end.
 
+mod fetch;
 mod group;
 mod verify;
 
@@ -31,8 +32,6 @@ use verify::Verifier;
 /// How long a consumer waits for its partitions (and the group to settle) before the clock
 /// starts without it being ready.
 const READY_BOUND: Duration = Duration::from_secs(20);
-/// How long the request that wakes the fetchers at the clock's start may take.
-const WAKE_BOUND: Duration = Duration::from_millis(500);
 /// Shared counts move once per this many records read.
 const FLUSH_EVERY: u64 = 64;
 
@@ -183,37 +182,6 @@ impl Reader<'_> {
         Ok(())
     }
 
-    /// Learns the partitions' leaders before assigning them: a partition assigned with no
-    /// known leader waits 500 ms before librdkafka asks for its offset (its backoff for
-    /// "no current leader"), and the verification consumer was ready 1.0–1.5 s after it was
-    /// created (bench/README.md). Several topics: one request for all (librdkafka keeps what
-    /// it learns). In short tries, so an interrupt is not held up; a failure is left to the
-    /// assignment to report.
-    fn learn_leaders(&mut self) {
-        let by = Instant::now() + Duration::from_secs(10);
-        let topics = &self.job.layout.topics;
-        let ask_for = topics
-            .first()
-            .filter(|_| topics.len() < 2)
-            .map(String::as_str);
-        while !self.job.shared.stopping() && Instant::now() < by {
-            let Ok(md) = self
-                .consumer
-                .fetch_metadata(ask_for, Duration::from_millis(500))
-            else {
-                continue;
-            };
-            for t in md.topics() {
-                for p in t.partitions() {
-                    if let Some((_, part)) = self.job.layout.index(t.name().as_bytes(), p.id()) {
-                        self.leader[part] = p.leader();
-                    }
-                }
-            }
-            break;
-        }
-    }
-
     fn subscribe(&mut self) -> Result<(), String> {
         let topics: Vec<&str> = self.job.layout.topics.iter().map(String::as_str).collect();
         self.consumer
@@ -237,20 +205,6 @@ impl Reader<'_> {
             (1u64 << self.job.of) - 1
         };
         self.job.reads.ready.load(Ordering::Acquire) & all == all
-    }
-
-    /// Every partition of this consumer's fetches for real: it has been read (or found at its
-    /// end), or a partition with the same leader has. One broker's fetcher serves all of its
-    /// partitions, and its first fetch may carry only the first partition whose offset was
-    /// known; an empty one is held for `fetch.wait.max.ms` (500 ms), so waiting for each
-    /// partition's own end cost a second, not half of one (bench/README.md).
-    fn own_reached(&self) -> bool {
-        let fetching = |leader: i32| {
-            leader >= 0
-                && (0..self.mine.len())
-                    .any(|q| self.mine[q] && self.reached[q] && self.leader[q] == leader)
-        };
-        (0..self.mine.len()).all(|p| !self.mine[p] || self.reached[p] || fetching(self.leader[p]))
     }
 
     fn mark_ready(&self) {
@@ -280,21 +234,6 @@ impl Reader<'_> {
                 self.note(format!("cannot resume reading: {e}"));
             }
             self.wake_fetchers();
-        }
-    }
-
-    /// librdkafka does not wake a broker's thread when partitions are resumed: an idle one
-    /// notices at its next timeout, up to a second later (0.1–0.6 s measured before a drain's
-    /// first record, bench/README.md). A request to the partitions' leaders wakes them, and
-    /// their fetchers start at once; a ListOffsets for the latest offsets is a cheap one (its
-    /// answer is not used; one round trip, while the first fetch is under way).
-    fn wake_fetchers(&mut self) {
-        let mut tpl = TopicPartitionList::new();
-        for (t, p) in &self.m.assigned {
-            let _ = tpl.add_partition_offset(t, *p, Offset::End);
-        }
-        if tpl.count() > 0 {
-            let _ = self.consumer.offsets_for_times(tpl, WAKE_BOUND);
         }
     }
 
@@ -447,28 +386,6 @@ impl Reader<'_> {
             self.job.reads.partition_end(part, at);
         } else {
             self.mark_ready();
-        }
-    }
-
-    /// With nothing left to read, the partitions whose every record up to the high watermark
-    /// of their last fetch response is read are at their end. librdkafka says so only with
-    /// an empty fetch response, which the broker holds for `fetch.wait.max.ms` (500 ms) once
-    /// no partition has data: a drain's last partition reported its end 0.5 s after its last
-    /// record was read (bench/README.md). The watermark is librdkafka's cached one: no request.
-    fn ends_by_watermark(&mut self) {
-        let layout = &self.job.layout;
-        for part in 0..self.mine.len() {
-            if !self.mine[part] || self.job.reads.ended(part) {
-                continue;
-            }
-            let p = part % layout.partitions.max(1) as usize;
-            let topic = &layout.topics[part / layout.partitions.max(1) as usize];
-            let Some(high) = self.native.cached_end(topic, p as i32) else {
-                continue;
-            };
-            if self.job.reads.next(part) >= high {
-                self.partition_end(part);
-            }
         }
     }
 
