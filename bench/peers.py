@@ -404,8 +404,9 @@ def main():
                     help="the kafkabench binary to measure (default target/release/kafkabench; "
                          "another build, for a before/after comparison)")
     ap.add_argument("--baseline", metavar="BIN",
-                    help="the verifier section also runs this kafkabench binary, interleaved "
-                         "with the measured one (before/after on the same machine state)")
+                    help="the verifier and consume sections also run this kafkabench binary, "
+                         "interleaved with the measured one (before/after on the same machine "
+                         "state)")
     ap.add_argument("--out", help="output directory (default bench/out/<time>)")
     ap.add_argument("--rdkafka-performance", required=True, help=argparse.SUPPRESS)
     args = ap.parse_args()

@@ -11,6 +11,8 @@ import re
 import statistics
 
 READERS = ["kafkabench", "perf-test", "rdkafka_perf"]
+# With --baseline: another kafkabench build reads the same backlog in the same repetitions.
+BASELINE = "kafkabench (baseline)"
 # kafkabench draining the backlog it wrote itself (`backlog = N`): every record verified.
 OWN = "kafkabench, own backlog"
 
@@ -89,12 +91,15 @@ class ReadSide:
             raise SystemExit(f"the backlog writer read {row['msgs']:,} of {n:,} records back")
         return f"{name}-w", row
 
-    def read_kafkabench(self, label, topic, n):
+    def read_kafkabench(self, label, topic, n, binary=None):
         path = self.kbs(label, (
             f'  topic "{topic}" {{ existing = true }}\n'
             + self.consumer_block("kb")
             + "  workload {\n    messages = 0\n    backlog = existing\n    consumers = 1\n  }\n"))
-        return kafkabench_row(*self.kafkabench(label, path))
+        return kafkabench_row(*self.kafkabench(label, path, binary=binary))
+
+    def read_baseline(self, label, topic, n):
+        return self.read_kafkabench(label, topic, n, binary=self.args.baseline)
 
     def read_perf_test(self, label, topic, n):
         group = self.group("pt")
@@ -130,7 +135,7 @@ class ReadSide:
     def consume(self):
         n = self.args.backlog
         readers = {"kafkabench": self.read_kafkabench, "perf-test": self.read_perf_test,
-                   "rdkafka_perf": self.read_rdkafka_perf}
+                   "rdkafka_perf": self.read_rdkafka_perf, BASELINE: self.read_baseline}
         try:
             for rep in range(self.args.reps):
                 topic, own = self.write_backlog(f"cons-write-{rep}", n)
@@ -140,10 +145,12 @@ class ReadSide:
                            f"records/s, verified")
                 try:
                     chosen = [t for t in READERS if t in self.args.readers]
+                    if self.args.baseline and "kafkabench" in chosen:
+                        chosen.insert(chosen.index("kafkabench") + 1, BASELINE)
                     k = rep % len(chosen)
                     order = chosen[k:] + chosen[:k]
                     for t in order:
-                        label = f"cons-{t}-{rep}"
+                        label = f"cons-{t.replace(' (baseline)', '-baseline')}-{rep}"
                         r = readers[t](label, topic, n)
                         if r["msgs"] != n:
                             raise SystemExit(f"{label} read {r['msgs']:,} of {n:,} records")
@@ -204,9 +211,14 @@ class ReadSide:
 
 
 def kafkabench_row(r, cpu, rss, wall):
+    """`consume.throughput` (first record read → last, as rdkafka_performance times its
+    reading), and the records over `drain.time` (the clock's start → the last record: the wait
+    for the first record included), which any build reports the same way."""
     c = r.get("consume") or {}
-    return {"msgs": c.get("records", 0), "bytes": c.get("bytes", 0),
-            "msg_s": c.get("throughput_msgs", 0.0), "drain_secs": c.get("drain_secs"),
+    n, drain = c.get("records", 0), c.get("drain_secs")
+    return {"msgs": n, "bytes": c.get("bytes", 0),
+            "msg_s": c.get("throughput_msgs", 0.0), "drain_secs": drain,
+            "drain_msg_s": n / drain if n and drain else None,
             "cpu": cpu, "rss": rss, "wall": wall}
 
 
@@ -256,10 +268,11 @@ def report(rows, args):
         lines.append(f"\n### Draining a backlog of {n:,} records, one group consumer per tool "
                      f"(medians of {args.reps} interleaved runs; spread = min–max)\n")
         lines.append("| tool | records/s (median) | records/s spread | MB/s | "
-                     "CPU s per M records | CPU spread | peak RSS MiB | process wall s |")
-        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|")
+                     "CPU s per M records | CPU spread | peak RSS MiB | process wall s | "
+                     "records / drain.time |")
+        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
         by = {}
-        for t in READERS + [OWN]:
+        for t in READERS + [BASELINE, OWN]:
             rs = [r for r in cons if r["tool"] == t]
             if not rs:
                 continue
@@ -270,7 +283,12 @@ def report(rows, args):
             lines.append(f"| {t} | {med(rate):,.0f} | {span(rate, ',.0f')} | {fmt(mb, '.1f')} | "
                          f"{fmt(med(cpu), '.2f')} | {span(cpu, '.2f')} | "
                          f"{med([r['rss'] for r in rs]):.0f} | "
-                         f"{med([r['wall'] for r in rs]):.2f} |")
+                         f"{med([r['wall'] for r in rs]):.2f} | "
+                         f"{fmt(med([r.get('drain_msg_s') for r in rs]), ',.0f')} |")
+        lines.append("\nRead rate: each tool's own figure. kafkabench's is `consume.throughput`, "
+                     "first record read → last, as rdkafka_performance times its reading; "
+                     "\"records / drain.time\" times kafkabench from its clock's start instead "
+                     "(the wait for the first record included).")
         if OWN in by:
             lines.append(f"\n\"{OWN}\" is the run that wrote the backlog (`backlog = {n}`) and "
                          "drained it verifying every record; its CPU and wall time include the "
@@ -284,6 +302,10 @@ def report(rows, args):
             lines.append("|---:|---:|---:|")
             lines.append((f"| {kb[0] / pt[0]:.2f}× " if pt else "| - ")
                          + (f"| {kb[0] / rk[0]:.2f}× | {kb[1] / rk[1]:.2f}× |" if rk else "| - | - |"))
+        base = by.get(BASELINE)
+        if kb and base and rk:
+            lines.append(f"| (baseline) {base[0] / pt[0]:.2f}× " if pt else "| (baseline) - ")
+            lines[-1] += f"| {base[0] / rk[0]:.2f}× | {base[1] / rk[1]:.2f}× |"
     ver = [r for r in rows if r["section"] == "verifier"]
     if ver:
         n = ver[0]["msgs"]

@@ -14,7 +14,7 @@ pub struct ConsumeFigures {
     /// Every record read, of every phase and producer (the backlog included).
     pub records: u64,
     pub bytes: u64,
-    /// Records and bytes read per second over the reading time.
+    /// Records and bytes read per second, first record read → last.
     pub throughput_msgs: f64,
     pub throughput_bytes: f64,
     /// Highest lag (records written and not yet read) at an interval's end.
@@ -58,7 +58,15 @@ pub fn derive(
     side: &ReadSide,
     series: Option<&super::TimeSeries>,
 ) -> ConsumeFigures {
-    let reading_secs = c.last_read_ns.saturating_sub(side.origin_ns) as f64 / 1e9;
+    // The read rate's window: first record read → last (what rdkafka_performance -C times),
+    // so librdkafka's start-up (an offset lookup's backoff, a resumed fetcher waking up) is
+    // not counted as reading; drain.time keeps it. One record has no such window.
+    let from = if c.first_read_ns >= side.origin_ns && c.last_read_ns > c.first_read_ns {
+        c.first_read_ns
+    } else {
+        side.origin_ns
+    };
+    let reading_secs = c.last_read_ns.saturating_sub(from) as f64 / 1e9;
     let per_sec = |n: u64| {
         if reading_secs > 0.0 {
             n as f64 / reading_secs
@@ -123,8 +131,8 @@ pub struct ConsumerRecording {
     /// From librdkafka statistics over the measured phase: fetch requests and bytes fetched.
     pub fetch_requests: Option<u64>,
     pub fetch_bytes: Option<u64>,
-    /// When this consumer started reading (the measured phase's start) and read its last
-    /// record, on the run's clock (0: never).
+    /// When this consumer read its first and its last record of the measured phase, on the
+    /// run's clock (0: never).
     pub first_read_ns: u64,
     pub last_read_ns: u64,
 }
@@ -215,5 +223,69 @@ fn add_opt(a: Option<u64>, b: Option<u64>) -> Option<u64> {
     match (a, b) {
         (None, None) => None,
         (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    fn side(origin_ns: u64, drained_ns: Option<u64>) -> ReadSide {
+        ReadSide {
+            consumers: 1,
+            commit: "auto(5s)".into(),
+            origin_ns,
+            drained_ns,
+            rebalances: 1,
+        }
+    }
+
+    fn read(records: u64, first_ns: u64, last_ns: u64) -> ConsumerRecording {
+        let mut c = ConsumerRecording::empty();
+        c.records = records;
+        c.bytes = records * 100;
+        c.first_read_ns = first_ns;
+        c.last_read_ns = last_ns;
+        c
+    }
+
+    #[test]
+    fn the_read_rate_counts_from_the_first_record_read_not_from_the_clocks_start() {
+        // The clock starts at 1 s, the first record comes 100 ms later, the last 500 ms after it.
+        let f = derive(
+            &read(1_000_000, 1_100 * MS, 1_600 * MS),
+            &side(1_000 * MS, Some(1_600 * MS)),
+            None,
+        );
+        assert!((f.throughput_msgs - 2_000_000.0).abs() < 1.0);
+        assert!((f.throughput_bytes - 200_000_000.0).abs() < 100.0);
+    }
+
+    #[test]
+    fn the_drain_time_keeps_the_wait_for_the_first_record() {
+        let f = derive(
+            &read(1_000_000, 1_100 * MS, 1_600 * MS),
+            &side(1_000 * MS, Some(1_600 * MS)),
+            None,
+        );
+        assert_eq!(f.drain_secs, Some(0.6));
+    }
+
+    #[test]
+    fn a_single_record_is_timed_from_the_clocks_start() {
+        let f = derive(
+            &read(1, 1_100 * MS, 1_100 * MS),
+            &side(1_000 * MS, None),
+            None,
+        );
+        assert!((f.throughput_msgs - 10.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn nothing_read_is_no_rate() {
+        let f = derive(&read(0, 0, 1_000 * MS), &side(1_000 * MS, None), None);
+        assert_eq!(f.throughput_msgs, 0.0);
     }
 }

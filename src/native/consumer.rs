@@ -10,7 +10,7 @@
 //! side. Rebalance events are answered here too (assign or unassign, eager or cooperative), so
 //! one thread owns the client and its group membership.
 
-use std::ffi::CStr;
+use std::ffi::{CStr, CString};
 use std::marker::PhantomData;
 use std::os::raw::c_void;
 use std::ptr;
@@ -55,6 +55,24 @@ impl<'c> Consumer<'c> {
         // SAFETY: queue is live; a non-null event is ours to destroy (Event's Drop).
         let ev = unsafe { rd::rd_kafka_queue_poll(self.queue, timeout_ms) };
         (!ev.is_null()).then_some(Event { ptr: ev })
+    }
+
+    /// A partition's high watermark as of its last fetch response (librdkafka's cached
+    /// value: no request); None before any response.
+    pub fn cached_end(&self, topic: &str, partition: i32) -> Option<i64> {
+        let topic = CString::new(topic).ok()?;
+        let (mut low, mut high) = (-1i64, -1i64);
+        // SAFETY: rk is live; topic is NUL-terminated; the two outputs are written or left.
+        let err = unsafe {
+            rd::rd_kafka_get_watermark_offsets(
+                self.rk,
+                topic.as_ptr(),
+                partition,
+                &mut low,
+                &mut high,
+            )
+        };
+        (err == rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR && high >= 0).then_some(high)
     }
 
     /// Answers a rebalance event: takes the partitions it assigns, or gives up those it
@@ -235,9 +253,7 @@ impl Message<'_> {
     #[inline]
     pub fn error(&self) -> Option<RDKafkaErrorCode> {
         // SAFETY: m points into a live event (lifetime 'e).
-        let err = unsafe { (*self.m).err };
-        (err != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR)
-            .then(|| RDKafkaErrorCode::from(err))
+        super::error::of_message(unsafe { (*self.m).err })
     }
 
     #[inline]

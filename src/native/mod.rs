@@ -4,4 +4,5 @@
 
 pub mod conf;
 pub mod consumer;
+pub mod error;
 pub mod producer;

@@ -413,9 +413,7 @@ impl Delivery<'_> {
     #[inline]
     pub fn error(&self) -> Option<RDKafkaErrorCode> {
         // SAFETY: m points into a live event (lifetime 'e).
-        let err = unsafe { (*self.m).err };
-        (err != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR)
-            .then(|| RDKafkaErrorCode::from(err))
+        super::error::of_message(unsafe { (*self.m).err })
     }
 
     /// The opaque passed to `produce`.

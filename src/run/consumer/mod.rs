@@ -5,8 +5,9 @@
 //! Without `consumers`, one verification consumer assigns every partition by hand; with
 //! `consumers = N`, N clients subscribe as one group. Both read through `native::consumer`
 //! (the C API; see there for why) and verify through `verify`; `group` keeps a consumer's
-//! membership, commits and statistics.
+//! membership, commits and statistics; `fetch` sees its fetchers start and partitions end.
 
+mod fetch;
 mod group;
 mod verify;
 
@@ -86,6 +87,8 @@ struct Reader<'c> {
     /// Per run partition: the consumer's own, and read (or found at its end) since assigned.
     mine: Vec<bool>,
     reached: Vec<bool>,
+    /// Per run partition: its leader's broker id as learned before assigning (-1: unknown).
+    leader: Vec<i32>,
     /// Per run partition: when its last record was read (ns on the run's clock).
     last_read: Vec<u64>,
     /// The last record's topic handle and its topic index: most records repeat it.
@@ -114,6 +117,7 @@ pub fn run(job: ConsumerJob) -> ConsumerOutcome {
         subscribed: false,
         mine: vec![false; n],
         reached: vec![false; n],
+        leader: vec![-1; n],
         last_read: vec![0; n],
         topic_cache: (0, usize::MAX),
         error: None,
@@ -158,6 +162,7 @@ impl Reader<'_> {
                 .map_err(|e| format!("cannot subscribe: {e}"))?;
             return Ok(());
         }
+        self.learn_leaders();
         let mut tpl = TopicPartitionList::new();
         let mut all = Vec::new();
         for (t, name) in job.layout.topics.iter().enumerate() {
@@ -207,10 +212,6 @@ impl Reader<'_> {
         self.job.reads.ready.load(Ordering::Acquire) & all == all
     }
 
-    fn own_reached(&self) -> bool {
-        self.mine.iter().zip(&self.reached).all(|(m, r)| !m || *r)
-    }
-
     fn mark_ready(&self) {
         if self.job.group && (self.job.backlog || self.own_reached()) && self.m.has_assignment {
             let bit = 1u64 << (self.job.index % 64);
@@ -226,7 +227,9 @@ impl Reader<'_> {
         self.v.rec.records = 0;
         self.v.rec.bytes = 0;
         self.v.rec.consumed_by_topic.iter_mut().for_each(|n| *n = 0);
-        self.v.rec.first_read_ns = origin;
+        // The read rate's window opens with the first record read after this (as
+        // rdkafka_performance's does); the wait for it stays in drain.time.
+        self.v.rec.first_read_ns = 0;
         self.v.rec.last_read_ns = origin;
         self.m.fetch_base = self.m.fetch_last;
         self.measuring = true;
@@ -235,6 +238,7 @@ impl Reader<'_> {
             if let Err(e) = self.consumer.resume(&tpl) {
                 self.note(format!("cannot resume reading: {e}"));
             }
+            self.wake_fetchers();
         }
     }
 
@@ -295,6 +299,9 @@ impl Reader<'_> {
     fn step(&mut self, timeout_ms: i32) {
         let Some(ev) = self.native.next_event(timeout_ms) else {
             self.flush();
+            if self.measuring && self.job.backlog && !self.job.reads.drained() {
+                self.ends_by_watermark();
+            }
             return;
         };
         match ev.kind() {

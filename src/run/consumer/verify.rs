@@ -71,6 +71,18 @@ impl Reads {
         }
     }
 
+    /// Partition `part` has been read to its end since the clock started.
+    pub fn ended(&self, part: usize) -> bool {
+        self.ends
+            .get(part)
+            .is_some_and(|e| e.load(Ordering::Acquire))
+    }
+
+    /// The next offset after the highest read at partition `part` (0 before any).
+    pub fn next(&self, part: usize) -> i64 {
+        self.next.get(part).map_or(0, |n| n.load(Ordering::Acquire))
+    }
+
     /// Every partition has been read to its end since the clock started.
     pub fn drained(&self) -> bool {
         self.drained_ns.load(Ordering::Acquire) > 0
@@ -138,6 +150,9 @@ impl Verifier {
         r.records += 1;
         r.bytes += m.key_value_bytes();
         r.consumed_by_topic[topic] += 1;
+        if r.first_read_ns == 0 {
+            r.first_read_ns = now;
+        }
         r.last_read_ns = now;
         self.pending_records += 1;
         let offset = m.offset();
