@@ -345,3 +345,33 @@ fn a_run_id_whose_control_topic_was_left_behind_is_refused_not_mixed_in() {
     assert_eq!(topics_with(&id), vec![topic.clone()]);
     let _ = rt.block_on(admin.delete_topics(&[topic.as_str()], &AdminOptions::new()));
 }
+
+#[test]
+fn a_shard_that_never_starts_is_named_and_the_others_are_stopped_not_left_waiting() {
+    common::require_broker();
+    let id = run_id("sn");
+    let collector = spawn(&[
+        "collect",
+        &fixture("shards/many.kbs"),
+        "--run-id",
+        &id,
+        "--shards",
+        "2",
+        "--deadline",
+        "15s",
+    ]);
+    let only = shard("shards/many.kbs", 0, 2, &id);
+    let (code, stdout, stderr, took) = wait_bounded(collector, Duration::from_secs(60));
+    assert_eq!(code, 3, "collector:\n{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("shard 1 was not ready for run 1 by the deadline"),
+        "{stderr}"
+    );
+    assert!(took < Duration::from_secs(40), "{took:?}");
+    // The shard that came is told to stop at once, not at its own (later) deadline.
+    let (code, stdout, stderr, took) = wait_bounded(only, Duration::from_secs(30));
+    assert_eq!(code, 3, "shard 0:\n{stdout}\n{stderr}");
+    assert!(stderr.contains("the collector stopped the run"), "{stderr}");
+    assert!(took < Duration::from_secs(20), "{took:?}");
+    assert_eq!(topics_with(&id), Vec::<String>::new());
+}

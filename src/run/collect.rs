@@ -250,14 +250,13 @@ impl Coordinator {
             .until(move |s| s.active().all(|i| s.ready.contains(&(i, run, measure))))
             .await?;
         if !met {
-            let what = match phase {
-                Phase::Warmup => "was not ready before warm-up",
-                Phase::Measure => "did not finish warm-up",
+            let why = match phase {
+                Phase::Warmup => format!("was not ready for run {} by the deadline", run + 1),
+                Phase::Measure => {
+                    format!("did not finish run {}'s warm-up by the deadline", run + 1)
+                }
             };
-            self.missing(
-                |s, i| !s.ready.contains(&(i, run, measure)),
-                &format!("{what} of run {} before the deadline", run + 1),
-            );
+            self.missing(|s, i| !s.ready.contains(&(i, run, measure)), &why);
             return Ok(false);
         }
         if self.shards.active().next().is_none() {
