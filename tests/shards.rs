@@ -246,7 +246,7 @@ fn a_shard_of_another_scenario_is_refused_and_named() {
         dir.path().join("common/cluster.kbs"),
     )
     .unwrap();
-    std::fs::write(&other, text.replace("rate = 400/s", "rate = 500/s")).unwrap();
+    std::fs::write(&other, text.replace("400/s", "500/s")).unwrap();
     let collector = spawn(&[
         "collect",
         &fixture("shards/many.kbs"),
