@@ -222,9 +222,11 @@ fn execution(p: &Plan, c: Collected) -> Execution {
             }
         }
     }
-    let at = |runs: &[crate::run::collect::CollectedRun]| {
-        let index = runs.last().map_or(0, |r| r.index);
-        p.runs.get(index).map(|rp| (rp.index + 1, rp.label.clone()))
+    // A run's number (from 1) and label.
+    let at = |index: usize| {
+        p.runs.get(index).map_or((index + 1, String::new()), |rp| {
+            (rp.index + 1, rp.label.clone())
+        })
     };
     if !c.problems.is_empty() {
         let named: Vec<String> = c
@@ -232,7 +234,8 @@ fn execution(p: &Plan, c: Collected) -> Execution {
             .iter()
             .map(|(s, why)| format!("shard {s} {why}"))
             .collect();
-        let (run, label) = at(&c.runs).unwrap_or((1, String::new()));
+        // The shards let down the last run collected.
+        let (run, label) = at(c.runs.last().map_or(0, |r| r.index));
         failure = Some(RunFailure {
             run,
             label,
@@ -242,9 +245,10 @@ fn execution(p: &Plan, c: Collected) -> Execution {
             )),
         });
     } else if let Some(e) = c.error {
-        let (run, label) = at(&c.runs).unwrap_or((1, String::new()));
+        // The collector stopped at the run after the last one it collected.
+        let (run, label) = at(c.runs.len());
         failure = Some(RunFailure {
-            run: if c.runs.is_empty() { run } else { run + 1 }.min(p.runs.len().max(1)),
+            run,
             label,
             error: e,
         });
