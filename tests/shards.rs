@@ -10,7 +10,6 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use common::{expect_exit, fixture, kafkabench, repo, wait_bounded};
-use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::ClientConfig;
 
 fn spawn(args: &[&str]) -> Child {
@@ -43,18 +42,7 @@ fn run_id(tag: &str) -> String {
 
 /// The topics on the broker whose names contain `id`.
 fn topics_with(id: &str) -> Vec<String> {
-    let c: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", common::bootstrap())
-        .create()
-        .expect("a client");
-    let md = c
-        .fetch_metadata(None, Duration::from_secs(10))
-        .expect("metadata");
-    md.topics()
-        .iter()
-        .map(|t| t.name().to_string())
-        .filter(|n| n.contains(id))
-        .collect()
+    common::broker_topics(|n| n.contains(id))
 }
 
 fn json(path: &std::path::Path) -> serde_json::Value {

@@ -10,8 +10,6 @@ use std::time::{Duration, Instant};
 use common::{expect_exit, fixture, kafkabench, text};
 use kafkabench::diagnostic::render_text;
 use kafkabench::source::Sources;
-use rdkafka::consumer::{BaseConsumer, Consumer};
-use rdkafka::ClientConfig;
 
 /// The rendered diagnostics of a fixture under tests/fixtures/topics, as `kafkabench check`
 /// shows them (no colour, 100 columns).
@@ -166,18 +164,7 @@ fn the_table_lists_every_topic_of_a_run_over_ten_and_summarizes_a_hundred_in_thr
 
 /// The topics on the broker whose names start with `prefix`.
 fn topics_named(prefix: &str) -> Vec<String> {
-    let c: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", common::bootstrap())
-        .create()
-        .expect("a client");
-    let md = c
-        .fetch_metadata(None, Duration::from_secs(10))
-        .expect("metadata");
-    md.topics()
-        .iter()
-        .map(|t| t.name().to_string())
-        .filter(|n| n.starts_with(prefix))
-        .collect()
+    common::broker_topics(|n| n.starts_with(prefix))
 }
 
 /// A run id of this test process's own, so its topics are told apart from any other.

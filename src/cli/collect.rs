@@ -85,16 +85,9 @@ pub fn command(a: &CollectArgs) -> Outcome {
         }
         return Outcome::Invalid;
     }
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-    {
+    let rt = match super::run::runtime() {
         Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the runtime: {e}");
-            return Outcome::RunFailed;
-        }
+        Err(outcome) => return outcome,
     };
     let interrupt = Arc::new(AtomicBool::new(false));
     let live_topic = LiveTopic::default();
@@ -139,42 +132,23 @@ pub fn command(a: &CollectArgs) -> Outcome {
         out.flush()
     })();
     drop(out);
-    let mut outcome =
-        super::finish_output(crate::assert::outcome(&exec, &verdicts, false), written);
+    let outcome = super::finish_output(crate::assert::outcome(&exec, &verdicts, false), written);
     if let Some(f) = &exec.failure {
         eprintln!("error: {f}");
     }
     if exec.interrupted {
         eprintln!("interrupted: the report above covers what was collected before the signal");
     }
-    let failed_output = || crate::assert::outcome(&exec, &verdicts, true);
-    if let Some(path) = &a.junit {
-        let w = std::fs::File::create(path)
-            .and_then(|mut f| crate::report::junit::write(&p, &exec, &verdicts, &mut f));
-        if let Err(e) = w {
-            eprintln!("error: cannot write {}: {e}", path.display());
-            outcome = outcome.worst(failed_output());
-        }
-    }
-    if a.json.is_some() || a.html.is_some() {
-        let result = ResultFile::new(&p, &exec, &verdicts, outcome)
+    let outputs = super::report::Outputs {
+        junit: a.junit.as_deref(),
+        json: a.json.as_deref(),
+        html: a.html.as_deref(),
+    };
+    super::report::write_outputs(&outputs, &p, &exec, &verdicts, outcome, |outcome| {
+        ResultFile::new(&p, &exec, &verdicts, outcome)
             .with_sources(&sources)
-            .started(started);
-        if let Some(path) = &a.json {
-            let w = std::fs::File::create(path).and_then(|mut f| result.write(&mut f));
-            if let Err(e) = w {
-                eprintln!("error: cannot write {}: {e}", path.display());
-                outcome = outcome.worst(failed_output());
-            }
-        }
-        if let Some(path) = &a.html {
-            if let Err(e) = super::report::write_html(&result, path) {
-                eprintln!("error: cannot write {}: {e}", path.display());
-                outcome = outcome.worst(failed_output());
-            }
-        }
-    }
-    outcome
+            .started(started)
+    })
 }
 
 /// How many shards' results went into the last run collected.

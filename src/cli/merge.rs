@@ -179,40 +179,25 @@ fn merged(a: &MergeArgs, files: &[(PathBuf, ResultFile)], scenario: &Scenario) -
         out.flush()
     })();
     drop(out);
-    let mut outcome = finish_output(crate::assert::outcome(&exec, &verdicts, false), written);
+    let outcome = finish_output(crate::assert::outcome(&exec, &verdicts, false), written);
     if let Some(f) = &exec.failure {
         eprintln!("error: {f}");
     }
-    let failed_output = || crate::assert::outcome(&exec, &verdicts, true);
-    if let Some(path) = &a.junit {
-        let w = std::fs::File::create(path)
-            .and_then(|mut f| crate::report::junit::write(&p, &exec, &verdicts, &mut f));
-        if let Err(e) = w {
-            eprintln!("error: cannot write {}: {e}", path.display());
-            outcome = outcome.worst(failed_output());
-        }
-    }
-    let mut result = ResultFile::new(&p, &exec, &verdicts, outcome);
-    // The texts exactly as the shards carried them (the re-check's copies sit elsewhere).
-    result.scenario_text = first.scenario_text.clone();
-    result.scenario_includes = first.scenario_includes.clone();
-    result.librdkafka_version = first.librdkafka_version.clone();
-    result.started_at = files.iter().filter_map(|(_, f)| f.started_at.clone()).min();
-    result.interval_secs = first.interval_secs;
-    if let Some(path) = &a.json {
-        let w = std::fs::File::create(path).and_then(|mut f| result.write(&mut f));
-        if let Err(e) = w {
-            eprintln!("error: cannot write {}: {e}", path.display());
-            outcome = outcome.worst(failed_output());
-        }
-    }
-    if let Some(path) = &a.html {
-        if let Err(e) = super::report::write_html(&result, path) {
-            eprintln!("error: cannot write {}: {e}", path.display());
-            outcome = outcome.worst(failed_output());
-        }
-    }
-    outcome
+    let outputs = super::report::Outputs {
+        junit: a.junit.as_deref(),
+        json: a.json.as_deref(),
+        html: a.html.as_deref(),
+    };
+    super::report::write_outputs(&outputs, &p, &exec, &verdicts, outcome, |outcome| {
+        let mut result = ResultFile::new(&p, &exec, &verdicts, outcome);
+        // The texts exactly as the shards carried them (the re-check's copies sit elsewhere).
+        result.scenario_text = first.scenario_text.clone();
+        result.scenario_includes = first.scenario_includes.clone();
+        result.librdkafka_version = first.librdkafka_version.clone();
+        result.started_at = files.iter().filter_map(|(_, f)| f.started_at.clone()).min();
+        result.interval_secs = first.interval_secs;
+        result
+    })
 }
 
 /// Every planned run merged from the files that hold it. A file that failed, was interrupted

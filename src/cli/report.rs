@@ -63,3 +63,51 @@ fn render(f: &ResultFile, out: &mut dyn Write) -> std::io::Result<()> {
 pub fn write_html(f: &ResultFile, path: &std::path::Path) -> std::io::Result<()> {
     std::fs::write(path, crate::report::html::page(f))
 }
+
+/// The report files of a merged run (`merge`, `collect`), asked for with `--junit`, `--json`
+/// and `--html`.
+pub struct Outputs<'a> {
+    pub junit: Option<&'a std::path::Path>,
+    pub json: Option<&'a std::path::Path>,
+    pub html: Option<&'a std::path::Path>,
+}
+
+/// Writes the JUnit file first, then the result file (made by `result` from the outcome so
+/// far, so a JUnit file that failed is in it) and its HTML page; each failure is said on
+/// stderr and makes the outcome a failed run.
+pub fn write_outputs(
+    o: &Outputs,
+    p: &crate::plan::Plan,
+    exec: &crate::run::Execution,
+    verdicts: &[crate::assert::Verdict],
+    mut outcome: Outcome,
+    result: impl FnOnce(Outcome) -> ResultFile,
+) -> Outcome {
+    let failed_output = || crate::assert::outcome(exec, verdicts, true);
+    if let Some(path) = o.junit {
+        let w = std::fs::File::create(path)
+            .and_then(|mut f| crate::report::junit::write(p, exec, verdicts, &mut f));
+        if let Err(e) = w {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            outcome = outcome.worst(failed_output());
+        }
+    }
+    if o.json.is_none() && o.html.is_none() {
+        return outcome;
+    }
+    let result = result(outcome);
+    if let Some(path) = o.json {
+        let w = std::fs::File::create(path).and_then(|mut f| result.write(&mut f));
+        if let Err(e) = w {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            outcome = outcome.worst(failed_output());
+        }
+    }
+    if let Some(path) = o.html {
+        if let Err(e) = write_html(&result, path) {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            outcome = outcome.worst(failed_output());
+        }
+    }
+    outcome
+}

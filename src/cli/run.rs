@@ -89,17 +89,9 @@ pub fn command(a: &RunArgs, always_summary: bool) -> Outcome {
     }
     let live_topic = LiveTopic::default();
     let live_faults = LiveFaults::default();
-    // The orchestration is light (the work is on the run's own threads): one worker will do.
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-    {
+    let rt = match runtime() {
         Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the runtime: {e}");
-            return Outcome::RunFailed;
-        }
+        Err(outcome) => return outcome,
     };
     let interrupt = Arc::new(AtomicBool::new(false));
     rt.spawn(signals(
@@ -292,6 +284,19 @@ fn shard_args(
         super::shard::digest(sources, &p),
         std::time::Instant::now() + wait,
     )))
+}
+
+/// The orchestration's runtime: it is light (the work is on the run's own threads), so one
+/// worker will do.
+pub(super) fn runtime() -> Result<tokio::runtime::Runtime, Outcome> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            eprintln!("error: cannot start the runtime: {e}");
+            Outcome::RunFailed
+        })
 }
 
 /// One file of the invocation, as run.

@@ -113,3 +113,20 @@ pub fn wait_bounded(mut child: Child, limit: Duration) -> (i32, String, String, 
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// The names of the topics on the broker that `keep` accepts.
+pub fn broker_topics(keep: impl Fn(&str) -> bool) -> Vec<String> {
+    use rdkafka::consumer::{BaseConsumer, Consumer};
+    let c: BaseConsumer = rdkafka::ClientConfig::new()
+        .set("bootstrap.servers", bootstrap())
+        .create()
+        .expect("a client");
+    let md = c
+        .fetch_metadata(None, Duration::from_secs(10))
+        .expect("metadata");
+    md.topics()
+        .iter()
+        .map(|t| t.name().to_string())
+        .filter(|n| keep(n))
+        .collect()
+}
