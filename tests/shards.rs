@@ -23,6 +23,24 @@ fn spawn(args: &[&str]) -> Child {
         .expect("kafkabench starts")
 }
 
+/// `kafkabench collect` of a fixture over `n` shards, with `extra` arguments.
+fn collector(file: &str, id: &str, n: u32, deadline: &str, extra: &[&str]) -> Child {
+    let n = n.to_string();
+    let mut args = vec![
+        "collect",
+        "--run-id",
+        id,
+        "--shards",
+        &n,
+        "--deadline",
+        deadline,
+    ];
+    let f = fixture(file);
+    args.insert(1, &f);
+    args.extend_from_slice(extra);
+    spawn(&args)
+}
+
 fn shard(file: &str, i: u32, n: u32, id: &str) -> Child {
     spawn(&[
         "run",
@@ -55,18 +73,13 @@ fn three_shards_and_a_collector_give_the_scenarios_totals_judged_once() {
     let id = run_id("s3");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("merged.json");
-    let collector = spawn(&[
-        "collect",
-        &fixture("shards/steady.kbs"),
-        "--run-id",
+    let collector = collector(
+        "shards/steady.kbs",
         &id,
-        "--shards",
-        "3",
-        "--deadline",
+        3,
         "2m",
-        "--json",
-        out.to_str().unwrap(),
-    ]);
+        &["--json", out.to_str().unwrap()],
+    );
     let shards: Vec<Child> = (0..3)
         .map(|i| shard("shards/steady.kbs", i, 3, &id))
         .collect();
@@ -118,16 +131,7 @@ fn three_shards_and_a_collector_give_the_scenarios_totals_judged_once() {
 fn eight_shards_at_a_low_rate_meet_at_both_barriers() {
     common::require_broker();
     let id = run_id("s8");
-    let collector = spawn(&[
-        "collect",
-        &fixture("shards/many.kbs"),
-        "--run-id",
-        &id,
-        "--shards",
-        "8",
-        "--deadline",
-        "2m",
-    ]);
+    let collector = collector("shards/many.kbs", &id, 8, "2m", &[]);
     let shards: Vec<Child> = (0..8)
         .map(|i| shard("shards/many.kbs", i, 8, &id))
         .collect();
@@ -147,16 +151,7 @@ fn a_shard_killed_mid_run_makes_the_collector_exit_3_naming_it_with_the_others_r
     common::require_broker();
     let id = run_id("sk");
     let started = Instant::now();
-    let mut collector = spawn(&[
-        "collect",
-        &fixture("shards/long.kbs"),
-        "--run-id",
-        &id,
-        "--shards",
-        "3",
-        "--deadline",
-        "45s",
-    ]);
+    let mut collector = collector("shards/long.kbs", &id, 3, "45s", &[]);
     // The collector's progress, line by line, to know when the measured phase runs.
     let (tx, rx) = mpsc::channel();
     let err = collector.stderr.take().unwrap();
@@ -235,16 +230,7 @@ fn a_shard_of_another_scenario_is_refused_and_named() {
     )
     .unwrap();
     std::fs::write(&other, text.replace("400/s", "500/s")).unwrap();
-    let collector = spawn(&[
-        "collect",
-        &fixture("shards/many.kbs"),
-        "--run-id",
-        &id,
-        "--shards",
-        "2",
-        "--deadline",
-        "40s",
-    ]);
+    let collector = collector("shards/many.kbs", &id, 2, "40s", &[]);
     let good = shard("shards/many.kbs", 0, 2, &id);
     let bad = spawn(&[
         "run",
@@ -338,16 +324,7 @@ fn a_run_id_whose_control_topic_was_left_behind_is_refused_not_mixed_in() {
 fn a_shard_that_never_starts_is_named_and_the_others_are_stopped_not_left_waiting() {
     common::require_broker();
     let id = run_id("sn");
-    let collector = spawn(&[
-        "collect",
-        &fixture("shards/many.kbs"),
-        "--run-id",
-        &id,
-        "--shards",
-        "2",
-        "--deadline",
-        "15s",
-    ]);
+    let collector = collector("shards/many.kbs", &id, 2, "15s", &[]);
     let only = shard("shards/many.kbs", 0, 2, &id);
     let (code, stdout, stderr, took) = wait_bounded(collector, Duration::from_secs(60));
     assert_eq!(code, 3, "collector:\n{stdout}\n{stderr}");
