@@ -25,6 +25,15 @@ pub struct Admin {
     bootstrap: String,
 }
 
+/// Every admin request waits this long for the cluster's answer and for the operation.
+const ADMIN_TIMEOUT: Duration = Duration::from_secs(30);
+
+fn options() -> AdminOptions {
+    AdminOptions::new()
+        .operation_timeout(Some(ADMIN_TIMEOUT))
+        .request_timeout(Some(ADMIN_TIMEOUT))
+}
+
 pub fn config(props: &Props) -> ClientConfig {
     let mut c = ClientConfig::new();
     for p in props.iter() {
@@ -180,9 +189,7 @@ impl Admin {
         for c in t.configs.iter() {
             nt = nt.set(&c.key, &c.value);
         }
-        let opts = AdminOptions::new()
-            .operation_timeout(Some(Duration::from_secs(30)))
-            .request_timeout(Some(Duration::from_secs(30)));
+        let opts = options();
         let res = self
             .client
             .create_topics([&nt], &opts)
@@ -211,9 +218,7 @@ impl Admin {
         t: &TopicSpec,
         names: &[String],
     ) -> Vec<(String, Result<(), String>)> {
-        let opts = AdminOptions::new()
-            .operation_timeout(Some(Duration::from_secs(30)))
-            .request_timeout(Some(Duration::from_secs(30)));
+        let opts = options();
         let mut out = Vec::with_capacity(names.len());
         for batch in names.chunks(TOPICS_PER_REQUEST) {
             let new: Vec<NewTopic> = batch
@@ -254,9 +259,7 @@ impl Admin {
     pub async fn ensure_control_topic(&self, name: &str) -> Result<(), String> {
         let brokers = self.brokers()?.len() as i32;
         let nt = NewTopic::new(name, 1, TopicReplication::Fixed(brokers.clamp(1, 3)));
-        let opts = AdminOptions::new()
-            .operation_timeout(Some(Duration::from_secs(30)))
-            .request_timeout(Some(Duration::from_secs(30)));
+        let opts = options();
         let res = self
             .client
             .create_topics([&nt], &opts)
@@ -279,9 +282,7 @@ impl Admin {
     /// Deletes every topic of `names` (a request per [`TOPICS_PER_REQUEST`]); the ones that
     /// could not be deleted, each with why. A topic already gone counts as deleted.
     pub async fn delete_topics(&self, names: &[String]) -> Vec<(String, String)> {
-        let opts = AdminOptions::new()
-            .operation_timeout(Some(Duration::from_secs(30)))
-            .request_timeout(Some(Duration::from_secs(30)));
+        let opts = options();
         let mut left = Vec::new();
         for batch in names.chunks(TOPICS_PER_REQUEST) {
             let refs: Vec<&str> = batch.iter().map(String::as_str).collect();
@@ -399,9 +400,7 @@ impl Admin {
     }
 
     pub async fn delete_topic(&self, topic: &str) -> Result<(), String> {
-        let opts = AdminOptions::new()
-            .operation_timeout(Some(Duration::from_secs(30)))
-            .request_timeout(Some(Duration::from_secs(30)));
+        let opts = options();
         let res = self
             .client
             .delete_topics(&[topic], &opts)
