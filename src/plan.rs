@@ -2,8 +2,6 @@
 //! applied (scale, bootstrap override, unique topic names) and kafkabench's own client defaults
 //! made explicit, so `kafkabench plan` shows exactly what `run` will do.
 
-use std::collections::hash_map::RandomState;
-use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -54,16 +52,11 @@ impl Default for PlanOptions {
 
 /// A short id from the clock and the pid: unique enough that topic names never meet leftovers.
 pub fn new_run_id() -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    // std's hasher mixes the bits (and is keyed afresh per process), so six hex digits of it
-    // differ even for invocations a nanosecond apart.
-    let mut h = RandomState::new().build_hasher();
-    h.write_u128(nanos);
-    h.write_u32(std::process::id());
     let digits = RUN_ID_DIGITS;
-    format!("{:0digits$x}", h.finish() & ((1 << (4 * digits)) - 1))
+    format!(
+        "{:0digits$x}",
+        crate::random::fresh_u64() & ((1 << (4 * digits)) - 1)
+    )
 }
 
 /// Why `id` cannot be a run id, or None: it goes into topic names, so it takes their

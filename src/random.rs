@@ -1,5 +1,5 @@
 //! A seeded pseudo-random generator for payloads, keys and the constant payload the check
-//! stage builds. A foundation: imports nothing from the crate.
+//! stage builds, and fresh bits for ids. A foundation: imports nothing from the crate.
 
 /// wyrand: a tiny, fast, statistically solid PRNG; one u64 per call, no allocation.
 #[derive(Clone)]
@@ -45,4 +45,17 @@ pub fn fill_with(rng: &mut Rng, buf: &mut [u8]) {
         let x = rng.next_u64().to_le_bytes();
         rem.copy_from_slice(&x[..rem.len()]);
     }
+}
+
+/// 64 bits that differ between processes and between calls a nanosecond apart: the clock and
+/// the pid through std's hasher (keyed afresh per process). For ids, not for payloads.
+pub fn fresh_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(nanos);
+    h.write_u32(std::process::id());
+    h.finish()
 }

@@ -111,15 +111,7 @@ impl Message {
 
 /// A random id for one participant process.
 pub fn new_session() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos()),
-    );
-    h.write_u32(std::process::id());
-    h.finish()
+    crate::random::fresh_u64()
 }
 
 /// A participant's connection to the control topic.
