@@ -293,19 +293,20 @@ fn execution(p: &Plan, files: &[(PathBuf, ResultFile)]) -> Result<Execution, Str
 pub fn fingerprint(f: &ResultFile) -> Option<String> {
     let main = f.scenario_text.as_deref()?;
     let texts = std::iter::once(main).chain(f.scenario_includes.iter().map(|i| i.text.as_str()));
-    Some(digest(texts))
+    Some(digest(texts.map(str::as_bytes)))
 }
 
 /// The same digest of scenario sources as they were loaded here.
 fn sources_fingerprint(sources: &Sources) -> String {
     let texts: Vec<String> = sources.ids().map(|id| sources.shown_text(id)).collect();
-    digest(texts.iter().map(String::as_str))
+    digest(texts.iter().map(String::as_bytes))
 }
 
-fn digest<'a>(texts: impl Iterator<Item = &'a str>) -> String {
+/// FNV-1a over the pieces, each ended by a 0 byte, in hex.
+pub(super) fn digest<'a>(pieces: impl Iterator<Item = &'a [u8]>) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for t in texts {
-        for b in t.bytes().chain([0u8]) {
+    for t in pieces {
+        for b in t.iter().copied().chain([0u8]) {
             h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
         }
     }

@@ -41,43 +41,18 @@ pub fn problems(p: &Plan, shards: u32) -> Vec<String> {
     out
 }
 
-/// The digest of everything the scenario reads: its text, its includes and its payload data
-/// files. Shards of one run must all have the same (FNV-1a: a check that they run one
-/// scenario, not a defence against forgery).
+/// The digest of everything the scenario reads: its text, its includes (as `merge` digests
+/// them) and its payload data files. Shards of one run must all have the same.
 pub fn digest(sources: &Sources, p: &Plan) -> String {
     let texts: Vec<String> = sources.ids().map(|id| sources.shown_text(id)).collect();
-    let mut h = Fnv::default();
-    for t in &texts {
-        h.add(t.as_bytes());
-    }
     let mut seen = HashSet::new();
-    for rp in &p.runs {
-        if let PayloadSpec::File { lines, .. } = &rp.workload.payload {
-            if seen.insert(std::sync::Arc::as_ptr(lines)) {
-                for l in lines.iter() {
-                    h.add(l);
-                }
-            }
+    let data = p.runs.iter().filter_map(|rp| match &rp.workload.payload {
+        PayloadSpec::File { lines, .. } if seen.insert(std::sync::Arc::as_ptr(lines)) => {
+            Some(lines.iter().map(Vec::as_slice))
         }
-    }
-    format!("{:016x}", h.0)
-}
-
-#[derive(Clone, Copy)]
-struct Fnv(u64);
-
-impl Default for Fnv {
-    fn default() -> Fnv {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Fnv {
-    fn add(&mut self, bytes: &[u8]) {
-        for b in bytes.iter().chain(&[0u8]) {
-            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
+        _ => None,
+    });
+    super::merge::digest(texts.iter().map(String::as_bytes).chain(data.flatten()))
 }
 
 /// How long the plan runs, as far as it is known, plus a margin per run for connecting,
