@@ -131,11 +131,7 @@ pub fn merge(shards: &[&RunResult], schedule: &Planned) -> Result<RunResult, Mer
     m.delivery = delivery(shards);
     // Every shard measured the growth of the whole topic (they share it) over its own window;
     // the largest is the one that saw every shard's records. Summing would count it N times.
-    m.disk_bytes = shards.iter().filter_map(|s| s.disk_bytes).max();
-    m.disk_ratio = m
-        .disk_bytes
-        .filter(|d| *d > 0)
-        .map(|d| m.key_value_bytes as f64 / d as f64);
+    m.set_disk_total(shards.iter().filter_map(|s| s.disk_bytes).max());
     m.internals = internals(shards);
     m.series = series::merge(shards, schedule)?;
     m.consume = extras::consume(shards)?;

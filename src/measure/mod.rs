@@ -554,11 +554,7 @@ impl RunResult {
         if let (Some(c), Some(side)) = (rec.consumer, rec.read_side) {
             self.consume = Some(consume::derive(c, side, self.series.as_ref()));
         }
-        self.disk_bytes = rec.disk_bytes;
-        self.disk_ratio = rec
-            .disk_bytes
-            .filter(|d| *d > 0)
-            .map(|d| self.key_value_bytes as f64 / d as f64);
+        self.set_disk_total(rec.disk_bytes);
     }
 }
 

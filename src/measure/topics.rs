@@ -80,13 +80,18 @@ impl RunResult {
 /// Bytes each topic grew on disk: `after - before` per topic, and their sum (the run's
 /// `disk_bytes`).
 impl RunResult {
-    /// The topics' growth on disk as measured once for the whole run (a sharded run's
-    /// collector): the total, its ratio to the bytes sent, and each topic's.
-    pub fn set_disk(&mut self, each: Option<&[u64]>, total: Option<u64>) {
+    /// The run's growth on disk, and its ratio to the bytes sent (the compression figure).
+    pub fn set_disk_total(&mut self, total: Option<u64>) {
         self.disk_bytes = total;
         self.disk_ratio = total
             .filter(|d| *d > 0)
             .map(|d| self.key_value_bytes as f64 / d as f64);
+    }
+
+    /// The topics' growth on disk as measured once for the whole run (a sharded run's
+    /// collector): the total, its ratio to the bytes sent, and each topic's.
+    pub fn set_disk(&mut self, each: Option<&[u64]>, total: Option<u64>) {
+        self.set_disk_total(total);
         for (i, t) in self.topics.iter_mut().enumerate() {
             t.disk_bytes = each.and_then(|e| e.get(i).copied());
         }

@@ -171,10 +171,9 @@ pub async fn measure(
     })
     .await?;
     // Warm-up done → disk baseline → (a sharded run's barrier) → go.
-    let plain = match &opts.shard {
-        None => logdirs::speaks(&rp.admin),
-        Some(_) => Err(String::new()),
-    };
+    // A shard measures no disk: the collector measures the topics once, for every shard.
+    let disk_here = opts.shard.is_none();
+    let plain = disk_here.then(|| logdirs::speaks(&rp.admin));
     let (b, brs, t, sh) = (
         barrier.clone(),
         brokers.to_vec(),
@@ -183,9 +182,7 @@ pub async fn measure(
     );
     let (disk_before, started_at, coordination) = blocking(move || {
         b.wait();
-        let d = plain
-            .clone()
-            .and_then(|()| logdirs::topics_bytes(&brs, &t, partitions));
+        let d = plain.map(|p| p.and_then(|()| logdirs::topics_bytes(&brs, &t, partitions)));
         let met =
             coordination.and_then(|()| meet_shards(sharding.as_deref(), run, Phase::Measure, &sh));
         // The time series' t = 0, the same instant for every thread: they read it after the
@@ -267,30 +264,29 @@ pub async fn measure(
         }
     }
     let (brs, t) = (brokers.to_vec(), rp.topics.clone());
-    let disk_after = if opts.shard.is_some() {
-        // The collector measures the topics once, for every shard.
-        Err(String::new())
+    let disk_after = if !disk_here {
+        None
     } else if shared.lost() {
-        Err("the cluster was lost during the run".to_string())
+        Some(Err("the cluster was lost during the run".to_string()))
     } else if let Err(e) = logdirs::speaks(&rp.admin) {
-        Err(e)
+        Some(Err(e))
     } else {
-        blocking(move || logdirs::topics_bytes(&brs, &t, partitions)).await?
+        Some(blocking(move || logdirs::topics_bytes(&brs, &t, partitions)).await?)
     };
     // Per topic, and summed over the topics.
     let (disk_by_topic, disk_bytes) = match (disk_before, disk_after) {
-        (Ok(b), Ok(a)) => {
+        (Some(Ok(b)), Some(Ok(a))) => {
             let (each, total) = disk_growth(&b, &a);
             (Some(each), Some(total))
         }
-        (Err(e), _) | (_, Err(e)) if e.is_empty() => (None, None),
-        (Err(e), _) | (_, Err(e)) => {
+        (Some(Err(e)), _) | (_, Some(Err(e))) => {
             notes.push(format!(
                 "run {}: on-disk size unavailable: {e}",
                 rp.index + 1
             ));
             (None, None)
         }
+        _ => (None, None),
     };
     for e in outcomes.iter().filter_map(|c| c.error.as_ref()) {
         let note = format!("run {}: {e}", rp.index + 1);
