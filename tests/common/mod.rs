@@ -3,6 +3,8 @@
 // Each test binary uses some of these helpers, not all.
 #![allow(dead_code)]
 
+pub mod reader;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
