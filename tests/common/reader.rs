@@ -196,7 +196,14 @@ pub fn offset_shell(bootstrap: &str, topic: &str, time: i64) -> Vec<(i32, i64)> 
     let t = time.to_string();
     let out = kafka_tool(
         "org.apache.kafka.tools.GetOffsetShell",
-        &["--bootstrap-server", bootstrap, "--topic", topic, "--time", &t],
+        &[
+            "--bootstrap-server",
+            bootstrap,
+            "--topic",
+            topic,
+            "--time",
+            &t,
+        ],
     );
     let mut v: Vec<(i32, i64)> = out
         .lines()
@@ -217,9 +224,34 @@ pub fn offset_shell(bootstrap: &str, topic: &str, time: i64) -> Vec<(i32, i64)> 
 pub fn group_lag(bootstrap: &str, group: &str, topic: &str) -> Vec<(i32, Option<i64>)> {
     let out = kafka_tool(
         "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
-        &["--bootstrap-server", bootstrap, "--describe", "--group", group],
+        &[
+            "--bootstrap-server",
+            bootstrap,
+            "--describe",
+            "--group",
+            group,
+        ],
     );
-    let mut v: Vec<(i32, Option<i64>)> = out
+    group_rows(&out, topic)
+        .into_iter()
+        .map(|r| (r.partition, r.lag))
+        .collect()
+}
+
+/// One partition's line of `kafka-consumer-groups --describe`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GroupRow {
+    pub partition: i32,
+    /// The group's committed offset (None: `-`, nothing committed).
+    pub current: Option<i64>,
+    pub log_end: Option<i64>,
+    pub lag: Option<i64>,
+}
+
+/// The rows of `topic` in the output of `kafka-consumer-groups --describe` (the tool run by
+/// the test, or by a scenario's `run` action into a file), by partition.
+pub fn group_rows(describe: &str, topic: &str) -> Vec<GroupRow> {
+    let mut v: Vec<GroupRow> = describe
         .lines()
         .filter_map(|l| {
             // GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG ...
@@ -227,9 +259,150 @@ pub fn group_lag(bootstrap: &str, group: &str, topic: &str) -> Vec<(i32, Option<
             if f.len() < 6 || f[1] != topic {
                 return None;
             }
-            Some((f[2].parse().ok()?, f[5].parse().ok()))
+            Some(GroupRow {
+                partition: f[2].parse().ok()?,
+                current: f[3].parse().ok(),
+                log_end: f[4].parse().ok(),
+                lag: f[5].parse().ok(),
+            })
         })
         .collect();
-    v.sort();
+    v.sort_by_key(|r| r.partition);
     v
+}
+
+/// Deletes a topic a test kept (`--keep-topics`) for reading it independently.
+pub fn delete_topic(bootstrap: &str, topic: &str) {
+    use rdkafka::admin::{AdminClient, AdminOptions};
+    use rdkafka::client::DefaultClientContext;
+    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .create()
+        .expect("an admin client");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let opts = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
+    let _ = rt.block_on(admin.delete_topics(&[topic], &opts));
+}
+
+/// Transaction markers of a topic, told apart with Kafka's own filter: the offsets an
+/// uncommitted read skips are control records (one per transaction and partition it wrote
+/// to); one that follows records a read_committed read also returned ends a committed
+/// transaction, one that follows records it filtered out ends an aborted one. Per partition:
+/// with one partition, these are the transactions.
+pub fn markers(uncommitted: &Contents, committed: &Contents) -> (u64, u64) {
+    let visible: HashSet<(i32, i64)> = committed
+        .records
+        .iter()
+        .map(|r| (r.partition, r.offset))
+        .collect();
+    let read: HashSet<(i32, i64)> = uncommitted
+        .records
+        .iter()
+        .map(|r| (r.partition, r.offset))
+        .collect();
+    let (mut commits, mut aborts) = (0, 0);
+    for (p, (&low, &high)) in uncommitted.low.iter().zip(&uncommitted.high).enumerate() {
+        let p = p as i32;
+        // Whether the records since the last marker were visible to read_committed.
+        let mut last: Option<bool> = None;
+        for o in low..high {
+            if read.contains(&(p, o)) {
+                last = Some(visible.contains(&(p, o)));
+            } else {
+                match last.take() {
+                    Some(true) => commits += 1,
+                    Some(false) => aborts += 1,
+                    None => {}
+                }
+            }
+        }
+    }
+    (commits, aborts)
+}
+
+/// One generation of a consumer group, as its coordinator logged it: "Assignment received
+/// from leader L for group G for generation N. The group has M members".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Generation {
+    pub generation: i32,
+    pub members: u32,
+}
+
+/// The log files of the local broker (kafka-local's `node*.log`) when `bootstrap` is the
+/// kafka-local cluster found through KAFKA_LOCAL_HOME or the repository's .cache/kafka-local
+/// (its `bootstrap` file names the address); None for any other broker.
+pub fn local_broker_logs(bootstrap: &str) -> Option<Vec<std::path::PathBuf>> {
+    let home = std::env::var_os("KAFKA_LOCAL_HOME")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| super::repo().join(".cache/kafka-local"));
+    let theirs = std::fs::read_to_string(home.join("bootstrap")).ok()?;
+    let norm = |a: &str| a.trim().replace("localhost", "127.0.0.1");
+    let ours: HashSet<String> = bootstrap.split(',').map(norm).collect();
+    if !theirs.split(',').any(|a| ours.contains(&norm(a))) {
+        return None;
+    }
+    let mut logs: Vec<_> = std::fs::read_dir(&home)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                // node1.log, not node1.format.log
+                n.starts_with("node") && n.ends_with(".log") && n.matches('.').count() == 1
+            })
+        })
+        .collect();
+    logs.sort();
+    (!logs.is_empty()).then_some(logs)
+}
+
+/// The generations of `group` whose assignment its coordinator received, in order, from the
+/// broker's log text (Kafka 4's group coordinator wording).
+pub fn group_generations(log: &str, group: &str) -> Vec<Generation> {
+    let needle = format!(" for group {group} for generation ");
+    let mut v: Vec<Generation> = log
+        .lines()
+        .filter_map(|l| {
+            let rest = &l[l.find(&needle)? + needle.len()..];
+            let (n, rest) = rest.split_once(". The group has ")?;
+            let m = rest.split_whitespace().next()?;
+            Some(Generation {
+                generation: n.trim().parse().ok()?,
+                members: m.parse().ok()?,
+            })
+        })
+        .collect();
+    v.sort_by_key(|g| g.generation);
+    v.dedup_by_key(|g| g.generation);
+    v
+}
+
+/// The longest rebalance of `group` the coordinator logged, in seconds: "Preparing to
+/// rebalance group G" to the next "Stabilized group G generation N", by the log's timestamps
+/// (`[2026-12-01 18:31:29,166]`, millisecond resolution).
+pub fn longest_group_rebalance(log: &str, group: &str) -> Option<f64> {
+    let prepare = format!("Preparing to rebalance group {group} ");
+    let stable = format!("Stabilized group {group} generation ");
+    let ms = |l: &str| -> Option<u64> {
+        // [YYYY-MM-DD HH:MM:SS,mmm]
+        let t = l.get(12..24)?;
+        let (hms, milli) = t.split_once(',')?;
+        let mut f = hms.split(':').map(|x| x.parse::<u64>().ok());
+        let (h, m, s) = (f.next()??, f.next()??, f.next()??);
+        Some(((h * 60 + m) * 60 + s) * 1000 + milli.parse::<u64>().ok()?)
+    };
+    let mut from = None;
+    let mut longest: Option<u64> = None;
+    for l in log.lines() {
+        if l.contains(&prepare) && from.is_none() {
+            from = ms(l);
+        } else if l.contains(&stable) {
+            if let (Some(a), Some(b)) = (from.take(), ms(l)) {
+                longest = Some(longest.unwrap_or(0).max(b.saturating_sub(a)));
+            }
+        }
+    }
+    longest.map(|ms| ms as f64 / 1e3)
 }
