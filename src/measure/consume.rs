@@ -48,8 +48,30 @@ pub struct ReadSide {
     /// When every partition had been read to its end, on the run's clock; None without a
     /// backlog, or when that never happened.
     pub drained_ns: Option<u64>,
-    /// The rebalances the group went through: the most any one consumer took part in.
+    /// The rebalances the group went through: the distinct generations its members were
+    /// assigned in (`group_rebalances`).
     pub rebalances: u64,
+}
+
+/// The rebalances a group went through: the distinct group generations in which any of its
+/// members got an assignment (the first join included). Counting per member (the most any
+/// one took part in) undercounts when no member was in every generation: the first to join
+/// is alone in generation 1 and is then stopped, say. Without generations (a librdkafka that
+/// did not say), the most any member took part in.
+pub fn group_rebalances(members: &[&ConsumerRecording]) -> u64 {
+    let gens: std::collections::BTreeSet<i32> = members
+        .iter()
+        .flat_map(|c| c.generations.iter().copied())
+        .collect();
+    if gens.is_empty() {
+        members
+            .iter()
+            .map(|c| c.rebalances.len() as u64)
+            .max()
+            .unwrap_or(0)
+    } else {
+        gens.len() as u64
+    }
 }
 
 /// The read side's figures from the consumers' merged recording and the merged series.
@@ -128,6 +150,9 @@ pub struct ConsumerRecording {
     /// Each rebalance this consumer took part in: join (subscribe or revoke) → first record
     /// after the assignment (or the assignment, with nothing to read), nanoseconds.
     pub rebalances: Vec<u64>,
+    /// The group generation of each of this consumer's assignments (librdkafka's): the
+    /// group's rebalances are the distinct generations over its members.
+    pub generations: Vec<i32>,
     /// From librdkafka statistics over the measured phase: fetch requests and bytes fetched.
     pub fetch_requests: Option<u64>,
     pub fetch_bytes: Option<u64>,
@@ -154,6 +179,7 @@ impl ConsumerRecording {
             aborted_read: 0,
             consumed_by_topic: Vec::new(),
             rebalances: Vec::new(),
+            generations: Vec::new(),
             fetch_requests: None,
             fetch_bytes: None,
             first_read_ns: 0,
@@ -199,6 +225,7 @@ impl ConsumerRecording {
                 *o += n;
             }
             out.rebalances.extend(&c.rebalances);
+            out.generations.extend(&c.generations);
             out.fetch_requests = add_opt(out.fetch_requests, c.fetch_requests);
             out.fetch_bytes = add_opt(out.fetch_bytes, c.fetch_bytes);
             if c.first_read_ns > 0 {
@@ -281,6 +308,25 @@ mod tests {
             None,
         );
         assert!((f.throughput_msgs - 10.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn the_group_rebalances_are_its_generations_not_the_most_one_member_saw() {
+        // Member a joins alone (generation 1), b and c join (2), a is stopped (3) and
+        // rejoins (4): no member was in all four.
+        let member = |gens: &[i32]| {
+            let mut c = ConsumerRecording::empty();
+            c.generations = gens.to_vec();
+            c.rebalances = vec![MS; gens.len()];
+            c
+        };
+        let (a, b, c) = (member(&[1, 2, 4]), member(&[2, 3, 4]), member(&[2, 3, 4]));
+        assert_eq!(group_rebalances(&[&a, &b, &c]), 4);
+        // Without generations, the most any member took part in.
+        let (mut a, mut b) = (a, b);
+        a.generations.clear();
+        b.generations = Vec::new();
+        assert_eq!(group_rebalances(&[&a, &b]), 3);
     }
 
     #[test]

@@ -111,6 +111,22 @@ impl<'c> Consumer<'c> {
         }
         Ok((parts, cooperative))
     }
+
+    /// The group generation this member is in (librdkafka's, from its last JoinGroup
+    /// response); None outside a group. Read at an assignment, it names the rebalance the
+    /// assignment ends: members of one group see the same number for the same rebalance.
+    pub fn generation(&self) -> Option<i32> {
+        // SAFETY: rk is live; the metadata returned is a copy, ours to destroy.
+        unsafe {
+            let md = rd::rd_kafka_consumer_group_metadata(self.rk);
+            if md.is_null() {
+                return None;
+            }
+            let g = rd::rd_kafka_consumer_group_metadata_generation_id(md);
+            rd::rd_kafka_consumer_group_metadata_destroy(md);
+            (g >= 0).then_some(g)
+        }
+    }
 }
 
 impl Drop for Consumer<'_> {

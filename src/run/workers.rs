@@ -20,7 +20,7 @@ use super::sharded::{self, ShardRun};
 use super::shared::Shared;
 use super::RunOptions;
 use crate::measure::clock::rfc3339_utc;
-use crate::measure::consume::ReadSide;
+use crate::measure::consume::{group_rebalances, ReadSide};
 use crate::measure::topics::disk_growth;
 use crate::measure::{ConsumerRecording, Recordings, RunResult, TopicConfig};
 use crate::model::{Backlog, CommitPolicy, Props};
@@ -247,11 +247,7 @@ pub async fn measure(
             .as_ref()
             .map(|_| reads.drained_ns.load(Ordering::Acquire))
             .filter(|t| *t > 0),
-        rebalances: outcomes
-            .iter()
-            .map(|o| o.recording.rebalances.len() as u64)
-            .max()
-            .unwrap_or(0),
+        rebalances: group_rebalances(&outcomes.iter().map(|o| &o.recording).collect::<Vec<_>>()),
     });
     if let Some(t) = ticker {
         t.finish();

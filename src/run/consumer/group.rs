@@ -23,6 +23,9 @@ pub struct Membership {
     pending: Option<Pending>,
     /// Each finished rebalance's time, ns.
     pub times: Vec<u64>,
+    /// The group generation of each assignment, in order: the run's rebalances are the
+    /// distinct generations its members were assigned in.
+    pub generations: Vec<i32>,
     commit: CommitPolicy,
     /// Per run partition, the next offset to store for auto commit (-1: nothing new).
     to_store: Vec<i64>,
@@ -39,6 +42,7 @@ impl Membership {
             has_assignment: false,
             pending: None,
             times: Vec::new(),
+            generations: Vec::new(),
             commit,
             to_store: vec![-1; partitions],
             since_commit: 0,
@@ -48,8 +52,11 @@ impl Membership {
     }
 
     /// The consumer started joining (subscribe), or gives up its partitions (revoke).
+    /// A join with no assignment since the last one restarts the clock: a member that left
+    /// the group (its revoke) and joins again later was out of it in between, not
+    /// rebalancing.
     pub fn joining(&mut self, now: u64) {
-        if self.pending.is_none() {
+        if !self.pending.is_some_and(|p| p.assigned_ns.is_some()) {
             self.pending = Some(Pending {
                 join_ns: now,
                 assigned_ns: None,
@@ -57,9 +64,14 @@ impl Membership {
         }
     }
 
-    /// Partitions assigned at `now`. With nothing to read (no partitions, or reading paused
-    /// until the clock starts) the rebalance ends here.
-    pub fn assigned_at(&mut self, now: u64, nothing_to_read: bool) {
+    /// Partitions assigned at `now`, in group generation `generation` (None: unknown).
+    /// With nothing to read (no partitions, or reading paused until the clock starts) the
+    /// rebalance ends here.
+    pub fn assigned_at(&mut self, now: u64, nothing_to_read: bool, generation: Option<i32>) {
+        // Several assignments in one generation (the cooperative protocol's) are one rebalance.
+        if let Some(g) = generation.filter(|g| self.generations.last() != Some(g)) {
+            self.generations.push(g);
+        }
         let p = self.pending.get_or_insert(Pending {
             join_ns: now,
             assigned_ns: None,

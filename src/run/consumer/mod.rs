@@ -455,7 +455,8 @@ impl Reader<'_> {
         self.m.has_assignment = true;
         if self.job.group {
             let now = self.now();
-            self.m.assigned_at(now, empty || paused);
+            self.m
+                .assigned_at(now, empty || paused, self.native.generation());
         }
         if !self.measuring {
             self.mark_ready();
@@ -490,6 +491,7 @@ impl Reader<'_> {
         let mut recording = std::mem::replace(&mut self.v.rec, ConsumerRecording::empty());
         recording.intervals = self.v.intervals.finish();
         recording.rebalances = std::mem::take(&mut self.m.times);
+        recording.generations = std::mem::take(&mut self.m.generations);
         if let Some((requests, bytes)) = self.m.fetched() {
             recording.fetch_requests = Some(requests);
             recording.fetch_bytes = Some(bytes);
