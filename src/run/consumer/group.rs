@@ -51,17 +51,19 @@ impl Membership {
         }
     }
 
-    /// The consumer started joining (subscribe), or gives up its partitions (revoke).
-    /// A join with no assignment since the last one restarts the clock: a member that left
-    /// the group (its revoke) and joins again later was out of it in between, not
-    /// rebalancing.
+    /// The consumer started joining (subscribe), or gives up its partitions (revoke): a new
+    /// rebalance starts now. One still waiting for its first record ends at its assignment
+    /// (nothing came to read before the next), so each assignment is one rebalance. One not
+    /// yet assigned starts again: a member that left the group (its revoke) and joins again
+    /// later was out of the group in between, not rebalancing.
     pub fn joining(&mut self, now: u64) {
-        if !self.pending.is_some_and(|p| p.assigned_ns.is_some()) {
-            self.pending = Some(Pending {
-                join_ns: now,
-                assigned_ns: None,
-            });
+        if let Some(at) = self.pending.and_then(|p| p.assigned_ns) {
+            self.end(at);
         }
+        self.pending = Some(Pending {
+            join_ns: now,
+            assigned_ns: None,
+        });
     }
 
     /// Partitions assigned at `now`, in group generation `generation` (None: unknown).
@@ -223,5 +225,39 @@ impl Layout {
         (0..self.partitions)
             .contains(&partition)
             .then(|| (t, t * self.partitions as usize + partition as usize))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: u64 = 1_000_000_000;
+
+    #[test]
+    fn a_member_out_of_the_group_is_timed_from_its_rejoin_not_from_its_leave() {
+        let mut m = Membership::new(CommitPolicy::Off, 1);
+        m.joining(0);
+        m.assigned_at(S, false, Some(1));
+        m.record_read(S + S / 10);
+        // Stopped at 2 s (its revoke), back at 5 s, assigned at 6 s, reading at 6.1 s.
+        m.joining(2 * S);
+        m.joining(5 * S);
+        m.assigned_at(6 * S, false, Some(3));
+        m.record_read(6 * S + S / 10);
+        assert_eq!(m.times, [S + S / 10, S + S / 10]);
+        assert_eq!(m.generations, [1, 3]);
+    }
+
+    #[test]
+    fn an_assignment_with_nothing_read_before_the_next_rebalance_is_one_rebalance() {
+        let mut m = Membership::new(CommitPolicy::Off, 1);
+        m.joining(0);
+        m.assigned_at(S, false, Some(1));
+        m.joining(2 * S);
+        m.assigned_at(3 * S, false, Some(2));
+        m.record_read(4 * S);
+        assert_eq!(m.times, [S, 2 * S]);
+        assert_eq!(m.generations, [1, 2]);
     }
 }
