@@ -244,7 +244,7 @@ scenario "lag" {{
 /// generations the group went through, the first join included; its `rebalance` summary has
 /// one entry per member per generation. Both are checked against the group coordinator's own
 /// log of this group. A stopped member's time out of the group is not a rebalance:
-/// `rebalance.time` stays below the stop.
+/// `rebalance.time` stays near the coordinator's longest rebalance, below the stop.
 #[test]
 fn rebalances_are_the_generations_the_group_coordinator_logged() {
     common::require_broker();
@@ -271,14 +271,14 @@ scenario "rebalances" {{
     heartbeat.interval.ms = 300
   }}
   workload {{
-    duration  = 9s
+    duration  = 11s
     rate      = 1000/s
     consumers = 3
     commit    = auto(1s)
   }}
   faults {{
-    at 1s stop consumer 2 for 2s
-    at 5s stop consumer 3 for 2s
+    at 1s stop consumer 2 for 3s
+    at 6s stop consumer 3 for 3s
   }}
 }}
 "#
@@ -292,24 +292,27 @@ scenario "rebalances" {{
         .map(|p| std::fs::read_to_string(p).unwrap_or_default())
         .collect::<Vec<_>>()
         .join("\n");
-    let gens = reader::group_generations(&log, &group);
+    let all = reader::group_generations(&log, &group);
+    let gens: Vec<_> = all.iter().filter(|g| g.completed).collect();
     let members: u64 = gens.iter().map(|g| u64::from(g.members)).sum();
     let c = &r["consume"];
     eprintln!(
         "kafkabench rebalances {}, member rebalances {}, longest {}s | coordinator: \
-         generations {gens:?}",
+         generations {all:?}",
         c["rebalances"], c["rebalance"]["count"], c["rebalance_secs"]
     );
     // The join, two leaves and two rejoins: five at least (a staggered join adds more).
-    assert!(gens.len() >= 5, "the coordinator logged {gens:?}");
+    assert!(gens.len() >= 5, "the coordinator logged {all:?}");
     assert_eq!(u(&c["rebalances"]), gens.len() as u64);
     assert_eq!(u(&c["rebalance"]["count"]), members);
-    // From its own rejoin, not from when it left: well under the 2 s it was out.
+    // From its own rejoin, not from when it left (3 s before): within 1.5 s of the
+    // coordinator's longest rebalance (prepared to stabilized), the margin for what a member
+    // does around it (finding the coordinator, SyncGroup, its first fetch) on a busy machine.
     let longest = f(&c["rebalance_secs"]);
     let broker = reader::longest_group_rebalance(&log, &group).unwrap();
     assert!(
-        longest < 2.0,
-        "rebalance.time {longest}s counts a stopped member's time out of the group \
-         (the coordinator's longest rebalance: {broker}s)"
+        longest <= broker + 1.5,
+        "rebalance.time {longest}s, the coordinator's longest rebalance {broker}s: a stopped \
+         member's time out of the group counted?"
     );
 }

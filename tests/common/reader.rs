@@ -323,12 +323,16 @@ pub fn markers(uncommitted: &Contents, committed: &Contents) -> (u64, u64) {
     (commits, aborts)
 }
 
-/// One generation of a consumer group, as its coordinator logged it: "Assignment received
-/// from leader L for group G for generation N. The group has M members".
+/// One generation of a consumer group, as its coordinator logged it: "Stabilized group G
+/// generation N with M members".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Generation {
     pub generation: i32,
     pub members: u32,
+    /// Its members got their assignment: no member joined while the group was still
+    /// completing it ("joins group G in CompletingRebalance state"), which sends the members'
+    /// SyncGroup an error instead (members that join one after another at the start do that).
+    pub completed: bool,
 }
 
 /// The log files of the local broker (kafka-local's `node*.log`) when `bootstrap` is the
@@ -358,24 +362,44 @@ pub fn local_broker_logs(bootstrap: &str) -> Option<Vec<std::path::PathBuf>> {
     (!logs.is_empty()).then_some(logs)
 }
 
-/// The generations of `group` whose assignment its coordinator received, in order, from the
-/// broker's log text (Kafka 4's group coordinator wording).
+/// The generations of `group`, in order, from the broker's log text (Kafka 4's group
+/// coordinator wording), up to the group's end: one that stabilizes once its members have
+/// begun to leave for good (the last leaves, with no join after them) has no member left to
+/// read in it.
 pub fn group_generations(log: &str, group: &str) -> Vec<Generation> {
-    let needle = format!(" for group {group} for generation ");
-    let mut v: Vec<Generation> = log
-        .lines()
-        .filter_map(|l| {
-            let rest = &l[l.find(&needle)? + needle.len()..];
-            let (n, rest) = rest.split_once(". The group has ")?;
-            let m = rest.split_whitespace().next()?;
-            Some(Generation {
-                generation: n.trim().parse().ok()?,
-                members: m.parse().ok()?,
-            })
+    let stable = format!("Stabilized group {group} generation ");
+    let joins = format!(" joins group {group} in ");
+    let interrupted = format!(" joins group {group} in CompletingRebalance state");
+    let left = format!("[Group {group}] Member ");
+    let lines: Vec<&str> = log.lines().collect();
+    let last_join = lines.iter().rposition(|l| l.contains(&joins));
+    let end = lines
+        .iter()
+        .enumerate()
+        .position(|(i, l)| {
+            l.contains(&left) && l.contains(" has left group") && !last_join.is_some_and(|j| i <= j)
         })
-        .collect();
-    v.sort_by_key(|g| g.generation);
-    v.dedup_by_key(|g| g.generation);
+        .unwrap_or(lines.len());
+    let mut v: Vec<Generation> = Vec::new();
+    for l in &lines[..end] {
+        if let Some(i) = l.find(&stable) {
+            let mut f = l[i + stable.len()..].split_whitespace();
+            let (Some(n), Some("with"), Some(m)) = (f.next(), f.next(), f.next()) else {
+                continue;
+            };
+            if let (Ok(generation), Ok(members)) = (n.parse(), m.parse()) {
+                v.push(Generation {
+                    generation,
+                    members,
+                    completed: true,
+                });
+            }
+        } else if l.contains(&interrupted) {
+            if let Some(g) = v.last_mut() {
+                g.completed = false;
+            }
+        }
+    }
     v
 }
 
