@@ -196,7 +196,14 @@ pub fn offset_shell(bootstrap: &str, topic: &str, time: i64) -> Vec<(i32, i64)> 
     let t = time.to_string();
     let out = kafka_tool(
         "org.apache.kafka.tools.GetOffsetShell",
-        &["--bootstrap-server", bootstrap, "--topic", topic, "--time", &t],
+        &[
+            "--bootstrap-server",
+            bootstrap,
+            "--topic",
+            topic,
+            "--time",
+            &t,
+        ],
     );
     let mut v: Vec<(i32, i64)> = out
         .lines()
@@ -217,7 +224,13 @@ pub fn offset_shell(bootstrap: &str, topic: &str, time: i64) -> Vec<(i32, i64)> 
 pub fn group_lag(bootstrap: &str, group: &str, topic: &str) -> Vec<(i32, Option<i64>)> {
     let out = kafka_tool(
         "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
-        &["--bootstrap-server", bootstrap, "--describe", "--group", group],
+        &[
+            "--bootstrap-server",
+            bootstrap,
+            "--describe",
+            "--group",
+            group,
+        ],
     );
     let mut v: Vec<(i32, Option<i64>)> = out
         .lines()
