@@ -288,7 +288,7 @@ fn run(h: &mut String, r: &RunResult, total: usize) {
     h.push_str(&plots::percentiles(r));
     match &r.series {
         Some(s) if !s.points.is_empty() => {
-            h.push_str(&over_time::throughput_over_time(s));
+            h.push_str(&over_time::throughput_over_time(s, r.complete));
             h.push_str(&over_time::latency_over_time(s));
         }
         _ => h.push_str(

@@ -90,8 +90,8 @@ fn figure(svg: String, caption: &str) -> String {
 }
 
 /// The lines of the throughput plot: acked/s, consumed/s and the target rate, each interval's
-/// count over the time it covered.
-fn throughput_lines(c: &Covered) -> Vec<Line> {
+/// count over the time it covered. `complete`: the run finished its schedule.
+fn throughput_lines(c: &Covered, complete: bool) -> Vec<Line> {
     let rate = |n: u64, span: f64| n as f64 / span;
     let mut lines = vec![Line {
         name: "acked/s".into(),
@@ -117,12 +117,16 @@ fn throughput_lines(c: &Covered) -> Vec<Line> {
     }
     if c.points.iter().any(|(p, _)| p.target_rate.is_some()) {
         // A staircase over what each interval covered. `target_rate` is over the whole
-        // width; the records it had due, over the span, compare with the counts over it.
+        // width. A run that finished its schedule had every record due in its last interval
+        // due before its last record: those, over the span, compare with the counts over it.
+        // A run cut short stopped before its schedule did: the interval's rate is the best
+        // known.
+        let scale = |span: f64| if complete { c.width / span } else { 1.0 };
         let points = c
             .points
             .iter()
             .flat_map(|&(p, span)| {
-                let due = p.target_rate.map(|r| r * c.width / span);
+                let due = p.target_rate.map(|r| r * scale(span));
                 [(p.t_secs, due), (p.t_secs + span, due)]
             })
             .collect();
@@ -136,8 +140,9 @@ fn throughput_lines(c: &Covered) -> Vec<Line> {
     lines
 }
 
-/// Acknowledged (and read) records per second over the measured phase, with the target rate.
-pub fn throughput_over_time(series: &TimeSeries) -> String {
+/// Acknowledged (and read) records per second over the measured phase, with the target rate;
+/// `complete`: the run finished its schedule.
+pub fn throughput_over_time(series: &TimeSeries, complete: bool) -> String {
     let c = Covered::of(series);
     let svg = Chart {
         title: "Throughput over time".into(),
@@ -145,7 +150,7 @@ pub fn throughput_over_time(series: &TimeSeries) -> String {
         y_label: "records per second".into(),
         x: Kind::Linear,
         y: Kind::Linear,
-        lines: throughput_lines(&c),
+        lines: throughput_lines(&c, complete),
     }
     .render();
     let mut caption = format!(
@@ -157,8 +162,11 @@ pub fn throughput_over_time(series: &TimeSeries) -> String {
         caption += &format!(" The last point covers {}.", human_duration(span));
     }
     if series.points.iter().any(|p| p.target_rate.is_some()) {
-        caption += " The target rate is what the schedule had due in each interval, over the \
-                    same time.";
+        caption += if complete {
+            " The target rate is what the schedule had due in each interval, over the same time."
+        } else {
+            " The target rate is the schedule's over each whole interval: the run was cut short."
+        };
     }
     caption +=
         &c.left_out_sentence("as a rate over so short a span jumps with each batch acknowledged");
@@ -241,13 +249,13 @@ mod tests {
         let s = steady(5, 6, 0.003);
         let c = Covered::of(&s);
         assert_eq!(c.points.len(), 5);
-        let lines = throughput_lines(&c);
+        let lines = throughput_lines(&c, true);
         for line in &lines {
             let (x, y) = last(line);
             assert!(x <= 5.0, "{}: drawn past the run, at {x}", line.name);
             assert_eq!(y, 2000.0, "{}", line.name);
         }
-        let caption = throughput_over_time(&s);
+        let caption = throughput_over_time(&s, true);
         assert!(
             caption.contains("The last interval covered only 3ms of its 1s (6 acked, 6 read)"),
             "{caption}"
@@ -262,16 +270,27 @@ mod tests {
         s.points[2].target_rate = Some(1000.0);
         let c = Covered::of(&s);
         assert!(c.left_out.is_none());
-        for line in throughput_lines(&c) {
+        for line in throughput_lines(&c, true) {
             let (x, y) = last(&line);
             assert!((y - 2000.0).abs() < 1e-9, "{}: {y}", line.name);
             // Points at the middle of [2 s, 2.5 s); the target's staircase ends with it.
             let end = if line.dash { 2.5 } else { 2.25 };
             assert!((x - end).abs() < 1e-9, "{}: {x}", line.name);
         }
-        let html = throughput_over_time(&s);
+        let html = throughput_over_time(&s, true);
         assert!(html.contains("The last point covers 500ms."), "{html}");
         assert!(!html.contains("left out"));
+    }
+
+    #[test]
+    fn a_run_cut_short_keeps_its_last_intervals_target_rate() {
+        // Interrupted 2.5 s into a longer schedule: due at 2000/s until the end of the interval.
+        let mut s = steady(2, 1000, 0.5);
+        s.points[2].target_rate = Some(2000.0);
+        let c = Covered::of(&s);
+        let target = throughput_lines(&c, false).pop().unwrap();
+        assert_eq!(target.name, "target rate");
+        assert_eq!(last(&target).1, 2000.0);
     }
 
     #[test]
@@ -296,6 +315,6 @@ mod tests {
             }],
         };
         let c = Covered::of(&s);
-        assert_eq!(last(&throughput_lines(&c)[0]).1, 4000.0);
+        assert_eq!(last(&throughput_lines(&c, true)[0]).1, 4000.0);
     }
 }
