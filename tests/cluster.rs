@@ -118,9 +118,10 @@ fn unreachable_cluster_is_a_clear_error_in_bounded_time() {
     let err = Admin::connect(&props(bootstrap), bootstrap)
         .err()
         .expect("must fail");
+    // README: the cluster is given up on within 10 s; the margin is for a busy machine.
     assert!(
-        started.elapsed() < Duration::from_secs(15),
-        "took {:?}",
+        started.elapsed() < Duration::from_secs(20),
+        "took {:?}, past the 10 s connect bound",
         started.elapsed()
     );
     assert!(err.contains("127.0.0.1:1"), "{err}");

@@ -1,6 +1,6 @@
 //! `kafkabench compare` as a CI gate: result files compared run by run, bounds that exit 1 on a
 //! regression, malformed bounds that exit 2. Synthetic result files need no broker; one test
-//! measures a real regression (linger.ms raised to 20 ms) on the local broker.
+//! measures a real regression (linger.ms raised to 200 ms) on the local broker.
 
 mod common;
 
@@ -282,11 +282,11 @@ fn measure(dir: &Path, name: &str) -> PathBuf {
 }
 
 #[test]
-fn raising_linger_to_20ms_fails_an_ack_p50_bound_and_says_by_how_much() {
+fn raising_linger_to_200ms_fails_an_ack_p50_bound_and_says_by_how_much() {
     common::require_broker();
     let dir = tempfile::tempdir().unwrap();
     let base = measure(dir.path(), "compare_linger_0");
-    let cur = measure(dir.path(), "compare_linger_20");
+    let cur = measure(dir.path(), "compare_linger_200");
     let (b, c) = (base.to_str().unwrap(), cur.to_str().unwrap());
 
     let same = kafkabench(&["compare", b, b, "--fail-on", "ack.p50:+50%"]);

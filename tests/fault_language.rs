@@ -32,6 +32,8 @@ each_invalid_fixture!(
     metrics_without_faults,
     unpaced_recovery,
     syntax,
+    deletes,
+    delete_existing,
 );
 
 fn diagnostics_render_like_the_snapshot(name: &str) {
@@ -185,6 +187,53 @@ fn fmt_keeps_a_timeline_intact_and_canonical() {
     let again = kafkabench::syntax::fmt::format(kafkabench::source::FileId(0), &formatted).unwrap();
     assert_eq!(again, formatted, "formatting is idempotent");
     let before = kafkabench::syntax::parse(kafkabench::source::FileId(0), messy).unwrap();
+    let after = kafkabench::syntax::parse(kafkabench::source::FileId(0), &formatted).unwrap();
+    assert_eq!(before, after, "the same tree");
+}
+
+#[test]
+fn delete_records_checks_into_a_typed_action_plans_and_formats_back() {
+    let text = r#"scenario "deletes" {
+  topic "t" { partitions = 2 }
+  workload { duration = 10s  rate = 100/s }
+  faults {
+      at 2s   delete  records of   partition 1 before 500
+    at 3s delete records of partition 0
+  }
+}
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("deletes.kbs");
+    std::fs::write(&f, text).unwrap();
+    let mut sources = Sources::default();
+    let s = kafkabench::check::load(&f, &mut sources).expect("it checks");
+    let faults = &s.cells[0].spec.faults;
+    assert_eq!(
+        faults[0].action,
+        FaultAction::DeleteRecords {
+            partition: 1,
+            before: Some(500)
+        }
+    );
+    assert_eq!(faults[0].text, "delete records of partition 1 before 500");
+    assert_eq!(
+        faults[1].action,
+        FaultAction::DeleteRecords {
+            partition: 0,
+            before: None
+        }
+    );
+    let plan = expect_exit(&kafkabench(&["plan", f.to_str().unwrap()]), 0);
+    assert!(
+        plan.contains("at 2s delete records of partition 1 before 500\n"),
+        "{plan}"
+    );
+    let formatted = kafkabench::syntax::fmt::format(kafkabench::source::FileId(0), text).unwrap();
+    assert!(
+        formatted.contains("    at 2s delete records of partition 1 before 500\n"),
+        "{formatted}"
+    );
+    let before = kafkabench::syntax::parse(kafkabench::source::FileId(0), text).unwrap();
     let after = kafkabench::syntax::parse(kafkabench::source::FileId(0), &formatted).unwrap();
     assert_eq!(before, after, "the same tree");
 }

@@ -428,6 +428,108 @@ fn a_real_run_renders_in_chromium_from_run_html_and_from_report() {
         );
         // Per run: percentiles, throughput over time, latency over time; then two across runs.
         assert_has(&r.dom, &["Throughput over time", "target rate"]);
+        // The terminal table's read-side columns: the runs have a consumer.
+        assert_has(&r.dom, &["<th>read/s</th>", "<th>lag max</th>"]);
         assert_eq!(r.dom.matches("<svg").count(), 2 * 3 + 2);
     }
+}
+
+/// A line chart's SVG (by its title) out of a page.
+fn chart<'a>(page: &'a str, title: &str) -> &'a str {
+    let at = page
+        .find(&format!("aria-label=\"{title}\""))
+        .unwrap_or_else(|| panic!("no plot {title:?}"));
+    let start = page[..at].rfind("<svg").expect("the plot's start");
+    let end = at + page[at..].find("</svg>").expect("the plot's end");
+    &page[start..end]
+}
+
+/// The value of an attribute in one element's text (after its tag name).
+fn attr(element: &str, name: &str) -> f64 {
+    let element = format!(" {element}");
+    let at = element
+        .find(&format!(" {name}=\""))
+        .unwrap_or_else(|| panic!("no {name} in {element}"));
+    let rest = &element[at + name.len() + 3..];
+    rest[..rest.find('"').unwrap()].parse().unwrap()
+}
+
+/// A tick label (`2000`, `2.5k`) as a number.
+fn tick_value(label: &str) -> f64 {
+    let (n, scale) = match label.strip_suffix('k') {
+        Some(n) => (n, 1e3),
+        None => (label, 1.0),
+    };
+    n.parse::<f64>()
+        .unwrap_or_else(|_| panic!("tick {label:?}"))
+        * scale
+}
+
+/// The last point of the solid line drawn in `color`, read off the plot as a person reads it:
+/// its height mapped back through the y axis's tick labels, its place through the x axis's.
+fn last_point(svg: &str, color: &str) -> (f64, f64) {
+    let mut x_ticks = Vec::new();
+    let mut y_ticks = Vec::new();
+    for t in svg.split("<text ").skip(1) {
+        let label = &t[t.find('>').unwrap() + 1..t.find("</text>").unwrap()];
+        if t.contains("class=\"tick\"") && t.contains("text-anchor=\"end\"") {
+            // Drawn 4 px below the tick it labels.
+            y_ticks.push((attr(t, "y") - 4.0, tick_value(label)));
+        } else if t.contains("class=\"tick\"") {
+            x_ticks.push((attr(t, "x"), tick_value(label)));
+        }
+    }
+    let line = svg
+        .split("<polyline ")
+        .skip(1)
+        .filter(|l| l.contains(&format!("stroke=\"{color}\"")) && !l.contains("dasharray"))
+        .last()
+        .unwrap_or_else(|| panic!("no line in {color}"));
+    let points = &line["points=\"".len()..];
+    let last = points[..points.find('"').unwrap()]
+        .rsplit(' ')
+        .next()
+        .unwrap();
+    let (px, py) = last.split_once(',').unwrap();
+    let read = |ticks: &[(f64, f64)], p: f64| {
+        let (a, b) = (ticks[0], ticks[ticks.len() - 1]);
+        a.1 + (p - a.0) * (b.1 - a.1) / (b.0 - a.0)
+    };
+    (
+        read(&x_ticks, px.parse().unwrap()),
+        read(&y_ticks, py.parse().unwrap()),
+    )
+}
+
+/// A steady run's throughput ends where the run did, at its rate: the drain tail after the
+/// schedule (a few milliseconds of acknowledgements) is not drawn as a rate over a whole
+/// interval, which made every run end in a collapse to zero.
+#[test]
+fn a_steady_runs_throughput_plot_ends_at_its_rate_not_in_a_drop() {
+    require_broker();
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("steady.kbs");
+    std::fs::write(
+        &scenario,
+        format!(
+            "scenario \"steady\" {{\n  cluster {{ bootstrap = \"{}\" }}\n  \
+             topic \"kb-test-html-steady\" {{ partitions = 2 }}\n  \
+             workload {{ duration = 5s  rate = 2000/s  payload = random(size: 200B) }}\n}}\n",
+            common::bootstrap()
+        ),
+    )
+    .unwrap();
+    let html = keep_dir().join("steady.html");
+    let out = kafkabench(&["run", s(&scenario), "--quiet", "--html", s(&html)]);
+    expect_exit(&out, 0);
+    let page = std::fs::read_to_string(&html).unwrap();
+    let (x, acked) = last_point(chart(&page, "Throughput over time"), "#0072b2");
+    // Generous: a busy machine sends in bursts and acknowledges late, never at a tenth.
+    assert!(
+        (1000.0..=4000.0).contains(&acked),
+        "the plot ends at {acked:.0}/s (at {x:.2} s) on a run at 2000/s"
+    );
+    let r = open(&html, &keep_dir().join("steady.png"));
+    assert_clean(&r, &page);
+    assert_has(&r.dom, &["over the time it covered"]);
 }

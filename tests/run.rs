@@ -64,10 +64,23 @@ fn impossible_bound_exits_1_and_says_by_how_much() {
 }
 
 #[test]
-fn fixed_rate_is_achieved_within_two_percent() {
+fn a_fixed_rate_run_sends_its_whole_schedule_and_never_ahead_of_it() {
     common::require_broker();
-    let out = kafkabench(&["run", &fixture("run/rate_2000.kbs"), "--quiet"]);
-    expect_exit(&out, 0);
+    // How close the achieved rate comes to the target is a figure of the machine: bench/
+    // measures it. What holds anywhere: every scheduled record is sent (none skipped), and
+    // none early.
+    let (_, v) = common::run_fixture_json("run/rate_2000.kbs", 0);
+    let run = &v["runs"][0];
+    assert_eq!(run["sent"], 20_000, "{run}");
+    assert_eq!(run["acked"], 20_000, "{run}");
+    assert_eq!(run["target_rate"], 2000.0, "{run}");
+    // Record 19 999 is due 9.9995 s after record 0, and none is sent before it is due: the span
+    // between the first and the last send is at least that, less record 0's own send delay
+    // (which a busy machine makes longer, never negative).
+    let achieved = run["achieved_rate"].as_f64().unwrap();
+    let late = run["send_delay"]["max_ms"].as_f64().unwrap() / 1000.0;
+    let fastest = 19_999.0 / (9.9995 - late.min(9.0));
+    assert!(achieved > 0.0 && achieved <= fastest * 1.001, "{run}");
 }
 
 #[test]
@@ -93,9 +106,11 @@ fn unreachable_cluster_exits_3_naming_the_address() {
         stderr.contains("127.0.0.1:1") && stderr.contains("scripts/kafka-local up"),
         "{stderr}"
     );
+    // README: exit 3 when the cluster cannot be reached within 10 s; the rest is the process
+    // starting and reporting.
     assert!(
         started.elapsed() < std::time::Duration::from_secs(20),
-        "took {:?}",
+        "took {:?}, past the 10 s connect bound",
         started.elapsed()
     );
 }
@@ -121,7 +136,7 @@ fn a_report_file_in_a_missing_folder_exits_2_before_any_work() {
     );
     assert!(
         started.elapsed() < std::time::Duration::from_secs(5),
-        "took {:?}",
+        "took {:?}: the cluster was tried first",
         started.elapsed()
     );
 }
@@ -203,28 +218,4 @@ fn a_duration_run_the_cluster_cannot_keep_up_with_says_how_far_it_slipped() {
         stdout.contains("past its planned duration: the cluster could not keep up"),
         "{stdout}"
     );
-}
-
-#[test]
-fn failed_records_read_back_are_reported_apart_and_hide_no_loss() {
-    common::require_broker();
-    let (stdout, v) = common::run_fixture_json("run/failed_but_delivered.kbs", 0);
-    let run = &v["runs"][0];
-    let d = &run["delivery"];
-    let (acked, failed) = (
-        run["acked"].as_u64().unwrap(),
-        run["failed"].as_u64().unwrap(),
-    );
-    let consumed = d["consumed"].as_u64().unwrap();
-    let fbd = d["failed_but_delivered"].as_u64().expect("reported");
-    assert_eq!(d["incomplete"], false, "{run}");
-    assert!(failed > 0, "the fixture makes records fail: {run}");
-    assert!(fbd <= failed, "{run}");
-    // Per record: every acked record was read, so nothing is lost, and what was read beyond
-    // the acked records is exactly the failed ones that were written.
-    assert_eq!(d["lost"], 0, "{run}");
-    assert_eq!(consumed, acked + fbd, "{run}");
-    if fbd > 0 {
-        assert!(stdout.contains("were delivered all the same"), "{stdout}");
-    }
 }

@@ -260,8 +260,10 @@ fn an_interrupted_ten_topic_run_deletes_every_topic_too() {
     let started = Instant::now();
     let status = child.wait().expect("it exits");
     assert_eq!(status.code(), Some(130));
+    // Bounded by the deletion's own timeout (30 s), with room for a busy machine; not the
+    // run's remaining time.
     assert!(
-        started.elapsed() < Duration::from_secs(30),
+        started.elapsed() < Duration::from_secs(60),
         "{:?}",
         started.elapsed()
     );

@@ -5,16 +5,18 @@
 //! producer is a failed run that says so.
 
 mod common;
+mod watch;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{expect_exit, fixture, text};
+use common::{expect_exit, fixture};
 use kafkabench::diagnostic::render_text;
 use kafkabench::model::{Scenario, TxnSize, TxnSpec};
 use kafkabench::source::Sources;
 use serde_json::Value;
+use watch::Watched;
 
 const FIXTURES: &str = "tests/fixtures/transactions";
 
@@ -129,10 +131,10 @@ fn u(v: &Value, path: &[&str]) -> u64 {
         .unwrap_or_else(|| panic!("{} is not a count in {v:#}", path.join(".")))
 }
 
-/// Records of aborted transactions the consumer reported reading (the read side's own count,
-/// when it keeps one apart from `consumed`).
+/// Records of aborted transactions the consumer read: counted apart, never in `consumed`. A
+/// missing field fails (a count of 0 must be reported, not assumed).
 fn aborted_read(r: &Value) -> u64 {
-    r["consume"]["aborted_read"].as_u64().unwrap_or(0)
+    u(r, &["consume", "aborted_read"])
 }
 
 #[test]
@@ -144,7 +146,8 @@ fn a_read_committed_consumer_reads_every_committed_record_once_and_no_aborted_on
     assert_eq!(u(&r, &["txn", "committed_records"]), 8000);
     assert_eq!(u(&r, &["txn", "aborted_records"]), 2000);
     assert_eq!(u(&r, &["acked"]), 10_000, "aborted records are acked too");
-    // Exactly the committed ones, each once: an aborted one read would make this 8000 + n.
+    // Exactly the committed ones, each once. An aborted record read would not show here: the
+    // verifier counts it apart, in aborted_read, which must be 0.
     assert_eq!(u(&r, &["delivery", "consumed"]), 8000);
     assert_eq!(u(&r, &["delivery", "lost"]), 0);
     assert_eq!(u(&r, &["delivery", "duplicated"]), 0);
@@ -166,9 +169,11 @@ fn a_read_uncommitted_consumer_sees_the_aborted_records_which_are_still_not_lost
     let r = run("run_uncommitted", 0);
     assert_eq!(u(&r, &["txn", "committed"]), 10);
     assert_eq!(u(&r, &["txn", "aborted"]), 10);
-    // Written and then aborted, not dropped: an uncommitted read sees all 2000.
-    let read = u(&r, &["delivery", "consumed"]) + aborted_read(&r);
-    assert_eq!(read, 2000);
+    // Written and then aborted, not dropped: an uncommitted read sees all 2000, the committed
+    // ones as consumed and the aborted ones counted apart.
+    assert_eq!(u(&r, &["txn", "committed_records"]), 1000);
+    assert_eq!(u(&r, &["delivery", "consumed"]), 1000);
+    assert_eq!(aborted_read(&r), 1000);
     assert_eq!(u(&r, &["delivery", "lost"]), 0);
 }
 
@@ -178,8 +183,9 @@ fn transactions_bounded_by_time_follow_the_abort_schedule_exactly() {
     let (committed, aborted) = (u(&r, &["txn", "committed"]), u(&r, &["txn", "aborted"]));
     let n = committed + aborted;
     // 2 s in transactions of 50 ms: at most 41 (each begins with its first record after the
-    // last commit, so the commits' own time makes them fewer on a busy machine).
-    assert!((5..=41).contains(&n), "{n} transactions of 50 ms in 2 s");
+    // last commit, so the commits' own time makes them fewer, how many fewer depends on the
+    // machine's speed).
+    assert!((1..=41).contains(&n), "{n} transactions of 50 ms in 2 s");
     assert_eq!(aborted, n / 4, "every fourth of {n} transactions aborts");
     let records = u(&r, &["txn", "committed_records"]) + u(&r, &["txn", "aborted_records"]);
     assert_eq!(records, u(&r, &["sent"]));
@@ -194,13 +200,10 @@ fn transactions_bounded_by_time_follow_the_abort_schedule_exactly() {
 fn a_producer_fenced_by_a_newer_one_with_its_transactional_id_fails_the_run_saying_so() {
     common::require_broker();
     let id = format!("kb-test-fenced-{}", std::process::id());
-    let start = |name: &str| {
+    let start = |name: &str, quiet: bool| {
         Command::new(env!("CARGO_BIN_EXE_kafkabench"))
-            .args([
-                "run",
-                &fixture(&format!("transactions/{name}.kbs")),
-                "--quiet",
-            ])
+            .args(["run", &fixture(&format!("transactions/{name}.kbs"))])
+            .args(quiet.then_some("--quiet"))
             .current_dir(common::repo())
             .env("NO_COLOR", "1")
             .env("KB_TEST_TXN_ID", &id)
@@ -209,18 +212,21 @@ fn a_producer_fenced_by_a_newer_one_with_its_transactional_id_fails_the_run_sayi
             .spawn()
             .expect("the kafkabench binary starts")
     };
-    let fenced = start("run_fenced");
-    // Let it create its topic, initialise its transactions and commit a few.
-    std::thread::sleep(Duration::from_secs(5));
+    // Fenced only once its transactions are initialised and records acknowledged (else the
+    // fencer's producer would be the older one), however long a busy machine took for that.
+    let mut fenced = Watched::new(start("run_fenced", false));
+    fenced.wait_for_acked("run 1 of 1", Duration::from_secs(60));
     let started = Instant::now();
-    let fencer = start("run_fencer").wait_with_output().expect("fencer ran");
+    let fencer = start("run_fencer", true)
+        .wait_with_output()
+        .expect("fencer ran");
     expect_exit(&fencer, 0);
-    let out = fenced.wait_with_output().expect("fenced run ended");
-    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
-    assert_eq!(out.status.code(), Some(3), "a failed run:\n{all}");
+    let (code, out, err, _) = fenced.wait(Duration::from_secs(120));
+    let all = format!("{out}{err}");
+    assert_eq!(code, 3, "a failed run:\n{all}");
     assert!(all.contains("fenced"), "the cause is named:\n{all}");
     assert!(
-        started.elapsed() < Duration::from_secs(30),
-        "the fenced run stopped instead of waiting out its 15 s"
+        started.elapsed() < Duration::from_secs(60),
+        "the fenced run stopped instead of waiting out its 90 s"
     );
 }

@@ -13,8 +13,10 @@ use crate::model::{
 };
 use crate::syntax::{self, FaultObject, Value, ValueKind};
 
+mod records;
+
 /// The action words, as `check` suggests them.
-pub(super) const ACTIONS: &[&str] = &["kill", "pause", "restart", "run", "stop"];
+pub(super) const ACTIONS: &[&str] = &["kill", "pause", "restart", "run", "stop", "delete"];
 
 /// Words people reach for, and the action that does it.
 const SYNONYMS: &[(&str, &str)] = &[
@@ -28,6 +30,8 @@ const SYNONYMS: &[(&str, &str)] = &[
     ("exec", "run"),
     ("shell", "run"),
     ("sh", "run"),
+    ("truncate", "delete"),
+    ("purge", "delete"),
 ];
 
 /// What the cell's faults are checked against.
@@ -74,6 +78,7 @@ impl Checker<'_> {
             .lasts
             .as_ref()
             .map(|v| (self.duration(v, ctx, "how long a fault lasts"), v.span));
+        let placed = self.misplaced_words(f, verb?);
         let action = match verb? {
             "kill" | "pause" | "restart" => {
                 let target = self.broker(f, ctx, run.topic)?;
@@ -84,6 +89,7 @@ impl Checker<'_> {
                 }
             }
             "run" => FaultAction::Run(self.command(f, ctx)?),
+            "delete" => self.delete_records(f, ctx, run.topic)?,
             _ => FaultAction::StopConsumer(self.consumer(f, ctx, run.workload)?),
         };
         let takes_for = matches!(
@@ -95,6 +101,7 @@ impl Checker<'_> {
             Some((_, span)) if !takes_for => {
                 let help = match action {
                     FaultAction::Run(_) => "a command runs once; to undo what it did, add a second `at ... run \"...\"`",
+                    FaultAction::DeleteRecords { .. } => "deleted records stay deleted: nothing undoes a `delete`",
                     _ => "`restart` stops and starts the broker at once; for a broker down a while, write `kill broker ... for 10s`",
                 };
                 self.err(
@@ -116,7 +123,7 @@ impl Checker<'_> {
             Some((Some(d), _)) => Some(d),
         };
         let at = at?;
-        if !self.within_run(f, at, lasts, length) {
+        if !placed || !self.within_run(f, at, lasts, length) {
             return None;
         }
         Some(Fault::new(at, action, lasts, Some(f.span)))
@@ -156,7 +163,7 @@ impl Checker<'_> {
         let verb = &f.verb.node;
         let example = format!("e.g. `{verb} broker 1` or `{verb} broker leader(partition 0)`");
         let which = match &f.object {
-            Some(FaultObject::Node { noun, which }) if noun.node == "broker" => which,
+            Some(FaultObject::Node { noun, which, .. }) if noun.node == "broker" => which,
             Some(FaultObject::Node { noun, .. }) if noun.node == "consumer" => {
                 let help = if verb == "kill" || verb == "pause" {
                     "a consumer is stopped with `stop consumer 1 for 10s`".to_string()
@@ -332,7 +339,7 @@ impl Checker<'_> {
     fn consumer(&mut self, f: &syntax::Fault, ctx: &Picks, w: &Workload) -> Option<u32> {
         let example = "e.g. `stop consumer 1 for 10s`";
         let which = match &f.object {
-            Some(FaultObject::Node { noun, which }) if noun.node == "consumer" => which,
+            Some(FaultObject::Node { noun, which, .. }) if noun.node == "consumer" => which,
             Some(FaultObject::Node { noun, .. }) if noun.node == "broker" => {
                 self.err(
                     Diagnostic::new(Kind::Value, f.verb.span, "`stop` acts on a consumer, not a broker")
@@ -443,7 +450,7 @@ impl Checker<'_> {
                 Some(Holds::Broker(t.clone()))
             }
             FaultAction::StopConsumer(i) => Some(Holds::Consumer(*i)),
-            FaultAction::Run(_) => None,
+            FaultAction::Run(_) | FaultAction::DeleteRecords { .. } => None,
         };
         // A restart holds its broker for an instant; a fault without `for` until the end.
         let end = |f: &Fault| match f.action {

@@ -41,6 +41,10 @@ pub enum FaultAction {
     /// is 0-based (bit i of `Shared::consumer_stopped`); the language numbers consumers from 1
     /// (`stop consumer 1` is index 0), as `scripts/kafka-local` numbers its brokers.
     StopConsumer(u32),
+    /// Delete the records of a partition of the run's topic (Kafka's DeleteRecords), those
+    /// before offset `before`, or all it holds when the action fires (None): as retention does
+    /// to records a slow consumer has not read yet. Nothing undoes it.
+    DeleteRecords { partition: i32, before: Option<u64> },
 }
 
 /// Which broker an action hits, resolved when it fires.
@@ -102,6 +106,13 @@ impl std::fmt::Display for FaultAction {
             FaultAction::Restart(t) => write!(f, "restart broker {t}"),
             FaultAction::Run(cmd) => write!(f, "run {cmd:?}"),
             FaultAction::StopConsumer(i) => write!(f, "stop consumer {}", i + 1),
+            FaultAction::DeleteRecords { partition, before } => {
+                write!(f, "delete records of partition {partition}")?;
+                match before {
+                    Some(o) => write!(f, " before {o}"),
+                    None => Ok(()),
+                }
+            }
         }
     }
 }

@@ -159,15 +159,16 @@ pub fn write_results(
 }
 
 /// The read side's columns, each shown when some run has it: consume rate and lag with
-/// consumers, rebalances with a group, drain time with a backlog.
-struct ReadColumns {
+/// consumers, rebalances with a group, drain time with a backlog. The HTML runs table shows
+/// the same columns.
+pub(crate) struct ReadColumns {
     consume: bool,
     group: bool,
     drain: bool,
 }
 
 impl ReadColumns {
-    fn of(results: &[RunResult]) -> ReadColumns {
+    pub(crate) fn of(results: &[RunResult]) -> ReadColumns {
         let any = |f: fn(&crate::measure::ConsumeFigures) -> bool| {
             results.iter().filter_map(|r| r.consume.as_ref()).any(f)
         };
@@ -178,7 +179,7 @@ impl ReadColumns {
         }
     }
 
-    fn head(&self, head: &mut Vec<&str>) {
+    pub(crate) fn head(&self, head: &mut Vec<&str>) {
         if self.consume {
             head.extend(["read/s", "lag max"]);
         }
@@ -190,7 +191,7 @@ impl ReadColumns {
         }
     }
 
-    fn row(&self, r: &RunResult, row: &mut Vec<String>) {
+    pub(crate) fn row(&self, r: &RunResult, row: &mut Vec<String>) {
         let c = r.consume.as_ref();
         let dash = || "-".to_string();
         if self.consume {

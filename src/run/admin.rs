@@ -28,7 +28,7 @@ pub struct Admin {
 /// Every admin request waits this long for the cluster's answer and for the operation.
 const ADMIN_TIMEOUT: Duration = Duration::from_secs(30);
 
-fn options() -> AdminOptions {
+pub(crate) fn options() -> AdminOptions {
     AdminOptions::new()
         .operation_timeout(Some(ADMIN_TIMEOUT))
         .request_timeout(Some(ADMIN_TIMEOUT))

@@ -66,7 +66,9 @@ struct Ctx {
 fn builtin(a: &FaultAction) -> Option<&BrokerTarget> {
     match a {
         FaultAction::Kill(t) | FaultAction::Pause(t) | FaultAction::Restart(t) => Some(t),
-        FaultAction::Run(_) | FaultAction::StopConsumer(_) => None,
+        FaultAction::Run(_) | FaultAction::StopConsumer(_) | FaultAction::DeleteRecords { .. } => {
+            None
+        }
     }
 }
 
@@ -180,6 +182,21 @@ pub struct Running {
 }
 
 impl Timeline {
+    /// The consumers stopped from the first instant (`at 0s stop consumer N`), as a mask of
+    /// `Shared::consumer_stopped`: set before the clock starts, so such a consumer reads no
+    /// record of the measured phase before it leaves its group (the task that fires at 0s would
+    /// race the first records).
+    pub fn consumers_stopped_at_start(&self) -> u64 {
+        self.faults
+            .iter()
+            .filter(|f| f.at.is_zero())
+            .filter_map(|f| match f.action {
+                FaultAction::StopConsumer(i) => Some(1u64 << i.min(63)),
+                _ => None,
+            })
+            .fold(0, |m, b| m | b)
+    }
+
     /// Fires each action at its time from the measured phase's start (`shared`'s origin).
     pub fn start(self, shared: Arc<Shared>) -> Running {
         let origin = shared.t0 + Duration::from_nanos(shared.measure_origin());
@@ -355,6 +372,19 @@ async fn fire(f: Fault, clock: Clock) -> FaultRecord {
             rec.ended_secs = Some(clock.secs());
             let undone = ctx.live.undo(hold);
             rec.outcome = ended(natural, undone, "started again");
+            return rec;
+        }
+        FaultAction::DeleteRecords { partition, before } => {
+            rec.target = Some(format!("partition {partition}"));
+            rec.fired_secs = Some(clock.secs());
+            rec.outcome = match &ctx.meta {
+                Some(m) => match m.delete_records(&ctx.topic, *partition, *before).await {
+                    Ok(low) => format!("ok; the partition starts at offset {low} now"),
+                    Err(e) => format!("failed: {e}"),
+                },
+                None => "failed: no metadata client".to_string(),
+            };
+            rec.ended_secs = rec.fired_secs;
             return rec;
         }
         FaultAction::Kill(_) | FaultAction::Pause(_) | FaultAction::Restart(_) => {}

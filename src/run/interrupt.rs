@@ -86,7 +86,8 @@ mod tests {
         let started = std::time::Instant::now();
         let out = unless_interrupted(&flag, tokio::time::sleep(Duration::from_secs(30))).await;
         assert!(out.is_none());
-        assert!(started.elapsed() < Duration::from_secs(2));
+        // Given way to the flag, not waited out: well short of the 30 s, even on a busy machine.
+        assert!(started.elapsed() < Duration::from_secs(15));
     }
 
     #[test]

@@ -30,7 +30,8 @@ pub struct Progress<'a> {
     pub sent: u64,
     pub acked: u64,
     pub failed: u64,
-    /// Since the measured phase started.
+    /// Since the measured phase started; once every record is reported, the time that took
+    /// (the consumers' drain after it is not sending).
     pub elapsed: Duration,
 }
 
@@ -64,7 +65,9 @@ fn snapshot<'a>(
         sent: shared.sent.load(Ordering::Relaxed),
         acked: shared.acked.load(Ordering::Relaxed),
         failed: shared.failed.load(Ordering::Relaxed),
-        elapsed: start.elapsed(),
+        elapsed: shared
+            .sending_time()
+            .map_or(start.elapsed(), |d| d.min(start.elapsed())),
     }
 }
 

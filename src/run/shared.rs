@@ -19,6 +19,9 @@ pub struct Shared {
     pub acked: AtomicU64,
     pub failed: AtomicU64,
     pub producers_done: AtomicBool,
+    /// When the last producer had every record reported (ns since `t0`, 0 before): the end
+    /// of sending, which the progress line's rate is taken over (not the consumers' drain).
+    producers_done_ns: AtomicU64,
     /// Records the consumer has read (warm-up included), for `in_flight_until = consumed`.
     pub consumed_any: AtomicU64,
     /// Measured records reported acked or failed (a failed one may have been written all the
@@ -51,6 +54,7 @@ impl Shared {
             acked: AtomicU64::new(0),
             failed: AtomicU64::new(0),
             producers_done: AtomicBool::new(false),
+            producers_done_ns: AtomicU64::new(0),
             consumed_any: AtomicU64::new(0),
             expected: AtomicU64::new(u64::MAX),
             measure_origin_ns: AtomicU64::new(0),
@@ -105,8 +109,17 @@ impl Shared {
         if self.drained.fetch_add(1, Ordering::AcqRel) + 1 == of {
             self.expected
                 .store(self.reported.load(Ordering::Acquire), Ordering::Release);
+            self.producers_done_ns
+                .store(self.t0.elapsed().as_nanos() as u64, Ordering::Release);
             self.producers_done.store(true, Ordering::Release);
         }
+    }
+
+    /// How long the measured phase sent and had its records reported; None while it does.
+    pub fn sending_time(&self) -> Option<std::time::Duration> {
+        let done = self.producers_done_ns.load(Ordering::Acquire);
+        (done > 0)
+            .then(|| std::time::Duration::from_nanos(done.saturating_sub(self.measure_origin())))
     }
 
     /// Marks now as the start of the measured phase.

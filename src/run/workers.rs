@@ -174,6 +174,9 @@ pub async fn measure(
     // A shard measures no disk: the collector measures the topics once, for every shard.
     let disk_here = opts.shard.is_none();
     let plain = disk_here.then(|| logdirs::speaks(&rp.admin));
+    let stopped_at_start = timeline
+        .as_ref()
+        .map_or(0, |t| t.consumers_stopped_at_start());
     let (b, brs, t, sh) = (
         barrier.clone(),
         brokers.to_vec(),
@@ -187,6 +190,8 @@ pub async fn measure(
             coordination.and_then(|()| meet_shards(sharding.as_deref(), run, Phase::Measure, &sh));
         // The time series' t = 0, the same instant for every thread: they read it after the
         // barrier below.
+        sh.consumer_stopped
+            .fetch_or(stopped_at_start, Ordering::AcqRel);
         sh.start_measuring();
         let started_at = SystemTime::now();
         b.wait();

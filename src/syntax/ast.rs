@@ -175,6 +175,8 @@ pub struct Fault {
     /// The action word as written (`kill`, `pause`, ...), checked by the check stage.
     pub verb: Spanned<String>,
     pub object: Option<FaultObject>,
+    /// `before 500` (`delete records of partition 0 before 500`), or a `{var}`.
+    pub before: Option<Value>,
     /// `for 15s`, or a `{var}`.
     pub lasts: Option<Value>,
     pub span: Span,
@@ -189,6 +191,9 @@ pub enum FaultObject {
     /// takes, so both resolve alike); None when nothing follows the noun.
     Node {
         noun: Spanned<String>,
+        /// What the noun belongs to: `partition` in `records of partition 0` (`which` is then
+        /// the partition).
+        of: Option<Spanned<String>>,
         which: Option<Value>,
     },
 }

@@ -271,6 +271,7 @@ impl Builder {
         let mut verb = None;
         let mut object = None;
         let mut lasts = None;
+        let mut before = None;
         for part in p.into_inner() {
             match part.as_rule() {
                 Rule::fault_time => at = Some(self.fault_time(part)),
@@ -279,6 +280,9 @@ impl Builder {
                 Rule::fault_lasts => {
                     lasts = Some(self.fault_time(part.into_inner().next().expect("a duration")))
                 }
+                Rule::fault_before => {
+                    before = Some(self.fault_time(part.into_inner().next().expect("an offset")))
+                }
                 r => unreachable!("a fault cannot hold {r:?}"),
             }
         }
@@ -286,6 +290,7 @@ impl Builder {
             at: at.expect("a fault has `at`"),
             verb: verb.expect("a fault has an action"),
             object,
+            before,
             lasts,
             span,
         }
@@ -301,7 +306,16 @@ impl Builder {
         if first.as_rule() == Rule::string {
             return FaultObject::Command(self.string(first));
         }
-        let which = inner.next().map(|w| {
+        let mut next = inner.next();
+        let of = match &next {
+            Some(o) if o.as_rule() == Rule::fault_of => {
+                let word = o.clone().into_inner().next().expect("a name after `of`");
+                next = inner.next();
+                Some(self.spanned(&word))
+            }
+            _ => None,
+        };
+        let which = next.map(|w| {
             let alt = w.into_inner().next().expect("which one");
             let span = self.span(&alt);
             match alt.as_rule() {
@@ -334,6 +348,7 @@ impl Builder {
         });
         FaultObject::Node {
             noun: self.spanned(&first),
+            of,
             which,
         }
     }

@@ -62,13 +62,15 @@ fn describe(rule: Rule) -> &'static str {
         Rule::fault => "a fault (`at 15s kill broker 1 for 10s`)",
         Rule::fault_time => "a time (`15s`) or a variable",
         Rule::fault_lasts => "`for` and how long (`for 10s`)",
-        Rule::fault_object => "what the action acts on (`broker 1`, `consumer 0`, `\"command\"`)",
+        Rule::fault_before => "`before` and an offset (`before 500`)",
+        Rule::fault_of => "`of` and what it belongs to (`records of partition 0`)",
+        Rule::fault_object => "what the action acts on (`broker 1`, `consumer 1`, `records of partition 0`, `\"command\"`)",
         Rule::fault_which => "which one (`2`, `leader(partition 0)`, `{victim}`)",
         Rule::leader => "`leader(partition 0)`",
         Rule::leader_word => "`leader`",
-        Rule::fault_verb => "an action (`kill`, `pause`, `restart`, `run`, `stop`)",
+        Rule::fault_verb => "an action (`kill`, `pause`, `restart`, `run`, `stop`, `delete`)",
         Rule::fault_word => "a name",
-        Rule::fault_keyword => "`at` or `for`",
+        Rule::fault_keyword => "`at`, `for`, `before` or `of`",
     }
 }
 

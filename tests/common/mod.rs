@@ -3,6 +3,7 @@
 // Each test binary uses some of these helpers, not all.
 #![allow(dead_code)]
 
+pub mod cluster;
 pub mod reader;
 
 use std::io::Read;

@@ -3,6 +3,7 @@
 //! scenario or the file is escaped.
 
 mod margin;
+mod over_time;
 mod plots;
 mod svg;
 
@@ -16,6 +17,7 @@ use crate::format::{human_bytes, human_duration};
 use crate::measure::RunResult;
 use crate::model::Props;
 use crate::report::json::ResultFile;
+use crate::report::table::ReadColumns;
 
 const STYLE: &str = r#"
 :root { color-scheme: light; }
@@ -39,6 +41,8 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 section.run { background: #fff; border: 1px solid #d0d7de; border-radius: 8px; padding: 4px 20px 16px; margin: 24px 0; }
 section.run h2 { border: none; }
 .plots { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr)); gap: 16px; }
+.plots figure { margin: 0; }
+.plots figcaption { color: #57606a; font-size: 13px; max-width: 680px; margin-top: 4px; }
 .plots svg { border: 1px solid #d0d7de; border-radius: 6px; width: 100%; max-width: 680px; height: auto; }
 .wide svg { border: 1px solid #d0d7de; border-radius: 6px; width: 100%; max-width: 1000px; height: auto; margin: 8px 0; }
 pre { background: #fff; border: 1px solid #d0d7de; border-radius: 6px; padding: 12px; overflow-x: auto; font-size: 13px; }
@@ -168,12 +172,31 @@ fn ms(s: Option<f64>) -> String {
 
 /// The comparison table of every run, and the comparison plots when there are several runs.
 fn summary(h: &mut String, f: &ResultFile) {
-    h.push_str(
-        "<h2 id=\"runs\">Runs</h2><table class=\"summary\"><tr><th>run</th><th>sent</th>\
-         <th>acked</th><th>failed</th><th>elapsed</th><th>msg/s</th><th>MB/s</th>\
-         <th>target/s</th><th>ack p50</th><th>ack p99</th><th>ack p99.9</th><th>e2e p50</th>\
-         <th>e2e p99</th><th>lost</th><th>disk</th><th>ratio</th></tr>",
-    );
+    // The terminal table's read-side columns, shown when it shows them.
+    let read = ReadColumns::of(&f.runs);
+    let mut head = vec![
+        "run",
+        "sent",
+        "acked",
+        "failed",
+        "elapsed",
+        "msg/s",
+        "MB/s",
+        "target/s",
+        "ack p50",
+        "ack p99",
+        "ack p99.9",
+        "e2e p50",
+        "e2e p99",
+        "lost",
+    ];
+    read.head(&mut head);
+    head.extend(["disk", "ratio"]);
+    h.push_str("<h2 id=\"runs\">Runs</h2><table class=\"summary\"><tr>");
+    for c in head {
+        let _ = write!(h, "<th>{}</th>", esc(c));
+    }
+    h.push_str("</tr>");
     for r in &f.runs {
         let lost = match &r.delivery {
             Some(d) => d.lost.map_or("incomplete".into(), |n| n.to_string()),
@@ -184,7 +207,7 @@ fn summary(h: &mut String, f: &ResultFile) {
         } else {
             format!("{} (incomplete)", esc(&r.label))
         };
-        let cells = [
+        let mut cells = vec![
             r.sent.to_string(),
             r.acked.to_string(),
             r.failed.to_string(),
@@ -198,9 +221,12 @@ fn summary(h: &mut String, f: &ResultFile) {
             ms(r.e2e.as_ref().map(|e| e.p50_ms)),
             ms(r.e2e.as_ref().map(|e| e.p99_ms)),
             lost,
+        ];
+        read.row(r, &mut cells);
+        cells.extend([
             r.disk_bytes.map_or("-".into(), |d| human_bytes(d as f64)),
             r.disk_ratio.map_or("-".into(), |x| format!("{x:.2}x")),
-        ];
+        ]);
         let _ = write!(h, "<tr><td><a href=\"#run-{}\">{label}</a></td>", r.index);
         for c in cells {
             let _ = write!(h, "<td class=\"num\">{}</td>", esc(&c));
@@ -262,8 +288,8 @@ fn run(h: &mut String, r: &RunResult, total: usize) {
     h.push_str(&plots::percentiles(r));
     match &r.series {
         Some(s) if !s.points.is_empty() => {
-            h.push_str(&plots::throughput_over_time(s));
-            h.push_str(&plots::latency_over_time(s));
+            h.push_str(&over_time::throughput_over_time(s, r.complete));
+            h.push_str(&over_time::latency_over_time(s));
         }
         _ => h.push_str(
             "<p class=\"note\">No time series in this result file, so no plots over time.</p>",
@@ -360,5 +386,37 @@ mod tests {
         };
         let page = page(&file(vec![run]));
         assert!(!page.contains("NaN") && !page.contains("inf"), "{page}");
+    }
+
+    #[test]
+    fn the_runs_table_has_the_terminal_tables_read_side_columns_when_a_run_has_consumers() {
+        let read = RunResult {
+            label: "group".into(),
+            consume: Some(crate::measure::ConsumeFigures {
+                throughput_msgs: 1999.6,
+                lag_max: Some(42),
+                rebalances: 3,
+                rebalance_secs: Some(0.25),
+                ..Default::default()
+            }),
+            ..RunResult::default()
+        };
+        let alone = RunResult {
+            label: "alone".into(),
+            ..RunResult::default()
+        };
+        let page = page(&file(vec![read, alone.clone()]));
+        for column in ["read/s", "lag max", "rebal", "rebal max"] {
+            assert!(page.contains(&format!("<th>{column}</th>")), "{column}");
+        }
+        for cell in ["2000", "42", "3", "250ms"] {
+            assert!(
+                page.contains(&format!("<td class=\"num\">{cell}</td>")),
+                "{cell}"
+            );
+        }
+        assert!(!page.contains("<th>drain</th>"), "no run drained a backlog");
+        let page = super::page(&file(vec![alone]));
+        assert!(!page.contains("<th>read/s</th>"), "no run has consumers");
     }
 }

@@ -1,9 +1,9 @@
 //! The report's plots as inline SVG: line charts (the percentile distribution on the nines
-//! axis, throughput and latency over time) and bar charts comparing runs, each with axes,
-//! units, grid and legend.
+//! axis; throughput and latency over time are drawn by `over_time.rs`) and bar charts
+//! comparing runs, each with axes, units, grid and legend.
 
 use super::svg::{nines, number, Anchor, Kind, Scale, Svg};
-use crate::measure::{LatencySummary, RunResult, TimeSeries};
+use crate::measure::{LatencySummary, RunResult};
 
 const W: f64 = 660.0;
 const H: f64 = 380.0;
@@ -210,92 +210,6 @@ pub fn percentiles(run: &RunResult) -> String {
         x_label: "percentile (log scale of 1/(1−q))".into(),
         y_label: "latency (ms, log scale)".into(),
         x: Kind::Nines,
-        y: Kind::Log,
-        lines,
-    }
-    .render()
-}
-
-/// Acknowledged records per second over the measured phase, with the target rate.
-pub fn throughput_over_time(series: &TimeSeries) -> String {
-    let iv = series.interval_secs.max(1e-9);
-    let mid = |t: f64| t + iv / 2.0;
-    let mut lines = vec![Line {
-        name: "acked/s".into(),
-        color: ACK,
-        dash: false,
-        points: series
-            .points
-            .iter()
-            .map(|p| (mid(p.t_secs), Some(p.acked as f64 / iv)))
-            .collect(),
-    }];
-    if series.points.iter().any(|p| p.consumed.is_some()) {
-        lines.push(Line {
-            name: "consumed/s".into(),
-            color: E2E,
-            dash: false,
-            points: series
-                .points
-                .iter()
-                .map(|p| (mid(p.t_secs), p.consumed.map(|c| c as f64 / iv)))
-                .collect(),
-        });
-    }
-    if series.points.iter().any(|p| p.target_rate.is_some()) {
-        // A staircase: the schedule's rate holds over each whole interval.
-        let points = series
-            .points
-            .iter()
-            .flat_map(|p| [(p.t_secs, p.target_rate), (p.t_secs + iv, p.target_rate)])
-            .collect();
-        lines.push(Line {
-            name: "target rate".into(),
-            color: TARGET,
-            dash: true,
-            points,
-        });
-    }
-    Chart {
-        title: "Throughput over time".into(),
-        x_label: "time since the measured phase began (s)".into(),
-        y_label: "records per second".into(),
-        x: Kind::Linear,
-        y: Kind::Linear,
-        lines,
-    }
-    .render()
-}
-
-/// Per-interval p50 and p99 of ack (and e2e) latency.
-pub fn latency_over_time(series: &TimeSeries) -> String {
-    let iv = series.interval_secs.max(1e-9);
-    type Field = fn(&crate::measure::SeriesPoint) -> Option<f64>;
-    let families: [(&str, &'static str, bool, Field); 4] = [
-        ("ack p50", ACK, true, |p| p.ack_p50_ms),
-        ("ack p99", ACK, false, |p| p.ack_p99_ms),
-        ("e2e p50", E2E, true, |p| p.e2e_p50_ms),
-        ("e2e p99", E2E, false, |p| p.e2e_p99_ms),
-    ];
-    let lines = families
-        .iter()
-        .filter(|(_, _, _, f)| series.points.iter().any(|p| f(p).is_some()))
-        .map(|(name, color, dash, f)| Line {
-            name: (*name).into(),
-            color,
-            dash: *dash,
-            points: series
-                .points
-                .iter()
-                .map(|p| (p.t_secs + iv / 2.0, f(p)))
-                .collect(),
-        })
-        .collect();
-    Chart {
-        title: "Latency over time (per interval)".into(),
-        x_label: "time since the measured phase began (s)".into(),
-        y_label: "latency (ms, log scale)".into(),
-        x: Kind::Linear,
         y: Kind::Log,
         lines,
     }

@@ -6,6 +6,7 @@ use std::time::Duration;
 use rdkafka::admin::AdminClient;
 use rdkafka::client::DefaultClientContext;
 use rdkafka::metadata::Metadata;
+use rdkafka::{Offset, TopicPartitionList};
 
 use crate::model::Props;
 use crate::run::admin;
@@ -66,6 +67,37 @@ impl Meta {
             _ => Err(format!(
                 "partition {partition} of {topic} has no leader now"
             )),
+        }
+    }
+
+    /// Deletes the records of `partition` of `topic` before offset `before` (all it holds
+    /// now when None); the partition's new log start offset.
+    pub(super) async fn delete_records(
+        &self,
+        topic: &str,
+        partition: i32,
+        before: Option<u64>,
+    ) -> Result<i64, String> {
+        let offset = match before {
+            Some(b) => Offset::Offset(b as i64),
+            None => Offset::End,
+        };
+        let mut tpl = TopicPartitionList::new();
+        tpl.add_partition_offset(topic, partition, offset)
+            .map_err(|e| e.to_string())?;
+        let done = self
+            .client
+            .delete_records(&tpl, &admin::options())
+            .await
+            .map_err(|e| format!("the cluster refused to delete records: {e}"))?;
+        let e = done
+            .find_partition(topic, partition)
+            .ok_or_else(|| format!("the cluster did not answer for partition {partition}"))?;
+        e.error()
+            .map_err(|e| format!("the cluster refused to delete records: {e}"))?;
+        match e.offset() {
+            Offset::Offset(low) => Ok(low),
+            o => Err(format!("the cluster answered with no offset ({o:?})")),
         }
     }
 
