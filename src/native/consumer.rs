@@ -6,8 +6,8 @@
 //! list in Rust; at a million records a second both showed in the verification consumer's
 //! profile (bench/README.md, "verification consumer"). Here the consumer queue is polled
 //! directly, as `rdkafka_performance -C -G` does with `rd_kafka_consumer_poll`: one event per
-//! record, its stamp found with `rd_kafka_header_get_last`, nothing allocated on kafkabench's
-//! side. Rebalance events are answered here too (assign or unassign, eager or cooperative), so
+//! record, its stamp read from the record's header bytes (below), nothing allocated per record
+//! for it. Rebalance events are answered here too (assign or unassign, eager or cooperative), so
 //! one thread owns the client and its group membership.
 //!
 //! The stamp is read from the record's header bytes as fetched, not through
