@@ -116,6 +116,21 @@ pub enum Read {
     Verified,
 }
 
+/// Where and when a record was read, and its size: what `Verifier::check` needs of it besides
+/// its stamp.
+#[derive(Debug, Clone, Copy)]
+pub struct At {
+    /// The topic's index in the run's list.
+    pub topic: usize,
+    /// The partition in the run's numbering (topic index × partitions + partition).
+    pub part: usize,
+    pub offset: i64,
+    /// Key and value bytes.
+    pub bytes: u64,
+    /// ns on the run's clock.
+    pub now: u64,
+}
+
 impl Verifier {
     pub fn new(producers: usize, partitions: usize, topics: usize, base: Vec<i64>) -> Verifier {
         let mut rec = ConsumerRecording::empty();
@@ -146,16 +161,45 @@ impl Verifier {
         now: u64,
         reads: &Reads,
     ) -> Read {
+        let at = At {
+            topic,
+            part,
+            offset: m.offset(),
+            bytes: m.key_value_bytes(),
+            now,
+        };
+        self.check(
+            at,
+            || m.header(stamp::HEADER_C).and_then(stamp::decode),
+            reads,
+        )
+    }
+
+    /// The per-record checks on plain values. The stamp is looked up only when the record
+    /// needs it (not for a redelivery, nor below the partition's base), as `read` did inline.
+    #[inline]
+    pub fn check(
+        &mut self,
+        at: At,
+        stamp: impl FnOnce() -> Option<stamp::Stamp>,
+        reads: &Reads,
+    ) -> Read {
+        let At {
+            topic,
+            part,
+            offset,
+            bytes,
+            now,
+        } = at;
         let r = &mut self.rec;
         r.records += 1;
-        r.bytes += m.key_value_bytes();
+        r.bytes += bytes;
         r.consumed_by_topic[topic] += 1;
         if r.first_read_ns == 0 {
             r.first_read_ns = now;
         }
         r.last_read_ns = now;
         self.pending_records += 1;
-        let offset = m.offset();
         if reads.next[part].fetch_max(offset + 1, Ordering::AcqRel) > offset {
             r.redelivered += 1;
             return Read::Redelivered;
@@ -163,7 +207,7 @@ impl Verifier {
         if offset < self.base[part] {
             return Read::Unverified;
         }
-        let Some(s) = m.header(stamp::HEADER_C).and_then(stamp::decode) else {
+        let Some(s) = stamp() else {
             return Read::Unverified;
         };
         let producer = s.producer as usize;
@@ -223,3 +267,7 @@ impl Verifier {
         self.pending_records
     }
 }
+
+#[cfg(test)]
+#[path = "verify_tests.rs"]
+mod tests;
