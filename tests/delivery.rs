@@ -121,6 +121,21 @@ fn check_against_reader(bootstrap: &str, run: &Value, context: &str) -> Checked 
     c
 }
 
+/// Runs `body` on the 3-node cluster, checks its figures against the reader, waits until the
+/// cluster is whole again and deletes the topic: the figures, the exit code, what kafkabench
+/// said, and its result file.
+fn on_nodes(body: &str, context: &str) -> (Checked, i32, String, Value) {
+    NODES.up();
+    let bootstrap = NODES.bootstrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (code, said, doc) = run(dir.path(), &bootstrap, Some(NODES.home()), body);
+    assert!(code == 0 || code == 1, "{said}");
+    let c = check_against_reader(&bootstrap, &doc["runs"][0], context);
+    NODES.wait_whole(Duration::from_secs(60));
+    delete_topic(&bootstrap, &c.topic);
+    (c, code, said, doc)
+}
+
 #[test]
 fn records_deleted_before_they_were_read_are_lost_exactly() {
     common::require_broker();
@@ -180,16 +195,10 @@ scenario "deleted" {
 
 #[test]
 fn acks_1_with_the_leader_killed_loses_what_the_reader_cannot_find() {
-    NODES.up();
-    let bootstrap = NODES.bootstrap();
-    let dir = tempfile::tempdir().unwrap();
     // Whatever acks=1 loses to the kill (records the leader acknowledged before its followers
     // had them) is the count; it must be the reader's. A long message timeout keeps every
     // record acknowledged or lost, never failed.
-    let (code, said, doc) = run(
-        dir.path(),
-        &bootstrap,
-        Some(NODES.home()),
+    let (c, _, said, _) = on_nodes(
         r#"
 scenario "acks1" {
   topic "kb-delivery-acks1" { partitions = 3  replication = 3 }
@@ -210,13 +219,10 @@ scenario "acks1" {
   }
 }
 "#,
+        "acks=1, leader killed",
     );
-    assert!(code == 0 || code == 1, "{said}");
-    let c = check_against_reader(&bootstrap, &doc["runs"][0], "acks=1, leader killed");
     assert_eq!(c.failed, 0, "{said}");
     assert_eq!(c.lost, c.acked - c.read.distinct_measured());
-    NODES.wait_whole(Duration::from_secs(60));
-    delete_topic(&bootstrap, &c.topic);
 }
 
 /// Idempotence off, retries on, five requests in flight, and the leader frozen for longer than
@@ -227,13 +233,7 @@ scenario "acks1" {
 /// (The retries go out in order, so this makes no reordering: the next test makes one.)
 #[test]
 fn a_paused_leader_makes_a_producer_without_idempotence_write_duplicates() {
-    NODES.up();
-    let bootstrap = NODES.bootstrap();
-    let dir = tempfile::tempdir().unwrap();
-    let (code, said, doc) = run(
-        dir.path(),
-        &bootstrap,
-        Some(NODES.home()),
+    let (c, _, said, _) = on_nodes(
         r#"
 scenario "retries" {
   topic "kb-delivery-retries" { partitions = 1  replication = 3 }
@@ -258,16 +258,13 @@ scenario "retries" {
   }
 }
 "#,
+        "paused leader, retries",
     );
-    assert!(code == 0 || code == 1, "{said}");
-    let c = check_against_reader(&bootstrap, &doc["runs"][0], "paused leader, retries");
     assert!(
         c.duplicated > 0,
         "the retries of written requests must have made duplicates: {said}"
     );
     assert_eq!(c.lost, 0, "{said}");
-    NODES.wait_whole(Duration::from_secs(60));
-    delete_topic(&bootstrap, &c.topic);
 }
 
 /// Records whose delivery timed out while the leader was frozen, but which the broker held in
@@ -275,13 +272,7 @@ scenario "retries" {
 /// `failed_but_delivered`, and hide no loss (lost stays 0: acks=all, nothing else happened).
 #[test]
 fn records_that_time_out_after_they_were_sent_are_failed_but_delivered() {
-    NODES.up();
-    let bootstrap = NODES.bootstrap();
-    let dir = tempfile::tempdir().unwrap();
-    let (code, said, doc) = run(
-        dir.path(),
-        &bootstrap,
-        Some(NODES.home()),
+    let (c, _, said, _) = on_nodes(
         r#"
 scenario "timeouts" {
   topic "kb-delivery-timeouts" { partitions = 1  replication = 3 }
@@ -304,9 +295,8 @@ scenario "timeouts" {
   }
 }
 "#,
+        "timeouts after sending",
     );
-    assert!(code == 0 || code == 1, "{said}");
-    let c = check_against_reader(&bootstrap, &doc["runs"][0], "timeouts after sending");
     assert!(
         c.failed > 0,
         "records due in the pause must time out: {said}"
@@ -318,8 +308,6 @@ scenario "timeouts" {
     assert_eq!(c.lost, 0, "{said}");
     // Independently: what the topic holds beyond the acked records is failed yet delivered.
     assert_eq!(c.failed_but_delivered, c.read.distinct_measured() - c.acked);
-    NODES.wait_whole(Duration::from_secs(60));
-    delete_topic(&bootstrap, &c.topic);
 }
 
 /// `restart broker` on a real 3-node cluster: the leader stopped cleanly and started again
@@ -327,13 +315,7 @@ scenario "timeouts" {
 /// reader agrees record by record.
 #[test]
 fn a_restarted_leader_loses_nothing_and_comes_back() {
-    NODES.up();
-    let bootstrap = NODES.bootstrap();
-    let dir = tempfile::tempdir().unwrap();
-    let (code, said, doc) = run(
-        dir.path(),
-        &bootstrap,
-        Some(NODES.home()),
+    let (c, code, said, doc) = on_nodes(
         r#"
 scenario "restart" {
   topic "kb-delivery-restart" {
@@ -357,10 +339,10 @@ scenario "restart" {
   }
 }
 "#,
+        "restart",
     );
     assert_eq!(code, 0, "{said}");
-    let r = &doc["runs"][0];
-    let action = &r["faults"]["actions"][0];
+    let action = &doc["runs"][0]["faults"]["actions"][0];
     assert!(
         action["outcome"].as_str().unwrap().starts_with("ok"),
         "{action}"
@@ -369,17 +351,14 @@ scenario "restart" {
         action["target"].as_str().unwrap().starts_with("broker "),
         "{action}"
     );
-    let c = check_against_reader(&bootstrap, r, "restart");
     assert_eq!((c.lost, c.duplicated, c.reordered), (0, 0, 0));
     assert_eq!(c.consumed, c.acked);
-    NODES.wait_whole(Duration::from_secs(60));
     let nodes = NODES.nodes();
     assert!(
         nodes.iter().all(|(_, _, s)| s == "running"),
         "{nodes:?}\n{}",
         text(&NODES.kafka_local(&["status"]).stdout)
     );
-    delete_topic(&bootstrap, &c.topic);
 }
 
 /// The stamp's layout (docs/result-format.md), written by hand: a copy of a record kafkabench

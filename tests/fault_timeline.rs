@@ -9,68 +9,14 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use common::cluster::Nodes;
 use common::{repo, text, wait_bounded};
 
-/// Clear of CI's broker (9092-9094), the broker-loss test (19092-19093) and the security test
-/// (19492-19494); nodes listen on 19692, 19792 and 19892, controllers one above.
-const PORT: u16 = 19692;
-
-fn home() -> PathBuf {
-    std::env::temp_dir().join(format!("kafkabench-fault-timeline-{PORT}"))
-}
-
-fn bootstrap() -> String {
-    (0..3)
-        .map(|i| format!("127.0.0.1:{}", PORT + 100 * i))
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
-fn kafka_local(args: &[&str]) -> std::process::Output {
-    Command::new(repo().join("scripts/kafka-local"))
-        .args(args)
-        .env("KAFKA_LOCAL_HOME", home())
-        .env("KAFKA_LOCAL_PORT", PORT.to_string())
-        .env("KAFKA_LOCAL_HEAP", "320m")
-        .output()
-        .expect("kafka-local runs")
-}
-
-extern "C" fn stop_cluster() {
-    let _ = kafka_local(&["down", "--wipe"]);
-}
-
-/// Starts the cluster once (a leftover from a test binary that was killed is repaired and
-/// reused), and stops it when the process exits.
-fn cluster() {
-    static UP: OnceLock<()> = OnceLock::new();
-    UP.get_or_init(|| {
-        let out = kafka_local(&["up", "--brokers", "3"]);
-        // SAFETY: registers a plain function to run at exit; it only spawns a process.
-        unsafe { libc::atexit(stop_cluster) };
-        assert!(
-            out.status.success(),
-            "the 3-node cluster did not start:\n{}{}",
-            text(&out.stdout),
-            text(&out.stderr)
-        );
-    });
-}
-
-/// `(id, pid, state)` of every node, as kafka-local sees them.
-fn nodes() -> Vec<(i32, Option<i32>, String)> {
-    let out = kafka_local(&["nodes"]);
-    text(&out.stdout)
-        .lines()
-        .map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            (f[0].parse().unwrap(), f[2].parse().ok(), f[3].to_string())
-        })
-        .collect()
-}
+/// The cluster of this file: nodes on 19692, 19792 and 19892 (tests/common/cluster.rs lists
+/// every test cluster's ports).
+const NODES: Nodes = Nodes { port: 19692 };
 
 /// The process state letter of `pid` (`S`, `R`, `T` for stopped by a signal...).
 fn process_state(pid: i32) -> char {
@@ -84,7 +30,7 @@ fn process_state(pid: i32) -> char {
 
 /// Every node is running: kafka-local says so, and no process is stopped by a signal.
 fn assert_all_running(context: &str) {
-    let nodes = nodes();
+    let nodes = NODES.nodes();
     assert_eq!(nodes.len(), 3, "{context}: {nodes:?}");
     for (id, pid, state) in &nodes {
         assert_eq!(state, "running", "{context}: node {id}: {nodes:?}");
@@ -95,7 +41,7 @@ fn assert_all_running(context: &str) {
             process_state(pid)
         );
     }
-    let status = kafka_local(&["status"]);
+    let status = NODES.kafka_local(&["status"]);
     let said = text(&status.stdout);
     assert!(
         !said.contains("PAUSED") && !said.contains("STOPPED"),
@@ -107,12 +53,15 @@ fn assert_all_running(context: &str) {
 fn wait_for_state(id: i32, state: &str, limit: Duration) {
     let started = Instant::now();
     while started.elapsed() < limit {
-        if nodes().iter().any(|(i, _, s)| *i == id && s == state) {
+        if NODES.nodes().iter().any(|(i, _, s)| *i == id && s == state) {
             return;
         }
         std::thread::sleep(Duration::from_millis(200));
     }
-    panic!("node {id} was not {state} within {limit:?}: {:?}", nodes());
+    panic!(
+        "node {id} was not {state} within {limit:?}: {:?}",
+        NODES.nodes()
+    );
 }
 
 fn write_scenario(dir: &Path, body: &str) -> PathBuf {
@@ -124,10 +73,10 @@ fn write_scenario(dir: &Path, body: &str) -> PathBuf {
 fn kafkabench(args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_kafkabench"));
     c.args(args)
-        .args(["--bootstrap", &bootstrap()])
+        .args(["--bootstrap", &NODES.bootstrap()])
         .current_dir(repo())
         .env("NO_COLOR", "1")
-        .env("KAFKA_LOCAL_HOME", home())
+        .env("KAFKA_LOCAL_HOME", NODES.home())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     c
@@ -171,7 +120,7 @@ scenario "durability" {
 
 #[test]
 fn the_safe_step_loses_nothing_when_the_leader_is_killed_and_the_broker_comes_back() {
-    cluster();
+    NODES.up();
     let dir = tempfile::tempdir().unwrap();
     let scenario = write_scenario(dir.path(), DURABILITY);
     let json = dir.path().join("out.json");
@@ -236,7 +185,7 @@ scenario "pause" {
 
 #[test]
 fn sigterm_in_a_pause_window_continues_the_paused_broker_before_exiting() {
-    cluster();
+    NODES.up();
     let dir = tempfile::tempdir().unwrap();
     let scenario = write_scenario(dir.path(), LONG_PAUSE);
     let child = kafkabench(&["run", scenario.to_str().unwrap(), "--quiet"])
@@ -261,7 +210,7 @@ scenario "kill" {
 
 #[test]
 fn a_second_signal_restarts_the_killed_broker_before_the_process_exits() {
-    cluster();
+    NODES.up();
     let dir = tempfile::tempdir().unwrap();
     let scenario = write_scenario(dir.path(), LONG_KILL);
     let child = kafkabench(&["run", scenario.to_str().unwrap(), "--quiet"])
@@ -288,7 +237,7 @@ fn built_in_faults_against_a_cluster_kafka_local_did_not_start_are_refused_befor
         .args(["--bootstrap", "127.0.0.1:1"])
         .current_dir(repo())
         .env("NO_COLOR", "1")
-        .env("KAFKA_LOCAL_HOME", home())
+        .env("KAFKA_LOCAL_HOME", NODES.home())
         .output()
         .unwrap();
     let err = text(&out.stderr);
