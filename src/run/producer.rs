@@ -542,7 +542,7 @@ pub fn run(job: ProducerJob) -> ProducerOutcome {
     // not wait for them.
     let aborted = s.txn.as_ref().map_or(0, |t| t.rec.aborted_records);
     let reported = (s.ev.rec.acked + s.ev.rec.failed_seqs.len() as u64).saturating_sub(aborted);
-    shared.producer_drained(reported, u64::from(job.workload.producers));
+    shared.producer_drained(reported, aborted, u64::from(job.workload.producers));
     // One more statistics window so the tail of the run is in the producer internals.
     let seen = s.ev.rec.stats_seen;
     let deadline = Instant::now() + Duration::from_millis(STATS_INTERVAL_MS * 2 + 200);

@@ -27,6 +27,9 @@ pub struct Shared {
     /// Measured records reported acked or failed (a failed one may have been written all the
     /// same), known once producers are done: what the consumer waits to see, up to its drain.
     pub expected: AtomicU64,
+    /// Records of aborted transactions among those reported: a read_uncommitted consumer
+    /// reads them too, and waits for them as it waits for `expected`.
+    pub expected_aborted: AtomicU64,
     /// Where the measured phase begins on the run's clock (ns since `t0`): the time series'
     /// t = 0 for every thread. Set by the orchestrator before it releases the threads.
     pub measure_origin_ns: AtomicU64,
@@ -40,6 +43,7 @@ pub struct Shared {
     /// not when the producer threads end.
     drained: AtomicU64,
     reported: AtomicU64,
+    reported_aborted: AtomicU64,
 }
 
 impl Shared {
@@ -62,6 +66,8 @@ impl Shared {
             backlog_written: AtomicU64::new(0),
             drained: AtomicU64::new(0),
             reported: AtomicU64::new(0),
+            reported_aborted: AtomicU64::new(0),
+            expected_aborted: AtomicU64::new(0),
         }
     }
 
@@ -103,10 +109,16 @@ impl Shared {
     }
 
     /// One of `of` producers has every measured record acknowledged or failed (`reported`
-    /// of them); the last one sets what the consumers expect and marks the producers done.
-    pub fn producer_drained(&self, reported: u64, of: u64) {
+    /// of them, and `aborted` more in aborted transactions); the last one sets what the
+    /// consumers expect and marks the producers done.
+    pub fn producer_drained(&self, reported: u64, aborted: u64, of: u64) {
         self.reported.fetch_add(reported, Ordering::AcqRel);
+        self.reported_aborted.fetch_add(aborted, Ordering::AcqRel);
         if self.drained.fetch_add(1, Ordering::AcqRel) + 1 == of {
+            self.expected_aborted.store(
+                self.reported_aborted.load(Ordering::Acquire),
+                Ordering::Release,
+            );
             self.expected
                 .store(self.reported.load(Ordering::Acquire), Ordering::Release);
             self.producers_done_ns

@@ -110,6 +110,7 @@ pub async fn measure(
                 from_beginning: w.backlog == Some(Backlog::Existing),
                 producers,
                 prompt: w.in_flight_until_consumed,
+                reads_aborted: config.get("isolation.level") == Some("read_uncommitted"),
                 shared: shared.clone(),
                 reads: reads.clone(),
                 barrier: barrier.clone(),
@@ -214,6 +215,12 @@ pub async fn measure(
     }
     let reported: u64 = prods.iter().map(|o| o.recording.expected_reads()).sum();
     shared.expected.store(reported, Ordering::Release);
+    let aborted: u64 = prods
+        .iter()
+        .filter_map(|o| o.recording.txn.as_ref())
+        .map(|t| t.aborted_records)
+        .sum();
+    shared.expected_aborted.store(aborted, Ordering::Release);
     shared.producers_done.store(true, Ordering::Release);
     // Before the consumer's drain: it reads from a whole cluster.
     let fault_actions = match running {

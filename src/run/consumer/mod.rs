@@ -57,6 +57,8 @@ pub struct ConsumerJob {
     pub producers: u32,
     /// Count each read in `Shared.consumed_any` at once (`in_flight_until = consumed` waits).
     pub prompt: bool,
+    /// read_uncommitted: the records of aborted transactions are read too, and waited for.
+    pub reads_aborted: bool,
     pub shared: Arc<Shared>,
     pub reads: Arc<Reads>,
     pub barrier: Arc<Barrier>,
@@ -122,6 +124,7 @@ pub fn run(job: ConsumerJob) -> ConsumerOutcome {
         topic_cache: (0, usize::MAX),
         error: None,
     };
+    r.v.counts_aborted = job.reads_aborted;
     if let Err(e) = r.join() {
         drop(r);
         return not_started(&job, e);
@@ -256,11 +259,17 @@ impl Reader<'_> {
             }
             if job.shared.producers_done.load(Ordering::Acquire) {
                 self.flush();
+                let aborted = if job.reads_aborted {
+                    job.shared.expected_aborted.load(Ordering::Acquire)
+                } else {
+                    0
+                };
                 let expected = job
                     .shared
                     .expected
                     .load(Ordering::Acquire)
-                    .saturating_add(job.shared.backlog_written.load(Ordering::Acquire));
+                    .saturating_add(job.shared.backlog_written.load(Ordering::Acquire))
+                    .saturating_add(aborted);
                 let verified = job.reads.verified.load(Ordering::Acquire);
                 if verified >= expected && (!job.backlog || job.reads.drained()) {
                     break;

@@ -103,6 +103,9 @@ pub struct Verifier {
     /// Counts not yet added to the shared ones (they move in batches).
     pending_verified: u64,
     pending_records: u64,
+    /// The consumer reads uncommitted: an aborted record read is one it waits for, and
+    /// counts toward `Reads::verified` (read_committed never hands one out).
+    pub counts_aborted: bool,
 }
 
 /// What one record turned out to be, for the caller's bookkeeping.
@@ -146,6 +149,7 @@ impl Verifier {
             base,
             last_seq: vec![u64::MAX; producers * partitions],
             pending_verified: 0,
+            counts_aborted: false,
             pending_records: 0,
         }
     }
@@ -217,6 +221,9 @@ impl Verifier {
         if s.aborted {
             // read_committed should never hand these out: a violation, not a delivery.
             r.aborted_read += 1;
+            if self.counts_aborted && s.measured {
+                self.pending_verified += 1;
+            }
             return Read::Verified;
         }
         if !s.measured && !s.backlog {

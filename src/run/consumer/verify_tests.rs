@@ -465,3 +465,26 @@ fn a_failed_record_read_back_does_not_hide_a_lost_acked_one() {
     };
     assert_eq!(f, want);
 }
+
+#[test]
+fn a_read_uncommitted_consumer_waits_for_the_aborted_records_a_read_committed_one_never_sees() {
+    let recs = [
+        log(0, 0, &seqs(0, &[0, 1])),
+        log(0, 2, &of(Kind::Aborted, 0, &[2, 3, 4])),
+    ]
+    .concat();
+    // read_committed: an aborted record is a violation, not a record it waits for.
+    let reads = Reads::new(1);
+    let mut v = verifier(1, &[0]);
+    feed(&mut v, &reads, &recs);
+    assert_eq!(reads.verified.load(Ordering::Acquire), 2);
+    // read_uncommitted: the run's drain waits for them too (`Shared::expected_aborted`), so
+    // each one read counts toward what was verified.
+    let reads = Reads::new(1);
+    let mut v = verifier(1, &[0]);
+    v.counts_aborted = true;
+    feed(&mut v, &reads, &recs);
+    assert_eq!(reads.verified.load(Ordering::Acquire), 5);
+    assert_eq!(v.rec.aborted_read, 3);
+    assert_eq!(v.rec.consumed, 2);
+}
