@@ -16,7 +16,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::cluster::Nodes;
-use common::reader::{offset_shell, read_topic, Contents};
+use common::reader::{delete_topic, offset_shell, read_topic, Contents};
 use common::{repo, text, wait_bounded};
 use serde_json::Value;
 
@@ -49,20 +49,6 @@ fn run(dir: &Path, bootstrap: &str, home: Option<PathBuf>, body: &str) -> (i32, 
 fn count(v: &Value, what: &str) -> u64 {
     v.as_u64()
         .unwrap_or_else(|| panic!("{what} is not a count: {v}"))
-}
-
-fn delete_topic(bootstrap: &str, topic: &str) {
-    use rdkafka::admin::{AdminClient, AdminOptions};
-    use rdkafka::client::DefaultClientContext;
-    let admin: AdminClient<DefaultClientContext> = rdkafka::ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
-        .create()
-        .expect("an admin client");
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let _ = rt.block_on(admin.delete_topics(&[topic], &AdminOptions::new()));
 }
 
 /// What kafkabench said of one run's delivery, beside what the independent reader found.
