@@ -4,117 +4,141 @@
 //! that run; `metric[var=value]` means the run that differs from it only in those coordinates.
 //! Instances that resolve to the same runs are evaluated once.
 
-use std::fmt;
-
-use serde::{Deserialize, Serialize};
+use std::slice::Iter;
 
 use crate::exit::Outcome;
 use crate::measure::RunResult;
 use crate::model::{Assertion, BinOp, CmpOp, Expr, Test, Unit};
-use crate::plan::Plan;
+use crate::plan::{Instance, Plan, Reference};
 use crate::run::Execution;
 
-/// One assertion judged on one set of runs.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Verdict {
-    pub assertion: String,
-    /// The runs it was evaluated on (labels), e.g. `linger=5ms codec=zstd`.
-    pub runs: Vec<String>,
-    pub pass: bool,
-    /// Measured left-hand side, formatted with its unit.
-    pub measured: String,
-    /// The bound it was compared with, formatted.
-    pub bound: String,
-    /// Why it failed: by how much, or what was not measured.
-    pub detail: Option<String>,
-}
-
-/// Why a verdict did not pass. All wording of the family is in the one `Display` below.
+/// One assertion judged on one set of runs: numbers, not text. Reporters format it
+/// (`report::verdict`), so the terminal, JSON, JUnit and HTML say the same thing.
 #[derive(Clone, Debug, PartialEq)]
-enum Shortfall {
-    /// A selector names a run the plan does not have.
-    NoSuchRun,
-    /// The run exists but was not executed (an interrupted or failed invocation).
-    NotExecuted,
-    /// The run executed but the metric has no figure (e.g. no disk measurement).
-    NotMeasured { run: String },
-    /// The run was cut short (an interrupt, a lost cluster) and the figure cannot be known
-    /// from part of it (e.g. `lost`: what was not read yet is not known to be lost).
-    CutShort { run: String },
-    /// Measured, and outside the bound; `by` is the relative distance when the bound is not 0.
-    OutOfBound {
-        measured: String,
-        bound: String,
-        by: Option<f64>,
-    },
+pub struct Verdict {
+    /// The assertion as written.
+    pub assertion: String,
+    /// The runs it read, distinct, in the order its references name them.
+    pub runs: Vec<RunRef>,
+    /// The dimension of both sides (`ack.p50` and `5ms` are durations), in base units.
+    pub unit: Unit,
+    pub pass: bool,
+    /// The left-hand side; None when it could not be measured.
+    pub measured: Option<f64>,
+    /// What it was compared with; None when a side could not be measured.
+    pub bound: Option<Bound>,
+    /// Why it did not pass; None when it passed.
+    pub shortfall: Option<Shortfall>,
+    /// The words of a verdict read from a result file written before verdicts kept their
+    /// numbers: shown as they were recorded.
+    pub recorded: Option<Recorded>,
 }
 
-impl fmt::Display for Shortfall {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+/// A run a verdict read: its index in the plan and its label.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunRef {
+    pub index: usize,
+    pub label: String,
+}
+
+/// The bound a measured value was held to, in base units.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Bound {
+    Compare(CmpOp, f64),
+    /// `in lo..hi`, both ends included.
+    Within(f64, f64),
+}
+
+impl Bound {
+    /// The edge the value fell outside of (or the value compared with).
+    pub fn edge(self, measured: f64) -> f64 {
         match self {
-            Shortfall::NoSuchRun => f.write_str("no such run"),
-            Shortfall::NotExecuted => f.write_str("the run did not execute"),
-            Shortfall::NotMeasured { run } => write!(f, "not measured in run `{run}`"),
-            Shortfall::CutShort { run } => {
-                write!(f, "run `{run}` was cut short: this figure is incomplete")
-            }
-            Shortfall::OutOfBound {
-                measured,
-                bound,
-                by,
-            } => {
-                write!(f, "measured {measured} against {bound}")?;
-                match by {
-                    Some(by) => write!(f, " ({:+.1}%)", by * 100.0),
-                    None => Ok(()),
+            Bound::Compare(_, r) => r,
+            Bound::Within(lo, hi) => {
+                if measured < lo {
+                    lo
+                } else {
+                    hi
                 }
             }
         }
     }
 }
 
+/// Why a verdict did not pass.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Shortfall {
+    /// A selector names a run the plan does not have.
+    NoSuchRun,
+    /// The run exists but was not executed (an interrupted or failed invocation).
+    NotExecuted,
+    /// The run (index) executed but the metric has no figure (e.g. no disk measurement).
+    NotMeasured { run: usize },
+    /// The run (index) was cut short (an interrupt, a lost cluster) and the figure cannot be
+    /// known from part of it (e.g. `lost`: what was not read yet is not known to be lost).
+    CutShort { run: usize },
+    /// Measured, and outside the bound.
+    OutOfBound,
+}
+
+/// A verdict's words as an older result file recorded them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Recorded {
+    pub measured: String,
+    pub bound: String,
+    pub detail: Option<String>,
+}
+
+impl Verdict {
+    /// The label of run `index`, when the verdict read it.
+    pub fn label(&self, index: usize) -> Option<&str> {
+        self.runs
+            .iter()
+            .find(|r| r.index == index)
+            .map(|r| r.label.as_str())
+    }
+}
+
 /// A verdict per assertion instance, in the order of the assertions, then of the runs. The
-/// instances are the plan's (`plan::resolve`), so `plan` shows exactly what is judged here.
+/// instances are the plan's (`plan::resolve`): each reference is read from the run the plan
+/// resolved it to, so `plan` shows exactly what is judged here.
 pub fn evaluate(p: &Plan, results: &[RunResult]) -> Vec<Verdict> {
     let mut out = Vec::new();
     for (a, planned) in p.assertions.iter().zip(&p.expect) {
         for inst in &planned.instances {
-            let refs: Vec<usize> = inst.refs.iter().map(|r| r.run).collect();
             // Only runs that were executed can be judged.
-            if refs.iter().any(|i| !results.iter().any(|r| r.index == *i)) {
+            if inst
+                .runs
+                .iter()
+                .any(|i| !results.iter().any(|r| r.index == *i))
+            {
                 continue;
             }
-            out.push(judge(p, inst.from, a, results, &refs));
+            out.push(judge(p, a, inst, results));
         }
     }
     out
 }
 
-/// The run a metric reference points at from run `ci`.
-fn target(p: &Plan, ci: usize, select: &[(String, crate::model::Scalar)]) -> Option<usize> {
-    crate::plan::target(&p.runs, ci, select)
-}
-
-fn value(p: &Plan, ci: usize, e: &Expr, results: &[RunResult]) -> Result<f64, Shortfall> {
+/// The value of `e`, taking its metric references from `refs` in the order written (the order
+/// `plan::resolve` walked them in).
+fn value(e: &Expr, refs: &mut Iter<Reference>, results: &[RunResult]) -> Result<f64, Shortfall> {
     match e {
         Expr::Const(x, _) => Ok(*x),
-        Expr::Metric { metric, select, .. } => {
-            let i = target(p, ci, select).ok_or(Shortfall::NoSuchRun)?;
+        Expr::Metric { metric, .. } => {
+            let i = refs.next().ok_or(Shortfall::NoSuchRun)?.run;
             let r = results
                 .iter()
                 .find(|r| r.index == i)
                 .ok_or(Shortfall::NotExecuted)?;
-            r.metric(*metric).ok_or_else(|| {
-                let run = r.label.clone();
-                if r.complete {
-                    Shortfall::NotMeasured { run }
-                } else {
-                    Shortfall::CutShort { run }
-                }
+            r.metric(*metric).ok_or(if r.complete {
+                Shortfall::NotMeasured { run: i }
+            } else {
+                Shortfall::CutShort { run: i }
             })
         }
         Expr::Binary(l, op, r) => {
-            let (l, r) = (value(p, ci, l, results)?, value(p, ci, r, results)?);
+            let (l, r) = (value(l, refs, results)?, value(r, refs, results)?);
             Ok(match op {
                 BinOp::Add => l + r,
                 BinOp::Sub => l - r,
@@ -125,79 +149,62 @@ fn value(p: &Plan, ci: usize, e: &Expr, results: &[RunResult]) -> Result<f64, Sh
     }
 }
 
-fn judge(p: &Plan, ci: usize, a: &Assertion, results: &[RunResult], refs: &[usize]) -> Verdict {
-    let dim = a.lhs.unit();
-    let mut runs: Vec<String> = Vec::new();
-    for i in refs {
-        let l = p.runs[*i].label.clone();
-        if !runs.contains(&l) {
-            runs.push(l);
-        }
-    }
+fn judge(p: &Plan, a: &Assertion, inst: &Instance, results: &[RunResult]) -> Verdict {
     let mut v = Verdict {
         assertion: a.text.clone(),
-        runs,
+        runs: inst
+            .runs
+            .iter()
+            .map(|&index| RunRef {
+                index,
+                label: p.runs[index].label.clone(),
+            })
+            .collect(),
+        unit: a.lhs.unit(),
         pass: false,
-        measured: "-".into(),
-        bound: "-".into(),
-        detail: None,
+        measured: None,
+        bound: None,
+        shortfall: None,
+        recorded: None,
     };
-    let lhs = match value(p, ci, &a.lhs, results) {
+    let refs = &mut inst.refs.iter();
+    let lhs = match value(&a.lhs, refs, results) {
         Ok(x) => x,
         Err(e) => {
-            v.detail = Some(e.to_string());
+            v.shortfall = Some(e);
             return v;
         }
     };
-    v.measured = shown(lhs, dim);
-    let res = match &a.test {
-        Test::Compare(op, rhs) => value(p, ci, rhs, results).map(|r| {
-            v.bound = format!("{} {}", op.symbol(), shown(r, dim));
-            let pass = match op {
-                CmpOp::Lt => lhs < r,
-                CmpOp::Le => lhs <= r,
-                CmpOp::Gt => lhs > r,
-                CmpOp::Ge => lhs >= r,
-                CmpOp::Eq => (lhs - r).abs() <= 1e-9 * r.abs().max(1.0),
-                CmpOp::Ne => (lhs - r).abs() > 1e-9 * r.abs().max(1.0),
-            };
-            (pass, r)
-        }),
-        Test::Within(lo, hi) => value(p, ci, lo, results).and_then(|l| {
-            value(p, ci, hi, results).map(|h| {
-                v.bound = format!("in {}..{}", shown(l, dim), shown(h, dim));
-                let pass = lhs >= l && lhs <= h;
-                (pass, if lhs < l { l } else { h })
-            })
-        }),
+    v.measured = Some(lhs);
+    let bound = match &a.test {
+        Test::Compare(op, rhs) => value(rhs, refs, results).map(|r| Bound::Compare(*op, r)),
+        Test::Within(lo, hi) => value(lo, refs, results)
+            .and_then(|l| value(hi, refs, results).map(|h| Bound::Within(l, h))),
     };
-    match res {
-        Ok((pass, bound)) => {
-            v.pass = pass;
-            if !pass {
-                let shortfall = Shortfall::OutOfBound {
-                    measured: v.measured.clone(),
-                    bound: v.bound.clone(),
-                    by: (bound != 0.0).then(|| (lhs - bound) / bound.abs()),
-                };
-                v.detail = Some(shortfall.to_string());
+    match bound {
+        Ok(bound) => {
+            v.bound = Some(bound);
+            v.pass = holds(lhs, bound);
+            if !v.pass {
+                v.shortfall = Some(Shortfall::OutOfBound);
             }
         }
-        Err(e) => v.detail = Some(e.to_string()),
+        Err(e) => v.shortfall = Some(e),
     }
     v
 }
 
-/// A value in base units, formatted for its dimension.
-fn shown(x: f64, d: Unit) -> String {
-    use crate::format::{human_bytes, human_duration};
-    match d {
-        Unit::Duration => human_duration(x),
-        Unit::Size => human_bytes(x),
-        Unit::Rate => format!("{x:.0}/s"),
-        Unit::ByteRate => format!("{}/s", human_bytes(x)),
-        Unit::Number if x.fract() == 0.0 && x.abs() < 1e15 => format!("{}", x as i64),
-        Unit::Number => format!("{x:.3}").trim_end_matches('0').to_string(),
+fn holds(lhs: f64, bound: Bound) -> bool {
+    match bound {
+        Bound::Compare(op, r) => match op {
+            CmpOp::Lt => lhs < r,
+            CmpOp::Le => lhs <= r,
+            CmpOp::Gt => lhs > r,
+            CmpOp::Ge => lhs >= r,
+            CmpOp::Eq => (lhs - r).abs() <= 1e-9 * r.abs().max(1.0),
+            CmpOp::Ne => (lhs - r).abs() > 1e-9 * r.abs().max(1.0),
+        },
+        Bound::Within(l, h) => lhs >= l && lhs <= h,
     }
 }
 

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::source::Span;
 
@@ -332,7 +332,7 @@ pub enum KeySpec {
 
 /// What a metric or constant measures (its physical dimension, not a matrix dimension), for
 /// type checking assertions: `ack.p50` and `5ms` are both a duration.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Unit {
     /// Counts, ratios and percentages.
     Number,
@@ -496,6 +496,19 @@ impl CmpOp {
             CmpOp::Eq => "==",
             CmpOp::Ne => "!=",
         }
+    }
+
+    pub fn from_symbol(s: &str) -> Option<CmpOp> {
+        [
+            CmpOp::Lt,
+            CmpOp::Le,
+            CmpOp::Gt,
+            CmpOp::Ge,
+            CmpOp::Eq,
+            CmpOp::Ne,
+        ]
+        .into_iter()
+        .find(|op| op.symbol() == s)
     }
 }
 

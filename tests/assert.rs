@@ -6,6 +6,7 @@ use kafkabench::assert::{evaluate, Verdict};
 use kafkabench::diagnostic::render_text;
 use kafkabench::measure::RunResult;
 use kafkabench::plan::{plan, Plan, PlanOptions};
+use kafkabench::report::verdict;
 use kafkabench::source::Sources;
 
 /// Four runs: codec × linger, in this order.
@@ -63,7 +64,7 @@ fn summary(verdicts: &[Verdict]) -> Vec<String> {
         .iter()
         .map(|v| {
             let result = if v.pass { "pass" } else { "FAIL" };
-            format!("[{}] {result}", v.runs.join(" vs "))
+            format!("[{}] {result}", verdict::runs(v))
         })
         .collect()
 }
@@ -111,7 +112,7 @@ fn when_clauses_select_the_cells_an_assertion_is_judged_on() {
         let p = matrix_plan(expect);
         let runs: Vec<String> = evaluate(&p, &results(&p, &all))
             .into_iter()
-            .flat_map(|v| v.runs)
+            .flat_map(|v| v.runs.into_iter().map(|r| r.label))
             .collect();
         let expected: Vec<&str> = judged.iter().map(|i| RUNS[*i]).collect();
         assert_eq!(runs, expected, "{expect}");
@@ -171,7 +172,12 @@ fn bounds_hold_or_fail_at_their_exact_margins() {
         let v = evaluate(&p, &results(&p, &[Some(measured), None, None, None]));
         assert_eq!(v.len(), 1, "{expect}");
         assert_eq!(v[0].pass, pass, "{expect} with {measured}/s: {:?}", v[0]);
-        assert_eq!(v[0].detail.is_none(), pass, "{expect}: {:?}", v[0].detail);
+        assert_eq!(
+            v[0].shortfall.is_none(),
+            pass,
+            "{expect}: {:?}",
+            v[0].shortfall
+        );
     }
 }
 
@@ -179,10 +185,10 @@ fn bounds_hold_or_fail_at_their_exact_margins() {
 fn a_failed_bound_says_what_was_measured_against_what_and_by_how_much() {
     let p = matrix_plan("throughput > 100/s when codec == none and linger == 0ms");
     let v = evaluate(&p, &results(&p, &[Some(50.0), None, None, None]));
-    assert_eq!(v[0].measured, "50/s");
-    assert_eq!(v[0].bound, "> 100/s");
+    assert_eq!(verdict::measured(&v[0]), "50/s");
+    assert_eq!(verdict::bound(&v[0]), "> 100/s");
     assert_eq!(
-        v[0].detail.as_deref(),
+        verdict::detail(&v[0]).as_deref(),
         Some("measured 50/s against > 100/s (-50.0%)")
     );
 }
@@ -192,12 +198,12 @@ fn a_range_that_fails_is_measured_against_the_end_it_missed() {
     let p = matrix_plan("throughput in 100/s..200/s when codec == none and linger == 0ms");
     let low = evaluate(&p, &results(&p, &[Some(90.0), None, None, None]));
     assert_eq!(
-        low[0].detail.as_deref(),
+        verdict::detail(&low[0]).as_deref(),
         Some("measured 90/s against in 100/s..200/s (-10.0%)")
     );
     let high = evaluate(&p, &results(&p, &[Some(300.0), None, None, None]));
     assert_eq!(
-        high[0].detail.as_deref(),
+        verdict::detail(&high[0]).as_deref(),
         Some("measured 300/s against in 100/s..200/s (+50.0%)")
     );
 }
@@ -221,9 +227,9 @@ fn a_metric_that_was_not_measured_fails_and_says_so() {
     let p = matrix_plan("disk.ratio > 1x when codec == none and linger == 0ms");
     let v = evaluate(&p, &results(&p, &[Some(1.0), None, None, None]));
     assert!(!v[0].pass);
-    assert_eq!(v[0].measured, "-");
+    assert_eq!(verdict::measured(&v[0]), "-");
     assert_eq!(
-        v[0].detail.as_deref(),
+        verdict::detail(&v[0]).as_deref(),
         Some("not measured in run `codec=none linger=0ms`")
     );
 }

@@ -10,12 +10,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::{expect_exit, fixture, kafkabench, require_broker, text};
-use kafkabench::assert::Verdict;
+use kafkabench::assert::{Bound, RunRef, Shortfall, Verdict};
 use kafkabench::measure::{
     new_histogram, record, LatencySummary, RunResult, SeriesPoint, TimeSeries,
 };
+use kafkabench::model::{CmpOp, Unit};
 use kafkabench::model::{Prop, Props};
 use kafkabench::report::json::{ResultFile, SCHEMA_VERSION};
+use kafkabench::report::verdict::VerdictRecord;
 
 /// Where screenshots and pages are kept after the tests, for a person to look at.
 fn keep_dir() -> PathBuf {
@@ -200,13 +202,20 @@ fn synthetic_run(index: usize, label: &str, base_ms: f64) -> RunResult {
 }
 
 fn synthetic() -> ResultFile {
-    let verdict = |pass: bool, run: &str| Verdict {
-        assertion: "ack.p99 < 40ms".into(),
-        runs: vec![run.into()],
-        pass,
-        measured: if pass { "21ms" } else { "61ms" }.into(),
-        bound: "< 40ms".into(),
-        detail: (!pass).then(|| "61ms, 52.5 % over the bound < 40ms".into()),
+    let verdict = |pass: bool, index: usize, run: &str| {
+        VerdictRecord::of(&Verdict {
+            assertion: "ack.p99 < 40ms".into(),
+            runs: vec![RunRef {
+                index,
+                label: run.into(),
+            }],
+            unit: Unit::Duration,
+            pass,
+            measured: Some(if pass { 0.021 } else { 0.061 }),
+            bound: Some(Bound::Compare(CmpOp::Lt, 0.040)),
+            shortfall: (!pass).then_some(Shortfall::OutOfBound),
+            recorded: None,
+        })
     };
     ResultFile {
         schema_version: SCHEMA_VERSION,
@@ -231,7 +240,10 @@ fn synthetic() -> ResultFile {
             synthetic_run(0, "linger=1ms <script>alert(1)</script>", 1.0),
             synthetic_run(1, "linger=9ms", 3.0),
         ],
-        assertions: vec![verdict(true, "linger=1ms"), verdict(false, "linger=9ms")],
+        assertions: vec![
+            verdict(true, 0, "linger=1ms"),
+            verdict(false, 1, "linger=9ms"),
+        ],
         notes: vec![],
     }
 }
@@ -284,7 +296,7 @@ fn a_synthetic_result_with_a_time_series_renders_every_plot_in_chromium() {
             "p99 latency per run",
             "PASS",
             "FAIL",
-            "52.5 % over the bound",
+            "measured 61ms against < 40ms (+52.5%)",
             "2.12.1",
             "r42",
             "2026-11-30T13:00:00Z",

@@ -37,7 +37,7 @@ pub fn command(a: &ReportArgs) -> Outcome {
 /// What `run` printed, from what the file keeps, and how that run ended.
 fn render(f: &ResultFile, out: &mut dyn Write) -> std::io::Result<()> {
     crate::report::table::write_results(&f.scenario, f.planned_runs, &f.runs, &f.notes, out)?;
-    crate::report::verdicts_text(&f.assertions, out)?;
+    crate::report::verdicts_text(&f.verdicts(), out)?;
     if let Some(failure) = &f.failure {
         writeln!(out, "run failed: {failure}")?;
     }

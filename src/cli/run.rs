@@ -2,7 +2,7 @@
 //! execute, assert, report, and say why it stopped; a suite ends with its summary line.
 
 use std::io::{IsTerminal, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -17,20 +17,112 @@ use crate::plan::{new_run_id, plan, run_id_overflows, Plan, PlanOptions};
 use crate::report::json::ResultFile;
 use crate::report::junit::{Skipped, Suite};
 use crate::run::{execute, Execution, LiveFaults, LiveTopic, RunOptions, Shard, ShardRun};
+use crate::source::Sources;
 
 pub fn command(a: &RunArgs, always_summary: bool) -> Outcome {
-    let (files, mut errors) = suite::expand(&a.files);
-    let several = files.len() > 1;
+    let prepared = match prepare(a) {
+        Ok(p) => p,
+        Err(outcome) => return outcome,
+    };
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(outcome) => return outcome,
+    };
+    let live = Live::default();
+    let interrupt = Arc::new(AtomicBool::new(false));
+    rt.spawn(signals(
+        interrupt.clone(),
+        live.topic.clone(),
+        live.faults.clone(),
+    ));
+    let mut outcome = Outcome::Ok;
+    let mut tally = Tally::default();
+    let mut done: Vec<FileRun> = Vec::new();
+    let mut names = ReportNames::default();
+    let files = &prepared.files;
+    for (k, file) in files.iter().enumerate() {
+        if interrupt.load(Ordering::SeqCst) {
+            tally.files_not_run = files.len() - k;
+            break;
+        }
+        let ctx = FileContext {
+            a,
+            several: prepared.several,
+            first: k == 0,
+            sharding: &prepared.sharding,
+            live: &live,
+            rt: &rt,
+            interrupt: &interrupt,
+        };
+        let (fr, file_outcome) = run_file(&ctx, file, &mut tally, &mut names);
+        outcome = outcome.worst(file_outcome);
+        done.push(fr);
+    }
+    if prepared.several && !write_junit(a, &done) {
+        outcome = outcome.worst(Outcome::RunFailed);
+    }
+    if prepared.several || always_summary || !a.only.is_empty() {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "\n{}", tally.line());
+        let _ = out.flush();
+    }
+    // Dropping the runtime would wait for a blocking call an interrupt gave up on (a connect
+    // to a cluster that does not answer).
+    rt.shutdown_background();
+    outcome
+}
+
+/// One scenario file of the invocation, loaded, checked and planned (once: `--only` and
+/// sharding are decided over this plan).
+struct Loaded {
+    path: PathBuf,
+    sources: Sources,
+    plan: Plan,
+    scenario: Scenario,
+}
+
+/// Every file ready to run, or `Invalid` with every reason said (all diagnostics of all files
+/// at once, before anything runs).
+struct Prepared {
+    files: Vec<Loaded>,
+    several: bool,
+    sharding: Option<Arc<ShardRun>>,
+}
+
+fn prepare(a: &RunArgs) -> Result<Prepared, Outcome> {
+    let (paths, mut errors) = suite::expand(&a.files);
+    let several = paths.len() > 1;
     // Before any work: a report that cannot be written would otherwise be found out only
     // after the whole run.
     errors.extend(unwritable(a, several));
-    // Every file is checked before anything runs: all diagnostics of all files at once.
-    let mut loaded = Vec::new();
+    // One id for the whole invocation: every topic of the suite carries it.
+    let opts = PlanOptions {
+        bootstrap: a.scaling.bootstrap.clone(),
+        scale: a.scaling.scale,
+        run_id: a.run_id.clone().unwrap_or_else(new_run_id),
+    };
+    let mut files = Vec::new();
     let mut invalid = false;
-    for f in &files {
-        let (sources, result) = load(f);
+    for path in paths {
+        let (sources, result) = load(&path);
         match result {
-            Ok(s) => loaded.push((f.clone(), sources, s)),
+            Ok(scenario) => {
+                if let Some(id) = &a.run_id {
+                    let overflow = run_id_overflows(&scenario, id);
+                    errors.extend(overflow.into_iter().map(|m| format!("error: {m}")));
+                }
+                let plan = plan(&scenario, &opts);
+                // Built-in faults (kill, pause, restart) need a kafka-local cluster: said
+                // before anything runs.
+                let preflight = crate::run::faults::preflight(&plan);
+                errors.extend(preflight.into_iter().map(|m| format!("error: {m}")));
+                files.push(Loaded {
+                    path,
+                    sources,
+                    plan,
+                    scenario,
+                });
+            }
             Err(d) => {
                 print_diagnostics(&d, &sources);
                 invalid = true;
@@ -39,40 +131,12 @@ pub fn command(a: &RunArgs, always_summary: bool) -> Outcome {
     }
     // Said only when every file loaded: a variable may live in the file that did not.
     if !invalid {
-        let scenarios: Vec<&Scenario> = loaded.iter().map(|(_, _, s)| s).collect();
-        errors.extend(
-            only::problems(&a.only, &scenarios)
-                .into_iter()
-                .map(|m| format!("error: {m}")),
-        );
-    }
-    if let Some(id) = &a.run_id {
-        for (_, _, s) in &loaded {
-            errors.extend(
-                run_id_overflows(s, id)
-                    .into_iter()
-                    .map(|m| format!("error: {m}")),
-            );
-        }
-    }
-    // Built-in faults (kill, pause, restart) need a kafka-local cluster: said before anything runs.
-    for (_, _, s) in &loaded {
-        let p = plan(
-            s,
-            &PlanOptions {
-                bootstrap: a.scaling.bootstrap.clone(),
-                scale: a.scaling.scale,
-                ..PlanOptions::default()
-            },
-        );
-        errors.extend(
-            crate::run::faults::preflight(&p)
-                .into_iter()
-                .map(|m| format!("error: {m}")),
-        );
+        let scenarios: Vec<&Scenario> = files.iter().map(|f| &f.scenario).collect();
+        let problems = only::problems(&a.only, &scenarios);
+        errors.extend(problems.into_iter().map(|m| format!("error: {m}")));
     }
     let sharding = match &a.shard {
-        Some(text) if !invalid => match shard_args(a, text, files.len(), &loaded) {
+        Some(text) if !invalid => match shard_args(a, text, &files) {
             Ok(s) => Some(s),
             Err(e) => {
                 errors.extend(e.into_iter().map(|m| format!("error: {m}")));
@@ -85,163 +149,176 @@ pub fn command(a: &RunArgs, always_summary: bool) -> Outcome {
         for e in &errors {
             eprintln!("{e}");
         }
-        return Outcome::Invalid;
+        return Err(Outcome::Invalid);
     }
-    let live_topic = LiveTopic::default();
-    let live_faults = LiveFaults::default();
-    let rt = match runtime() {
-        Ok(rt) => rt,
-        Err(outcome) => return outcome,
-    };
-    let interrupt = Arc::new(AtomicBool::new(false));
-    rt.spawn(signals(
-        interrupt.clone(),
-        live_topic.clone(),
-        live_faults.clone(),
-    ));
-    // One id for the whole invocation: every topic of the suite carries it.
-    let run_id = a.run_id.clone().unwrap_or_else(new_run_id);
-    let mut outcome = Outcome::Ok;
-    let mut tally = Tally::default();
-    let mut done: Vec<FileRun> = Vec::new();
-    let (mut json_names, mut html_names) = (Vec::new(), Vec::new());
-    for (k, (file, sources, scenario)) in loaded.iter().enumerate() {
-        if interrupt.load(Ordering::SeqCst) {
-            tally.files_not_run = loaded.len() - k;
-            break;
-        }
-        let mut out = std::io::stdout().lock();
-        if several {
-            let gap = if k == 0 { "" } else { "\n" };
-            let _ = writeln!(out, "{gap}== {} ==", file.display());
-        }
-        let full = plan(
-            scenario,
-            &PlanOptions {
-                bootstrap: a.scaling.bootstrap.clone(),
-                scale: a.scaling.scale,
-                run_id: run_id.clone(),
-            },
+    Ok(Prepared {
+        files,
+        several,
+        sharding,
+    })
+}
+
+/// The invocation-wide state every file's run shares.
+#[derive(Default)]
+struct Live {
+    topic: LiveTopic,
+    faults: LiveFaults,
+}
+
+/// The report files' names used so far (several files sharing a stem are told apart).
+#[derive(Default)]
+struct ReportNames {
+    json: Vec<String>,
+    html: Vec<String>,
+}
+
+/// What running one file needs from the invocation.
+struct FileContext<'a> {
+    a: &'a RunArgs,
+    several: bool,
+    first: bool,
+    sharding: &'a Option<Arc<ShardRun>>,
+    live: &'a Live,
+    rt: &'a tokio::runtime::Runtime,
+    interrupt: &'a Arc<AtomicBool>,
+}
+
+/// One file: its selected runs executed, judged, reported (table, verdicts, files), and how
+/// it ended.
+fn run_file(
+    ctx: &FileContext,
+    file: &Loaded,
+    tally: &mut Tally,
+    names: &mut ReportNames,
+) -> (FileRun, Outcome) {
+    let a = ctx.a;
+    let full = &file.plan;
+    let mut out = std::io::stdout().lock();
+    if ctx.several {
+        let gap = if ctx.first { "" } else { "\n" };
+        let _ = writeln!(out, "{gap}== {} ==", file.path.display());
+    }
+    let selected: Vec<bool> = (0..full.runs.len())
+        .map(|i| only::selects(&a.only, &file.scenario, i))
+        .collect();
+    let skipped = suite::skipped(full, &selected);
+    let chosen = selected.iter().filter(|x| **x).count();
+    if !a.only.is_empty() {
+        let _ = writeln!(
+            out,
+            "--only: {chosen} of {} run{} selected",
+            full.runs.len(),
+            plural(full.runs.len())
         );
-        let selected: Vec<bool> = (0..full.runs.len())
-            .map(|i| only::selects(&a.only, scenario, i))
-            .collect();
-        let skipped = suite::skipped(&full, &selected);
-        let chosen = selected.iter().filter(|x| **x).count();
-        if !a.only.is_empty() {
-            let _ = writeln!(
-                out,
-                "--only: {chosen} of {} run{} selected",
-                full.runs.len(),
-                plural(full.runs.len())
-            );
-        }
-        drop(out);
-        let (sub, original) = selected_plan(&full, &selected);
-        // Bars where someone watches, a plain line every few seconds in a CI log; none with
-        // --quiet.
-        let live = (!a.quiet && !sub.runs.is_empty())
-            .then(|| progress::on_stderr(&sub, std::io::stderr().is_terminal()));
-        let opts = RunOptions {
-            keep_topics: a.keep_topics,
-            progress: live.as_ref().map(|l| l.sink()),
-            live_topic: live_topic.clone(),
-            interval: a.interval,
-            live_faults: live_faults.clone(),
-            shard: sharding.clone(),
-        };
-        let started = SystemTime::now();
-        let exec = run_selected(&rt, &sub, &original, &opts, &interrupt);
-        if let Some(l) = &live {
-            l.finish();
-        }
-        // A shard's figures are its share: the collector judges `expect` on the merged ones.
-        let verdicts = match &sharding {
-            None => crate::assert::evaluate(&full, &exec.results),
-            Some(_) => Vec::new(),
-        };
-        let mut out = std::io::stdout().lock();
-        if chosen > 0 {
-            let _ = crate::report::table::write(&full, &exec, &mut out);
-        }
-        let _ = crate::report::verdicts_text(&verdicts, &mut out);
-        if let Some(s) = &sharding {
-            let _ = writeln!(
-                out,
-                "\nshard {} of {}: the figures above are this shard's share; `kafkabench \
-                 collect` merges every shard's and judges `expect` once",
-                s.shard.index, s.shard.count
-            );
-        }
-        if verdicts.is_empty() && !skipped.is_empty() {
-            let _ = writeln!(out, "\nexpect: no check judged");
-        }
-        let _ = skipped_text(&skipped, &mut out);
-        let _ = out.flush();
-        drop(out);
-        tally.add(&verdicts, &exec.cut_short(), skipped.len());
-        tally.files_failed += usize::from(exec.failure.is_some());
-        let mut file_outcome = crate::assert::outcome(&exec, &verdicts, false);
-        let fr = FileRun {
-            plan: full,
-            exec,
-            verdicts,
-            skipped,
-        };
-        // One file: JUnit first, so the JSON's outcome can include a JUnit file that failed.
-        if !several && !write_junit(a, std::slice::from_ref(&fr)) {
-            file_outcome = crate::assert::outcome(&fr.exec, &fr.verdicts, true);
-        }
-        if a.json.is_some() || a.html.is_some() {
-            let result = ResultFile::new(&fr.plan, &fr.exec, &fr.verdicts, file_outcome)
-                .with_sources(sources)
-                .started(started)
-                .interval(a.interval);
-            if let Some(json) = &a.json {
-                let path = suite::report_path(json, file, several, "json", &mut json_names);
-                if !write_file(&path, |f| result.write(f)) {
-                    file_outcome = crate::assert::outcome(&fr.exec, &fr.verdicts, true);
-                }
-            }
-            if let Some(html) = &a.html {
-                let path = suite::report_path(html, file, several, "html", &mut html_names);
-                if let Err(e) = super::report::write_html(&result, &path) {
-                    eprintln!("error: cannot write {}: {e}", path.display());
-                    file_outcome = crate::assert::outcome(&fr.exec, &fr.verdicts, true);
-                }
-            }
-        }
-        if let Some(f) = &fr.exec.failure {
-            eprintln!("error: {f}");
-        }
-        if fr.exec.interrupted {
-            eprintln!("interrupted: the report above covers what was measured before the signal");
-        }
-        outcome = outcome.worst(file_outcome);
-        done.push(fr);
     }
-    if several && !write_junit(a, &done) {
-        outcome = outcome.worst(Outcome::RunFailed);
+    drop(out);
+    let (sub, original) = selected_plan(full, &selected);
+    // Bars where someone watches, a plain line every few seconds in a CI log; none with
+    // --quiet.
+    let live = (!a.quiet && !sub.runs.is_empty())
+        .then(|| progress::on_stderr(&sub, std::io::stderr().is_terminal()));
+    let opts = RunOptions {
+        keep_topics: a.keep_topics,
+        progress: live.as_ref().map(|l| l.sink()),
+        live_topic: ctx.live.topic.clone(),
+        interval: a.interval,
+        live_faults: ctx.live.faults.clone(),
+        shard: ctx.sharding.clone(),
+    };
+    let started = SystemTime::now();
+    let exec = run_selected(ctx.rt, &sub, &original, &opts, ctx.interrupt);
+    if let Some(l) = &live {
+        l.finish();
     }
-    if several || always_summary || !a.only.is_empty() {
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "\n{}", tally.line());
-        let _ = out.flush();
+    // A shard's figures are its share: the collector judges `expect` on the merged ones.
+    let verdicts = match ctx.sharding {
+        None => crate::assert::evaluate(full, &exec.results),
+        Some(_) => Vec::new(),
+    };
+    let fr = FileRun {
+        plan: full.clone(),
+        exec,
+        verdicts,
+        skipped,
+    };
+    print_file(ctx, &fr, chosen);
+    tally.add(&fr.verdicts, &fr.exec.cut_short(), fr.skipped.len());
+    tally.files_failed += usize::from(fr.exec.failure.is_some());
+    let outcome = write_reports(ctx, file, &fr, started, names);
+    if let Some(f) = &fr.exec.failure {
+        eprintln!("error: {f}");
     }
-    // Dropping the runtime would wait for a blocking call an interrupt gave up on (a connect
-    // to a cluster that does not answer).
-    rt.shutdown_background();
+    if fr.exec.interrupted {
+        eprintln!("interrupted: the report above covers what was measured before the signal");
+    }
+    (fr, outcome)
+}
+
+/// The table, the verdicts and what was not judged, on stdout.
+fn print_file(ctx: &FileContext, fr: &FileRun, chosen: usize) {
+    let mut out = std::io::stdout().lock();
+    if chosen > 0 {
+        let _ = crate::report::table::write(&fr.plan, &fr.exec, &mut out);
+    }
+    let _ = crate::report::verdicts_text(&fr.verdicts, &mut out);
+    if let Some(s) = ctx.sharding {
+        let _ = writeln!(
+            out,
+            "\nshard {} of {}: the figures above are this shard's share; `kafkabench \
+             collect` merges every shard's and judges `expect` once",
+            s.shard.index, s.shard.count
+        );
+    }
+    if fr.verdicts.is_empty() && !fr.skipped.is_empty() {
+        let _ = writeln!(out, "\nexpect: no check judged");
+    }
+    let _ = skipped_text(&fr.skipped, &mut out);
+    let _ = out.flush();
+}
+
+/// The file's JUnit (when it is the only file), JSON and HTML reports; the file's outcome,
+/// worse when one of them could not be written.
+fn write_reports(
+    ctx: &FileContext,
+    file: &Loaded,
+    fr: &FileRun,
+    started: SystemTime,
+    names: &mut ReportNames,
+) -> Outcome {
+    let a = ctx.a;
+    let mut outcome = crate::assert::outcome(&fr.exec, &fr.verdicts, false);
+    let failed_output = || crate::assert::outcome(&fr.exec, &fr.verdicts, true);
+    // One file: JUnit first, so the JSON's outcome can include a JUnit file that failed.
+    if !ctx.several && !write_junit(a, std::slice::from_ref(fr)) {
+        outcome = failed_output();
+    }
+    if a.json.is_none() && a.html.is_none() {
+        return outcome;
+    }
+    let result = ResultFile::new(&fr.plan, &fr.exec, &fr.verdicts, outcome)
+        .with_sources(&file.sources)
+        .started(started)
+        .interval(a.interval);
+    if let Some(json) = &a.json {
+        let path = suite::report_path(json, &file.path, ctx.several, "json", &mut names.json);
+        if !write_file(&path, |f| result.write(f)) {
+            outcome = failed_output();
+        }
+    }
+    if let Some(html) = &a.html {
+        let path = suite::report_path(html, &file.path, ctx.several, "html", &mut names.html);
+        if let Err(e) = super::report::write_html(&result, &path) {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            outcome = failed_output();
+        }
+    }
     outcome
 }
 
 /// A shard's part in a sharded run, from `--shard` and the one scenario it runs; or every
 /// reason it cannot take part.
-fn shard_args(
-    a: &RunArgs,
-    text: &str,
-    files: usize,
-    loaded: &[(std::path::PathBuf, crate::source::Sources, Scenario)],
-) -> Result<Arc<ShardRun>, Vec<String>> {
+fn shard_args(a: &RunArgs, text: &str, loaded: &[Loaded]) -> Result<Arc<ShardRun>, Vec<String>> {
+    let files = loaded.len();
     let job_index = std::env::var("JOB_COMPLETION_INDEX").ok();
     let shard = Shard::parse(text, job_index.as_deref())
         .map_err(|e| vec![format!("--shard {text}: {e}")])?;
@@ -262,26 +339,21 @@ fn shard_args(
                 .into(),
         );
     }
-    let Some((_, sources, scenario)) = loaded.first() else {
+    let Some(Loaded {
+        sources, plan: p, ..
+    }) = loaded.first()
+    else {
         return Err(errors);
     };
-    let p = plan(
-        scenario,
-        &PlanOptions {
-            bootstrap: a.scaling.bootstrap.clone(),
-            scale: a.scaling.scale,
-            run_id: a.run_id.clone().unwrap_or_default(),
-        },
-    );
-    errors.extend(super::shard::problems(&p, shard.count));
+    errors.extend(super::shard::problems(p, shard.count));
     if !errors.is_empty() {
         return Err(errors);
     }
     // A little longer than the collector's own default deadline: it, not a shard, gives up.
-    let wait = super::shard::planned(&p) + std::time::Duration::from_secs(120);
+    let wait = super::shard::planned(p) + std::time::Duration::from_secs(120);
     Ok(Arc::new(ShardRun::new(
         shard,
-        super::shard::digest(sources, &p),
+        super::shard::digest(sources, p),
         std::time::Instant::now() + wait,
     )))
 }

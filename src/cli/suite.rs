@@ -105,13 +105,13 @@ pub struct Tally {
 }
 
 impl Tally {
-    /// Counts one file's verdicts; `cut` are the labels of runs cut short, whose verdicts are
+    /// Counts one file's verdicts; `cut` are the runs (indices) cut short, whose verdicts are
     /// partial and count as skipped (as in JUnit).
-    pub fn add(&mut self, verdicts: &[Verdict], cut: &[&str], skipped: usize) {
+    pub fn add(&mut self, verdicts: &[Verdict], cut: &[usize], skipped: usize) {
         self.files += 1;
         self.skipped += skipped;
         for v in verdicts {
-            if v.runs.iter().any(|r| cut.contains(&r.as_str())) {
+            if v.runs.iter().any(|r| cut.contains(&r.index)) {
                 self.skipped += 1;
             } else if v.pass {
                 self.passed += 1;

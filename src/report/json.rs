@@ -16,6 +16,8 @@ use crate::plan::Plan;
 use crate::run::Execution;
 use crate::source::Sources;
 
+use super::verdict::VerdictRecord;
+
 /// Version 2 added the encoded histograms, the time series, the scenario text and versions.
 pub const SCHEMA_VERSION: u32 = 2;
 
@@ -49,7 +51,7 @@ pub struct ResultFile {
     pub failure: Option<String>,
     pub interrupted: bool,
     pub runs: Vec<RunResult>,
-    pub assertions: Vec<Verdict>,
+    pub assertions: Vec<VerdictRecord>,
     pub notes: Vec<String>,
 }
 
@@ -99,9 +101,18 @@ impl ResultFile {
             failure: exec.failure.as_ref().map(ToString::to_string),
             interrupted: exec.interrupted,
             runs: exec.results.clone(),
-            assertions: verdicts.to_vec(),
+            assertions: verdicts.iter().map(VerdictRecord::of).collect(),
             notes: exec.notes.clone(),
         }
+    }
+
+    /// The verdicts as the run judged them (a file that kept only their words: as recorded).
+    pub fn verdicts(&self) -> Vec<Verdict> {
+        let index_of = |label: &str| self.runs.iter().find(|r| r.label == label).map(|r| r.index);
+        self.assertions
+            .iter()
+            .map(|a| a.verdict(index_of))
+            .collect()
     }
 
     /// Keeps the scenario's text, main file and includes, as any output may show it: secrets

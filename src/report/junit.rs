@@ -11,6 +11,8 @@ use crate::assert::Verdict;
 use crate::plan::Plan;
 use crate::run::Execution;
 
+use super::verdict;
+
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -109,8 +111,8 @@ fn suite(s: &Suite, out: &mut dyn Write) -> io::Result<Counts> {
     let skipped_because = |v: &Verdict| {
         v.runs
             .iter()
-            .find(|l| cut.contains(&l.as_str()))
-            .map(|l| format!("run `{l}` was cut short: its figures are partial"))
+            .find(|r| cut.contains(&r.index))
+            .map(|r| format!("run `{}` was cut short: its figures are partial", r.label))
     };
     let error = run_error(exec);
     let skipped = verdicts
@@ -132,7 +134,7 @@ fn suite(s: &Suite, out: &mut dyn Write) -> io::Result<Counts> {
     let class = esc(&p.scenario);
     writeln!(out, r#"  <testsuite name="{class}" {}>"#, counts.attrs())?;
     for v in verdicts {
-        let name = format!("{} [{}]", v.assertion, v.runs.join(" vs "));
+        let name = format!("{} [{}]", v.assertion, verdict::runs(v));
         write!(
             out,
             r#"    <testcase classname="kafkabench.{class}" name="{}""#,
@@ -146,12 +148,13 @@ fn suite(s: &Suite, out: &mut dyn Write) -> io::Result<Counts> {
             writeln!(out, "/>")?;
         } else {
             writeln!(out, ">")?;
-            let msg = v.detail.clone().unwrap_or_default();
+            let msg = verdict::detail(v).unwrap_or_default();
+            let (measured, bound) = (verdict::measured(v), verdict::bound(v));
             writeln!(
                 out,
                 r#"      <failure message="{}">{}</failure>"#,
                 esc(&msg),
-                esc(&format!("measured {} bound {}", v.measured, v.bound))
+                esc(&format!("measured {measured} bound {bound}"))
             )?;
             writeln!(out, "    </testcase>")?;
         }

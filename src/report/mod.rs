@@ -7,6 +7,7 @@ pub mod json;
 pub mod junit;
 mod plan_text;
 pub mod table;
+pub mod verdict;
 
 pub use plan_text::{plan_text, workload_text};
 
@@ -33,14 +34,14 @@ pub fn verdicts_text(v: &[Verdict], out: &mut dyn Write) -> io::Result<()> {
         let group: Vec<&Verdict> = v.iter().filter(|x| x.assertion == text).collect();
         let failed: Vec<&&Verdict> = group.iter().filter(|x| !x.pass).collect();
         if failed.is_empty() {
-            let shown: Vec<&str> = group.iter().map(|x| x.measured.as_str()).collect();
+            let shown: Vec<String> = group.iter().map(|x| verdict::measured(x)).collect();
             let measured = if shown.len() > 4 {
                 format!("{} … {}", shown[..2].join(", "), shown[shown.len() - 1])
             } else {
                 shown.join(", ")
             };
             let runs = if group.len() == 1 {
-                format!("[{}]", group[0].runs.join(" vs "))
+                format!("[{}]", verdict::runs(group[0]))
             } else {
                 format!("{} runs", group.len())
             };
@@ -56,8 +57,8 @@ pub fn verdicts_text(v: &[Verdict], out: &mut dyn Write) -> io::Result<()> {
                 writeln!(
                     out,
                     "        [{}] {}",
-                    x.runs.join(" vs "),
-                    x.detail.clone().unwrap_or_default()
+                    verdict::runs(x),
+                    verdict::detail(x).unwrap_or_default()
                 )?;
             }
         }

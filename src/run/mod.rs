@@ -50,12 +50,12 @@ pub struct Execution {
 }
 
 impl Execution {
-    /// Labels of the runs cut short (interrupted, cluster lost): their figures are partial.
-    pub fn cut_short(&self) -> Vec<&str> {
+    /// The runs (indices) cut short (interrupted, cluster lost): their figures are partial.
+    pub fn cut_short(&self) -> Vec<usize> {
         self.results
             .iter()
             .filter(|r| !r.complete)
-            .map(|r| r.label.as_str())
+            .map(|r| r.index)
             .collect()
     }
 }

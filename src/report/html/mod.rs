@@ -2,7 +2,6 @@
 //! SVG plots and inline CSS; no script, no network, no fonts to fetch. Every string from the
 //! scenario or the file is escaped.
 
-mod margin;
 mod over_time;
 mod plots;
 mod svg;
@@ -18,6 +17,7 @@ use crate::measure::RunResult;
 use crate::model::Props;
 use crate::report::json::ResultFile;
 use crate::report::table::ReadColumns;
+use crate::report::verdict;
 
 const STYLE: &str = r#"
 :root { color-scheme: light; }
@@ -67,7 +67,7 @@ pub fn page(f: &ResultFile) -> String {
         esc(&f.scenario)
     );
     header(&mut h, f);
-    verdicts(&mut h, &f.assertions);
+    verdicts(&mut h, &f.verdicts());
     summary(&mut h, f);
     for r in &f.runs {
         run(&mut h, r, f.runs.len());
@@ -154,10 +154,10 @@ fn verdicts(h: &mut String, v: &[Verdict]) {
             "<tr><td class=\"{class}\">{word}</td><td><code>{}</code></td><td>{}</td>\
              <td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
             esc(&x.assertion),
-            esc(&x.runs.join(" vs ")),
-            esc(&x.measured),
-            esc(&x.bound),
-            esc(&margin::margin(x))
+            esc(&verdict::runs(x)),
+            esc(&verdict::measured(x)),
+            esc(&verdict::bound(x)),
+            esc(&verdict::margin(x))
         );
     }
     h.push_str("</table>");

@@ -1,0 +1,252 @@
+//! A verdict in words: the one place its numbers become text, for the terminal, JUnit, HTML
+//! and the result file alike, and the result file's form of it read back.
+
+use serde::{Deserialize, Serialize};
+
+use crate::assert::{Bound, Recorded, RunRef, Shortfall, Verdict};
+use crate::format::{human_bytes, human_duration};
+use crate::model::{CmpOp, Unit};
+
+/// The measured left-hand side with its unit, `-` when it was not measured.
+pub fn measured(v: &Verdict) -> String {
+    match (&v.recorded, v.measured) {
+        (_, Some(x)) => shown(x, v.unit),
+        (Some(r), None) => r.measured.clone(),
+        (None, None) => "-".into(),
+    }
+}
+
+/// The bound as written against the measured value: `< 40ms`, `in 1.9k/s..2.1k/s`.
+pub fn bound(v: &Verdict) -> String {
+    match (&v.recorded, v.bound) {
+        (_, Some(Bound::Compare(op, r))) => format!("{} {}", op.symbol(), shown(r, v.unit)),
+        (_, Some(Bound::Within(l, h))) => format!("in {}..{}", shown(l, v.unit), shown(h, v.unit)),
+        (Some(r), None) => r.bound.clone(),
+        (None, None) => "-".into(),
+    }
+}
+
+/// Why it did not pass, in words; None for a pass.
+pub fn detail(v: &Verdict) -> Option<String> {
+    if let Some(r) = &v.recorded {
+        return r.detail.clone();
+    }
+    let run = |i: usize| v.label(i).unwrap_or("?").to_string();
+    Some(match v.shortfall? {
+        Shortfall::NoSuchRun => "no such run".into(),
+        Shortfall::NotExecuted => "the run did not execute".into(),
+        Shortfall::NotMeasured { run: i } => format!("not measured in run `{}`", run(i)),
+        Shortfall::CutShort { run: i } => {
+            format!("run `{}` was cut short: this figure is incomplete", run(i))
+        }
+        Shortfall::OutOfBound => {
+            let mut s = format!("measured {} against {}", measured(v), bound(v));
+            if let Some(by) = by(v) {
+                s += &format!(" ({:+.1}%)", by * 100.0);
+            }
+            s
+        }
+    })
+}
+
+/// How far outside its bound a failed value is, relative to the edge it missed (None when that
+/// edge is 0).
+fn by(v: &Verdict) -> Option<f64> {
+    let (m, b) = (v.measured?, v.bound?);
+    let edge = b.edge(m);
+    (edge != 0.0).then(|| (m - edge) / edge.abs())
+}
+
+/// The runs it read: `codec=none vs codec=zstd`.
+pub fn runs(v: &Verdict) -> String {
+    let labels: Vec<&str> = v.runs.iter().map(|r| r.label.as_str()).collect();
+    labels.join(" vs ")
+}
+
+/// How far the measured value sits from its bound: a failed verdict's own detail, and for a
+/// pass the headroom left (a bound held by 1 % is a warning of its own); empty when there is
+/// no such distance (an equality, a bound of 0, an older file's verdict).
+pub fn margin(v: &Verdict) -> String {
+    if !v.pass {
+        return detail(v).unwrap_or_default();
+    }
+    let (Some(m), Some(b)) = (v.measured, v.bound) else {
+        return String::new();
+    };
+    match b {
+        Bound::Within(lo, hi) => {
+            // Headroom to the nearer edge, as a share of the range.
+            let width = (hi - lo).abs();
+            if width == 0.0 {
+                return String::new();
+            }
+            let near = (m - lo).min(hi - m);
+            format!(
+                "{:.0} % of the range from its nearer edge",
+                near / width * 100.0
+            )
+        }
+        Bound::Compare(CmpOp::Eq | CmpOp::Ne, _) | Bound::Compare(_, 0.0) => String::new(),
+        Bound::Compare(_, r) => {
+            let pct = (m - r) / r.abs() * 100.0;
+            let side = if pct < 0.0 { "below" } else { "above" };
+            format!("{} % {side} the bound", share(pct.abs()))
+        }
+    }
+}
+
+/// A percentage with one decimal, or as many as it takes not to round a near-100 to 100.
+fn share(pct: f64) -> String {
+    let mut digits = 1;
+    while digits < 4 && pct < 100.0 && format!("{pct:.digits$}").starts_with("100") {
+        digits += 1;
+    }
+    format!("{pct:.digits$}")
+}
+
+/// A value in base units, formatted for its dimension.
+fn shown(x: f64, d: Unit) -> String {
+    match d {
+        Unit::Duration => human_duration(x),
+        Unit::Size => human_bytes(x),
+        Unit::Rate => format!("{x:.0}/s"),
+        Unit::ByteRate => format!("{}/s", human_bytes(x)),
+        Unit::Number if x.fract() == 0.0 && x.abs() < 1e15 => format!("{}", x as i64),
+        Unit::Number => format!("{x:.3}").trim_end_matches('0').to_string(),
+    }
+}
+
+/// A verdict as the result file keeps it: the words a reader of the JSON expects (schema 2's
+/// fields, unchanged) and, since this version, the numbers they were made from, so a file read
+/// back is reported exactly as the run was.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct VerdictRecord {
+    pub assertion: String,
+    /// The runs' labels.
+    pub runs: Vec<String>,
+    pub pass: bool,
+    pub measured: String,
+    pub bound: String,
+    pub detail: Option<String>,
+    /// The numbers; absent in files written before they were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judged: Option<Judged>,
+}
+
+/// A verdict's numbers in the result file, in base units.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Judged {
+    /// The runs' indices in the plan, in the order of `runs`.
+    pub runs: Vec<usize>,
+    pub unit: Unit,
+    pub measured: Option<f64>,
+    /// `<`, `<=`, `>`, `>=`, `==`, `!=` or `in`.
+    pub op: Option<String>,
+    /// The value compared with, or the range's ends.
+    pub bound: Vec<f64>,
+    pub shortfall: Option<ShortfallRecord>,
+}
+
+/// [`Shortfall`] in the result file.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ShortfallRecord {
+    NoSuchRun,
+    NotExecuted,
+    NotMeasured { run: usize },
+    CutShort { run: usize },
+    OutOfBound,
+}
+
+impl VerdictRecord {
+    pub fn of(v: &Verdict) -> VerdictRecord {
+        let (op, ends) = match v.bound {
+            Some(Bound::Compare(op, r)) => (Some(op.symbol().to_string()), vec![r]),
+            Some(Bound::Within(l, h)) => (Some("in".to_string()), vec![l, h]),
+            None => (None, vec![]),
+        };
+        VerdictRecord {
+            assertion: v.assertion.clone(),
+            runs: v.runs.iter().map(|r| r.label.clone()).collect(),
+            pass: v.pass,
+            measured: measured(v),
+            bound: bound(v),
+            detail: detail(v),
+            judged: v.recorded.is_none().then(|| Judged {
+                runs: v.runs.iter().map(|r| r.index).collect(),
+                unit: v.unit,
+                measured: v.measured,
+                op,
+                bound: ends,
+                shortfall: v.shortfall.map(|s| match s {
+                    Shortfall::NoSuchRun => ShortfallRecord::NoSuchRun,
+                    Shortfall::NotExecuted => ShortfallRecord::NotExecuted,
+                    Shortfall::NotMeasured { run } => ShortfallRecord::NotMeasured { run },
+                    Shortfall::CutShort { run } => ShortfallRecord::CutShort { run },
+                    Shortfall::OutOfBound => ShortfallRecord::OutOfBound,
+                }),
+            }),
+        }
+    }
+
+    /// The verdict back; `index_of` finds a run's index by its label, for files that kept only
+    /// the words (their verdicts are then shown as recorded).
+    pub fn verdict(&self, index_of: impl Fn(&str) -> Option<usize>) -> Verdict {
+        let judged = self
+            .judged
+            .as_ref()
+            .filter(|j| j.runs.len() == self.runs.len());
+        let runs = self
+            .runs
+            .iter()
+            .enumerate()
+            .map(|(k, label)| RunRef {
+                index: judged.map_or_else(|| index_of(label).unwrap_or(usize::MAX), |j| j.runs[k]),
+                label: label.clone(),
+            })
+            .collect();
+        let recorded = || Recorded {
+            measured: self.measured.clone(),
+            bound: self.bound.clone(),
+            detail: self.detail.clone(),
+        };
+        let mut v = Verdict {
+            assertion: self.assertion.clone(),
+            runs,
+            unit: Unit::Number,
+            pass: self.pass,
+            measured: None,
+            bound: None,
+            shortfall: None,
+            recorded: None,
+        };
+        let Some(j) = judged else {
+            v.recorded = Some(recorded());
+            return v;
+        };
+        let bound = match (j.op.as_deref(), j.bound.as_slice()) {
+            (Some("in"), &[l, h]) => Some(Bound::Within(l, h)),
+            (Some(op), &[r]) => CmpOp::from_symbol(op).map(|op| Bound::Compare(op, r)),
+            (None, []) => None,
+            // Numbers this version cannot read: show the words.
+            _ => {
+                v.recorded = Some(recorded());
+                return v;
+            }
+        };
+        v.unit = j.unit;
+        v.measured = j.measured;
+        v.bound = bound;
+        v.shortfall = j.shortfall.as_ref().map(|s| match *s {
+            ShortfallRecord::NoSuchRun => Shortfall::NoSuchRun,
+            ShortfallRecord::NotExecuted => Shortfall::NotExecuted,
+            ShortfallRecord::NotMeasured { run } => Shortfall::NotMeasured { run },
+            ShortfallRecord::CutShort { run } => Shortfall::CutShort { run },
+            ShortfallRecord::OutOfBound => Shortfall::OutOfBound,
+        });
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests;
