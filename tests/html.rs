@@ -296,7 +296,7 @@ fn a_synthetic_result_with_a_time_series_renders_every_plot_in_chromium() {
             "p99 latency per run",
             "PASS",
             "FAIL",
-            "measured 61ms against < 40ms (+52.5%)",
+            "measured 61ms against &lt; 40ms (+52.5%)",
             "2.12.1",
             "r42",
             "2026-11-30T13:00:00Z",
