@@ -333,13 +333,11 @@ pub async fn measure(
         cut_short: shared.interrupted() || shared.lost(),
         backlog: shared.backlog_written.load(Ordering::Acquire),
         read_side: read_side.as_ref(),
-    };
-    r.derive_figures(&recorded);
-    if let Some(s) = shard {
         // A shard's target is its share of the schedule (the collector's merge takes the
         // whole schedule's again).
-        r.target_rate = r.target_rate.map(|t| t / f64::from(s.count));
-    }
+        shares: shard.map_or(1, |s| s.count),
+    };
+    r.derive_figures(&recorded);
     if let Some(actions) = fault_actions {
         r.faults = Some(crate::measure::fault::derive(actions, &r, &recorded));
     }
