@@ -189,9 +189,9 @@ impl FaultFigures {
 fn origin_ns(producers: &[ProducerRecording]) -> Option<u64> {
     producers
         .iter()
-        .find(|p| p.intervals.width_ns > 0)
-        .map(|p| p.intervals.origin_ns)
-        .or_else(|| producers.iter().map(|p| p.start_ns).min())
+        .find_map(|p| p.raw.intervals.as_ref())
+        .map(|i| i.origin_ns)
+        .or_else(|| producers.iter().filter_map(|p| p.raw.span.start_ns).min())
 }
 
 /// Seconds from the start of the measured phase to its end: the series' last instant, else
@@ -231,7 +231,7 @@ pub fn windows(actions: &[FaultRecord], end: f64) -> Vec<(f64, f64)> {
 fn unavailable(producers: &[ProducerRecording], origin: u64) -> Option<f64> {
     let mut common: Option<Vec<(u64, u64)>> = None;
     for p in producers {
-        let s = p.ack_timeline.silences(origin, p.last_send_ns);
+        let s = p.ack_timeline.silences(origin, p.raw.span.last_send_ns);
         common = Some(match common {
             None => s,
             Some(c) => intersect(&c, &s),

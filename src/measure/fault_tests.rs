@@ -15,8 +15,11 @@ fn producer(acks: &[u64], last_send: u64) -> ProducerRecording {
     for a in acks {
         p.ack_timeline.acked(*a);
     }
-    p.last_send_ns = last_send;
-    p.intervals.width_ns = S;
+    p.raw.span.last_send_ns = last_send;
+    p.raw.intervals = Some(crate::measure::Intervals {
+        width_ns: S,
+        ..Default::default()
+    });
     p
 }
 
@@ -117,7 +120,9 @@ fn series(rate: f64, acked: &[u64], latency_ms: &[u64]) -> TimeSeries {
         messages: None,
         backlog: 0,
     };
-    series::merge(&[&rec], None, &planned).unwrap()
+    series::Intervals::of_thread(&rec, false)
+        .unwrap()
+        .derive(&planned)
 }
 
 #[test]
@@ -183,6 +188,7 @@ fn derive_keeps_every_action_and_totals_the_failures() {
         cut_short: false,
         backlog: 0,
         read_side: None,
+        shares: 1,
     };
     let result = RunResult {
         elapsed_secs: 3.0,

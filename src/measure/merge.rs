@@ -1,11 +1,12 @@
 //! Merging shards exactly: the `RunResult`s of one planned run measured by several machines
 //! become the one `RunResult` a single machine would have measured.
 //!
-//! Counters are summed; latency families are HdrHistogram `add`s of the shards' histograms,
-//! with every percentile read off the sum (never an average of percentiles, which means
-//! nothing). Each shard's clock starts at its own measured start; the start barrier makes those
-//! one instant, so the shards' t = 0 are taken as the same instant everywhere below: the span
-//! from the earliest start to the latest end is the longest shard's elapsed time, and the time
+//! Each shard's result is read back into its raw [`Recording`] and the recordings merge as the
+//! threads' do (`Recording::absorb`), the figures derived once from the merged one: counters
+//! and librdkafka's statistics summed, latency histograms added (every percentile read off the
+//! sum, never an average of percentiles), averages ratios of the sums. Each shard's clock
+//! starts at its own measured start; the start barrier makes those one instant, so the shards'
+//! t = 0 are taken as the same instant everywhere below: the send spans overlay, and the time
 //! series align by interval index.
 
 mod extras;
@@ -15,7 +16,8 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
-use super::series::Planned;
+use super::recording::{ProducerStats, RawSums, Recording, SendSpan};
+use super::series::{Intervals, Planned};
 use super::{new_histogram, Delivery, Internals, LatencySummary, RunResult};
 
 /// Why the shards' results of one run cannot be merged; `shard` indexes the slice given to
@@ -102,38 +104,19 @@ pub fn merge(shards: &[&RunResult], schedule: &Planned) -> Result<RunResult, Mer
         .filter_map(|(k, s)| s.error.as_ref().map(|e| format!("shard {k}: {e}")))
         .collect();
     m.error = (!errors.is_empty()).then(|| errors.join("; "));
-    for s in shards {
-        m.sent += s.sent;
-        m.acked += s.acked;
-        m.failed += s.failed;
-        m.queue_full += s.queue_full;
-        m.key_value_bytes += s.key_value_bytes;
-        add_counts(&mut m.failed_by_kind, &s.failed_by_kind);
+    let intervals = series::intervals(shards)?;
+    let mut all = Recording::empty();
+    for (k, (s, i)) in shards.iter().zip(intervals).enumerate() {
+        all.absorb(&recording(s, i).map_err(|p| p.at(k))?);
     }
-    m.ack = latency(shards, "ack", |s| Some(&s.ack))?.unwrap_or_default();
-    m.service = latency(shards, "service", |s| Some(&s.service))?.unwrap_or_default();
-    m.send_delay = latency(shards, "send delay", |s| Some(&s.send_delay))?.unwrap_or_default();
-    m.e2e = latency(shards, "e2e", |s| s.e2e.as_ref())?;
-    // The barrier makes every shard's measured start one instant: the merged run spans from
-    // it to the last shard's end.
-    m.elapsed_secs = shards.iter().map(|s| s.elapsed_secs).fold(0.0, f64::max);
-    if m.elapsed_secs > 0.0 {
-        m.throughput_msgs = m.acked as f64 / m.elapsed_secs;
-        m.throughput_bytes = m.key_value_bytes as f64 / m.elapsed_secs;
-    }
-    m.achieved_rate = achieved_rate(shards, m.sent);
-    m.target_rate = schedule.rate.average();
-    m.schedule_slip_secs = schedule
-        .duration
-        .map(|d| (m.elapsed_secs - d.as_secs_f64()).max(0.0));
+    // The whole schedule, not a shard's share: the target is the run's.
+    all.derive(&mut m, schedule, 1);
     // RFC 3339 UTC text of one format orders as the instants do.
     m.started_at = shards.iter().filter_map(|s| s.started_at.clone()).min();
     m.delivery = delivery(shards);
     // Every shard measured the growth of the whole topic (they share it) over its own window;
     // the largest is the one that saw every shard's records. Summing would count it N times.
     m.set_disk_total(shards.iter().filter_map(|s| s.disk_bytes).max());
-    m.internals = internals(shards);
-    m.series = series::merge(shards, schedule)?;
     m.consume = extras::consume(shards)?;
     m.txn = extras::txn(shards)?;
     m.faults = extras::faults(shards)?;
@@ -187,21 +170,77 @@ pub(super) fn add(
     })
 }
 
-/// The send rate over the union of the shards' sending spans. A shard's span is recovered
-/// from its own figure, (sent - 1) / rate; the spans start at the one barrier instant, so the
-/// union is the longest of them (short by at most the few schedule gaps between the shards'
-/// first records, well under 1 % of any run long enough to measure a rate).
-fn achieved_rate(shards: &[&RunResult], sent: u64) -> f64 {
-    let span = shards
-        .iter()
-        .filter(|s| s.sent > 1 && s.achieved_rate > 0.0)
-        .map(|s| (s.sent - 1) as f64 / s.achieved_rate)
-        .fold(0.0, f64::max);
-    if sent > 1 && span > 0.0 {
-        (sent - 1) as f64 / span
-    } else {
-        0.0
-    }
+/// A shard's result read back into the recording it was derived from: its histograms decoded
+/// (refused when it has records and no histogram: percentiles cannot be merged), its sums.
+fn recording(s: &RunResult, intervals: Option<Intervals>) -> Result<Recording, Problem> {
+    let hist = |family: &str, summary: &LatencySummary| match summary.histogram() {
+        Some(h) => {
+            let mut total = new_histogram();
+            add(&mut total, h, family)?;
+            Ok(total)
+        }
+        None if summary.count == 0 => Ok(new_histogram()),
+        None => Err(Problem::NoHistogram {
+            family: family.to_string(),
+            count: summary.count,
+        }),
+    };
+    let raw = s.raw.unwrap_or_else(|| older_sums(s));
+    Ok(Recording {
+        sent: s.sent,
+        acked: s.acked,
+        failed: s.failed,
+        failed_by_kind: s.failed_by_kind.clone(),
+        queue_full: s.queue_full,
+        key_value_bytes: s.key_value_bytes,
+        ack: hist("ack", &s.ack)?,
+        service: hist("service", &s.service)?,
+        send_delay: hist("send delay", &s.send_delay)?,
+        e2e: s.e2e.as_ref().map(|e| hist("e2e", e)).transpose()?,
+        span: raw.span,
+        stats: raw.stats,
+        intervals,
+    })
+}
+
+/// The sums of a file of an older kafkabench, which kept figures only. The send span starts at
+/// the barrier and lasts (sent - 1) / achieved rate; the batches behind the averages are
+/// estimated from the acked records (acked / records per batch), so a shard weighs by its
+/// batches as a single machine's average does.
+fn older_sums(s: &RunResult) -> RawSums {
+    let ns = |secs: f64| (secs * 1e9).round() as u64;
+    let span = SendSpan {
+        start_ns: Some(0),
+        first_send_ns: (s.sent > 0).then_some(0),
+        last_send_ns: if s.sent > 1 && s.achieved_rate > 0.0 {
+            ns((s.sent - 1) as f64 / s.achieved_rate)
+        } else {
+            0
+        },
+        last_ack_ns: ns(s.elapsed_secs),
+    };
+    let Internals {
+        batch_bytes_avg,
+        batch_records_avg,
+        records_per_request,
+        wire_ratio,
+        produce_requests,
+    } = s.internals;
+    let batches = batch_records_avg
+        .filter(|a| *a > 0.0)
+        .map_or(0.0, |a| s.acked as f64 / a);
+    let n = |x: f64| x.round().max(0.0) as u64;
+    let batch_bytes = batch_bytes_avg.map_or(0.0, |b| b * batches);
+    let stats = ProducerStats {
+        batch_bytes: n(batch_bytes),
+        batch_bytes_batches: batch_bytes_avg.map_or(0, |_| n(batches)),
+        batch_records: batch_records_avg.map_or(0, |_| s.acked),
+        batch_records_batches: n(batches),
+        records: records_per_request.map_or(0, |r| n(r * produce_requests as f64)),
+        record_bytes: wire_ratio.map_or(0, |w| n(w * batch_bytes)),
+        produce_requests,
+    };
+    RawSums { span, stats }
 }
 
 /// Delivery summed: each shard's consumer verified its own producers' records. A shard
@@ -226,25 +265,6 @@ fn delivery(shards: &[&RunResult]) -> Option<Delivery> {
         duplicated: present.iter().map(|d| d.duplicated).sum(),
         reordered: present.iter().map(|d| d.reordered).sum(),
     })
-}
-
-/// Producer internals: each average weighted by the records behind it (a shard that sent
-/// twice as much weighs twice as much), requests summed.
-fn internals(shards: &[&RunResult]) -> Internals {
-    let avg = |f: fn(&Internals) -> Option<f64>| {
-        let values: Vec<(f64, f64)> = shards
-            .iter()
-            .filter_map(|s| f(&s.internals).map(|x| (x, s.acked as f64)))
-            .collect();
-        weighted_mean(&values)
-    };
-    Internals {
-        batch_bytes_avg: avg(|i| i.batch_bytes_avg),
-        batch_records_avg: avg(|i| i.batch_records_avg),
-        records_per_request: avg(|i| i.records_per_request),
-        wire_ratio: avg(|i| i.wire_ratio),
-        produce_requests: shards.iter().map(|s| s.internals.produce_requests).sum(),
-    }
 }
 
 /// The mean of `(value, weight)`s; the plain mean when every weight is 0; None for none.

@@ -9,6 +9,7 @@ pub mod consume;
 pub mod fault;
 pub mod intervals;
 pub mod merge;
+pub mod recording;
 pub mod series;
 pub mod topics;
 pub mod txn;
@@ -22,7 +23,8 @@ use serde::{Deserialize, Serialize};
 pub use consume::{ConsumeFigures, ConsumerRecording};
 pub use fault::{AckTimeline, FaultFigures, FaultRecord};
 pub use intervals::{IntervalRecorder, IntervalRecording};
-pub use series::{SeriesPoint, TimeSeries};
+pub use recording::{ProducerStats, RawSums, Recording, SendSpan};
+pub use series::{Intervals, SeriesPoint, TimeSeries};
 pub use topics::{TopicFigures, TopicTally};
 pub use txn::{TxnFigures, TxnRecording};
 
@@ -224,6 +226,10 @@ pub struct RunResult {
     /// Per-topic figures of a run over several topics (empty for one topic).
     #[serde(default)]
     pub topics: Vec<TopicFigures>,
+    /// The sums the producer figures were derived from, so merged results derive from sums
+    /// too; None in files of an older kafkabench.
+    #[serde(default)]
+    pub raw: Option<RawSums>,
 }
 
 /// The effective topic configuration of a run, secrets masked.
@@ -320,25 +326,10 @@ impl RunResult {
 /// What one producer thread recorded over the measured phase. Times are nanoseconds since the
 /// run's clock origin.
 pub struct ProducerRecording {
-    pub sent: u64,
-    pub acked: u64,
-    pub failed: u64,
-    pub failed_by_kind: BTreeMap<String, u64>,
+    /// What the run's producer figures are derived from, merged with the other threads'.
+    pub raw: Recording,
     /// Sequence numbers of the records reported failed, when stamped for a consumer.
     pub failed_seqs: Vec<u64>,
-    pub queue_full: u64,
-    pub key_value_bytes: u64,
-    pub ack: Histogram<u64>,
-    pub service: Histogram<u64>,
-    pub send_delay: Histogram<u64>,
-    pub start_ns: u64,
-    /// 0 when nothing was sent.
-    pub first_send_ns: u64,
-    pub last_send_ns: u64,
-    pub last_ack_ns: u64,
-    pub internals: Internals,
-    /// Sent, acked, failed, bytes and ack latency per interval.
-    pub intervals: IntervalRecording,
     /// Transactions: commit latency, counts, the aborted sequences (None without).
     pub txn: Option<TxnRecording>,
     /// Per topic of a run over several, in the run's order (empty for one topic).
@@ -351,22 +342,8 @@ impl ProducerRecording {
     /// A producer that recorded nothing (it could not start).
     pub fn empty() -> ProducerRecording {
         ProducerRecording {
-            sent: 0,
-            acked: 0,
-            failed: 0,
-            failed_by_kind: BTreeMap::new(),
+            raw: Recording::empty(),
             failed_seqs: Vec::new(),
-            queue_full: 0,
-            key_value_bytes: 0,
-            ack: new_histogram(),
-            service: new_histogram(),
-            send_delay: new_histogram(),
-            start_ns: 0,
-            first_send_ns: 0,
-            last_send_ns: 0,
-            last_ack_ns: 0,
-            internals: Internals::default(),
-            intervals: IntervalRecording::default(),
             txn: None,
             by_topic: Vec::new(),
             ack_timeline: AckTimeline::default(),
@@ -377,7 +354,7 @@ impl ProducerRecording {
     /// written), less those of aborted transactions, which a read_committed consumer never sees.
     pub fn expected_reads(&self) -> u64 {
         let aborted = self.txn.as_ref().map_or(0, |t| t.aborted_records);
-        (self.acked + self.failed_seqs.len() as u64).saturating_sub(aborted)
+        (self.raw.acked + self.failed_seqs.len() as u64).saturating_sub(aborted)
     }
 }
 
@@ -435,6 +412,8 @@ pub struct Recordings<'a> {
     pub backlog: u64,
     /// The read side's run-level facts, when consumers ran.
     pub read_side: Option<&'a consume::ReadSide>,
+    /// How many shards split the schedule (1 unsharded): the target is this run's share.
+    pub shares: u32,
 }
 
 /// Lost and failed-but-delivered, record by record: a failed record that was read back is
@@ -465,7 +444,7 @@ pub fn account(producers: &[ProducerRecording], consumer: &ConsumerRecording) ->
     }
     let acked = producers
         .iter()
-        .map(|p| p.acked)
+        .map(|p| p.raw.acked)
         .sum::<u64>()
         .saturating_sub(aborted_acked);
     let acked_read = consumer
@@ -475,59 +454,33 @@ pub fn account(producers: &[ProducerRecording], consumer: &ConsumerRecording) ->
 }
 
 impl RunResult {
-    /// Merges the threads' recordings into this run's figures.
+    /// The run's figures from its threads' recordings, merged once.
     pub fn derive_figures(&mut self, rec: &Recordings) {
-        let (mut ack, mut service, mut send_delay) =
-            (new_histogram(), new_histogram(), new_histogram());
-        let mut start = u64::MAX;
-        let (mut first_send, mut last_send, mut last_ack) = (u64::MAX, 0u64, 0u64);
-        for p in rec.producers {
-            self.sent += p.sent;
-            self.acked += p.acked;
-            self.failed += p.failed;
-            self.queue_full += p.queue_full;
-            self.key_value_bytes += p.key_value_bytes;
-            for (kind, n) in &p.failed_by_kind {
-                *self.failed_by_kind.entry(kind.clone()).or_default() += n;
-            }
-            // Same bounds on every histogram, so adding cannot fail.
-            let _ = ack.add(&p.ack);
-            let _ = service.add(&p.service);
-            let _ = send_delay.add(&p.send_delay);
-            start = start.min(p.start_ns);
-            if p.first_send_ns > 0 {
-                first_send = first_send.min(p.first_send_ns);
-            }
-            last_send = last_send.max(p.last_send_ns);
-            last_ack = last_ack.max(p.last_ack_ns);
-        }
-        self.internals = Internals::average(rec.producers.iter().map(|p| &p.internals));
-        self.txn = txn::merge(rec.producers.iter().filter_map(|p| p.txn.as_ref()));
-        let end = last_ack.max(last_send);
-        self.elapsed_secs = if end > start && start != u64::MAX {
-            (end - start) as f64 / 1e9
-        } else {
-            0.0
-        };
-        if self.elapsed_secs > 0.0 {
-            self.throughput_msgs = self.acked as f64 / self.elapsed_secs;
-            self.throughput_bytes = self.key_value_bytes as f64 / self.elapsed_secs;
-        }
-        // Over the gaps between sends: n records span n - 1 intervals.
-        self.achieved_rate = if self.sent > 1 && last_send > first_send {
-            (self.sent - 1) as f64 / ((last_send - first_send) as f64 / 1e9)
-        } else {
-            0.0
-        };
-        self.target_rate = rec.rate.average();
-        self.ack = LatencySummary::from_histogram(&ack);
-        self.service = LatencySummary::from_histogram(&service);
-        self.send_delay = LatencySummary::from_histogram(&send_delay);
-        self.schedule_slip_secs = rec
-            .duration
-            .map(|d| (self.elapsed_secs - d.as_secs_f64()).max(0.0));
+        let mut all = Recording::merge(rec.producers.iter().map(|p| &p.raw));
         if let Some(c) = rec.consumer {
-            self.e2e = Some(LatencySummary::from_histogram(&c.e2e));
+            all.e2e = Some(c.e2e.clone());
+            if let Some(i) = Intervals::of_thread(&c.intervals, true) {
+                match &mut all.intervals {
+                    Some(mine) => mine.absorb(&i),
+                    None => all.intervals = Some(i),
+                }
+            }
+            if let Some(i) = &mut all.intervals {
+                i.consumer = true;
+            }
+        }
+        if let Some(i) = &mut all.intervals {
+            i.backlog = rec.backlog;
+        }
+        let planned = series::Planned {
+            rate: rec.rate,
+            duration: rec.duration,
+            messages: rec.messages,
+            backlog: rec.backlog,
+        };
+        all.derive(self, &planned, rec.shares);
+        self.txn = txn::merge(rec.producers.iter().filter_map(|p| p.txn.as_ref()));
+        if let Some(c) = rec.consumer {
             let (lost, failed_but_delivered) = account(rec.producers, c);
             let lost = lost + rec.backlog.saturating_sub(c.backlog_read);
             self.delivery = Some(Delivery {
@@ -539,42 +492,10 @@ impl RunResult {
                 reordered: c.reordered,
             });
         }
-        let producers: Vec<&IntervalRecording> =
-            rec.producers.iter().map(|p| &p.intervals).collect();
-        self.series = series::merge(
-            &producers,
-            rec.consumer.map(|c| &c.intervals),
-            &series::Planned {
-                rate: rec.rate,
-                duration: rec.duration,
-                messages: rec.messages,
-                backlog: rec.backlog,
-            },
-        );
         if let (Some(c), Some(side)) = (rec.consumer, rec.read_side) {
             self.consume = Some(consume::derive(c, side, self.series.as_ref()));
         }
         self.set_disk_total(rec.disk_bytes);
-    }
-}
-
-impl Internals {
-    /// The producers' internals together: averages of the averages, requests summed.
-    fn average<'a>(all: impl Iterator<Item = &'a Internals> + Clone) -> Internals {
-        let avg = |f: fn(&Internals) -> Option<f64>| {
-            let (sum, n) = all
-                .clone()
-                .filter_map(f)
-                .fold((0.0, 0u32), |(s, n), x| (s + x, n + 1));
-            (n > 0).then(|| sum / f64::from(n))
-        };
-        Internals {
-            batch_bytes_avg: avg(|i| i.batch_bytes_avg),
-            batch_records_avg: avg(|i| i.batch_records_avg),
-            records_per_request: avg(|i| i.records_per_request),
-            wire_ratio: avg(|i| i.wire_ratio),
-            produce_requests: all.map(|i| i.produce_requests).sum(),
-        }
     }
 }
 

@@ -8,7 +8,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use super::codec;
-use super::intervals::IntervalRecording;
+use super::intervals::{new_interval_histogram, IntervalCounts, IntervalRecording};
 use crate::model::RateSpec;
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
@@ -95,72 +95,127 @@ impl Planned<'_> {
     }
 }
 
-/// Merges the threads' interval recordings into the run's series: counts summed, histograms
-/// added (exact), percentiles read off the sums. None when no thread recorded intervals.
-pub fn merge(
-    producers: &[&IntervalRecording],
-    consumer: Option<&IntervalRecording>,
-    planned: &Planned,
-) -> Option<TimeSeries> {
-    let all = || producers.iter().copied().chain(consumer);
-    let first = all().find(|r| r.width_ns > 0)?;
-    let (origin, width) = (first.origin_ns, first.width_ns);
-    let mut ack = Vec::new();
-    for p in producers {
-        p.add_histograms_into(&mut ack);
-    }
-    let mut e2e = Vec::new();
-    if let Some(c) = consumer {
-        c.add_histograms_into(&mut e2e);
-    }
-    let n = all()
-        .map(|r| r.counts.len())
-        .chain([ack.len(), e2e.len()])
-        .max()
-        .unwrap_or(0);
-    let end_secs = all()
-        .map(|r| r.last_ns.saturating_sub(origin))
-        .max()
-        .unwrap_or(0) as f64
-        / 1e9;
-    let w = width as f64 / 1e9;
-    let (mut acked_total, mut consumed_total) = (planned.backlog, 0u64);
-    let mut points = Vec::with_capacity(n);
-    for i in 0..n {
-        let t = i as f64 * w;
-        let mut p = SeriesPoint {
-            t_secs: t,
-            span_secs: if i + 1 == n {
-                (end_secs - t).clamp(0.0, w)
-            } else {
-                w
-            },
-            target_rate: planned.rate_over(t, t + w),
-            ..SeriesPoint::default()
+/// The measured phase's interval buckets, merged from threads or shards: what the series is
+/// derived from. Interval i of every part is one interval (the parts share t = 0).
+#[derive(Clone, Debug, Default)]
+pub struct Intervals {
+    pub width_ns: u64,
+    /// Where interval 0 begins on the run's clock (0 when read back from a file).
+    pub origin_ns: u64,
+    pub counts: Vec<IntervalCounts>,
+    /// Ack and end-to-end latency histograms (2 digits) by interval index; None when nothing
+    /// was recorded in the interval.
+    pub ack: Vec<Option<Histogram<u64>>>,
+    pub e2e: Vec<Option<Histogram<u64>>>,
+    /// The last time anything was recorded, from the origin.
+    pub end_ns: u64,
+    /// A consumer read: the series has its columns.
+    pub consumer: bool,
+    /// Records written (and acked) before the clock: lag from the first interval on.
+    pub backlog: u64,
+}
+
+impl Intervals {
+    /// One thread's recording, its histograms decoded; None when it recorded no intervals
+    /// (it never reached the measured phase). A consumer's latencies are end-to-end.
+    pub fn of_thread(r: &IntervalRecording, consumer: bool) -> Option<Intervals> {
+        if r.width_ns == 0 {
+            return None;
+        }
+        let mut hists = Vec::new();
+        r.add_histograms_into(&mut hists);
+        let (ack, e2e) = if consumer {
+            (Vec::new(), hists)
+        } else {
+            (hists, Vec::new())
         };
-        for c in producers.iter().filter_map(|r| r.counts.get(i)) {
-            p.sent += c.sent;
-            p.acked += c.acked;
-            p.failed += c.failed;
-            p.bytes += c.bytes;
-        }
-        acked_total += p.acked;
-        let h = ack.get(i).and_then(Option::as_ref);
-        (p.ack_p50_ms, p.ack_p99_ms, p.ack_max_ms, p.ack_histogram) = latency(h);
-        if let Some(c) = consumer {
-            let consumed = c.counts.get(i).map_or(0, |c| c.consumed);
-            consumed_total += consumed + c.counts.get(i).map_or(0, |c| c.backlog_read);
-            p.consumed = Some(consumed);
-            p.lag = Some(acked_total.saturating_sub(consumed_total));
-            let h = e2e.get(i).and_then(Option::as_ref);
-            (p.e2e_p50_ms, p.e2e_p99_ms, p.e2e_max_ms, p.e2e_histogram) = latency(h);
-        }
-        points.push(p);
+        Some(Intervals {
+            width_ns: r.width_ns,
+            origin_ns: r.origin_ns,
+            counts: r.counts.clone(),
+            ack,
+            e2e,
+            end_ns: r.last_ns.saturating_sub(r.origin_ns),
+            consumer,
+            backlog: 0,
+        })
     }
-    Some(TimeSeries {
-        interval_secs: w,
-        points,
-    })
+
+    /// Adds `o` into these: counts summed, histograms added (exact), the end the later one.
+    pub fn absorb(&mut self, o: &Intervals) {
+        if o.counts.len() > self.counts.len() {
+            self.counts
+                .resize(o.counts.len(), IntervalCounts::default());
+        }
+        for (c, x) in self.counts.iter_mut().zip(&o.counts) {
+            c.sent += x.sent;
+            c.acked += x.acked;
+            c.failed += x.failed;
+            c.bytes += x.bytes;
+            c.consumed += x.consumed;
+            c.backlog_read += x.backlog_read;
+        }
+        add_all(&mut self.ack, &o.ack);
+        add_all(&mut self.e2e, &o.e2e);
+        self.end_ns = self.end_ns.max(o.end_ns);
+        self.consumer |= o.consumer;
+        self.backlog += o.backlog;
+    }
+
+    /// The series: percentiles read off the summed histograms, lag from the summed counts,
+    /// the target from the schedule.
+    pub fn derive(&self, planned: &Planned) -> TimeSeries {
+        let n = self.counts.len().max(self.ack.len()).max(self.e2e.len());
+        let end_secs = self.end_ns as f64 / 1e9;
+        let w = self.width_ns as f64 / 1e9;
+        let (mut acked_total, mut consumed_total) = (self.backlog, 0u64);
+        let mut points = Vec::with_capacity(n);
+        for i in 0..n {
+            let t = i as f64 * w;
+            let c = self.counts.get(i).copied().unwrap_or_default();
+            let mut p = SeriesPoint {
+                t_secs: t,
+                span_secs: if i + 1 == n {
+                    (end_secs - t).clamp(0.0, w)
+                } else {
+                    w
+                },
+                target_rate: planned.rate_over(t, t + w),
+                sent: c.sent,
+                acked: c.acked,
+                failed: c.failed,
+                bytes: c.bytes,
+                ..SeriesPoint::default()
+            };
+            acked_total += p.acked;
+            let h = self.ack.get(i).and_then(Option::as_ref);
+            (p.ack_p50_ms, p.ack_p99_ms, p.ack_max_ms, p.ack_histogram) = latency(h);
+            if self.consumer {
+                consumed_total += c.consumed + c.backlog_read;
+                p.consumed = Some(c.consumed);
+                p.lag = Some(acked_total.saturating_sub(consumed_total));
+                let h = self.e2e.get(i).and_then(Option::as_ref);
+                (p.e2e_p50_ms, p.e2e_p99_ms, p.e2e_max_ms, p.e2e_histogram) = latency(h);
+            }
+            points.push(p);
+        }
+        TimeSeries {
+            interval_secs: w,
+            points,
+        }
+    }
+}
+
+/// `from[i]` added into `into[i]`, growing it.
+fn add_all(into: &mut Vec<Option<Histogram<u64>>>, from: &[Option<Histogram<u64>>]) {
+    if from.len() > into.len() {
+        into.resize_with(from.len(), || None);
+    }
+    for (i, h) in from.iter().enumerate() {
+        if let Some(h) = h {
+            let _ = into[i].get_or_insert_with(new_interval_histogram).add(h);
+        }
+    }
 }
 
 pub(crate) type IntervalLatency = (Option<f64>, Option<f64>, Option<f64>, Option<String>);
@@ -189,6 +244,29 @@ mod tests {
     use crate::model::RateSegment;
 
     const MS: u64 = 1_000_000;
+
+    /// The threads' interval recordings merged and derived, as `RunResult::derive_figures` does.
+    fn merge(
+        producers: &[&IntervalRecording],
+        consumer: Option<&IntervalRecording>,
+        planned: &Planned,
+    ) -> Option<TimeSeries> {
+        let mut all: Option<Intervals> = None;
+        let parts = producers.iter().map(|p| (*p, false));
+        for (r, is_consumer) in parts.chain(consumer.map(|c| (c, true))) {
+            let Some(i) = Intervals::of_thread(r, is_consumer) else {
+                continue;
+            };
+            match &mut all {
+                Some(a) => a.absorb(&i),
+                None => all = Some(i),
+            }
+        }
+        let mut all = all?;
+        all.consumer |= consumer.is_some();
+        all.backlog = planned.backlog;
+        Some(all.derive(planned))
+    }
 
     fn planned(rate: &RateSpec) -> Planned<'_> {
         Planned {

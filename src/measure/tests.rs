@@ -5,9 +5,9 @@ use super::*;
 /// A producer that sent `0..sent`, of which `failed` were reported failed.
 fn producer(sent: u64, failed: &[u64]) -> ProducerRecording {
     let mut p = ProducerRecording::empty();
-    p.sent = sent;
-    p.failed = failed.len() as u64;
-    p.acked = sent - p.failed;
+    p.raw.sent = sent;
+    p.raw.failed = failed.len() as u64;
+    p.raw.acked = sent - p.raw.failed;
     p.failed_seqs = failed.to_vec();
     p
 }
@@ -63,6 +63,7 @@ fn a_cut_short_run_reports_delivery_incomplete_never_lost() {
         cut_short: true,
         backlog: 0,
         read_side: None,
+        shares: 1,
     });
     let d = r.delivery.clone().expect("a consumer ran");
     assert_eq!((d.lost, d.incomplete), (None, true));
@@ -84,7 +85,7 @@ fn the_run_gets_the_series_of_its_threads_merged() {
             r.acked(*t, ms, 10);
         }
         let mut p = producer(acks.len() as u64, &[]);
-        p.intervals = r.finish();
+        p.raw.intervals = Intervals::of_thread(&r.finish(), false);
         p
     };
     let producers = [recorder(&[0, 150 * ms]), recorder(&[10 * ms])];
@@ -99,6 +100,7 @@ fn the_run_gets_the_series_of_its_threads_merged() {
         cut_short: false,
         backlog: 0,
         read_side: None,
+        shares: 1,
     });
     let s = r.series.expect("a series");
     let acked: Vec<u64> = s.points.iter().map(|p| p.acked).collect();
@@ -112,10 +114,12 @@ fn the_run_gets_the_series_of_its_threads_merged() {
 #[test]
 fn a_run_that_ends_past_its_duration_reports_the_slip() {
     let mut p = producer(10, &[]);
-    p.start_ns = 0;
-    p.first_send_ns = 1;
-    p.last_send_ns = 2_000_000_000;
-    p.last_ack_ns = 5_000_000_000;
+    p.raw.span = SendSpan {
+        start_ns: Some(0),
+        first_send_ns: Some(1),
+        last_send_ns: 2_000_000_000,
+        last_ack_ns: 5_000_000_000,
+    };
     let mut r = RunResult::default();
     r.derive_figures(&Recordings {
         producers: &[p],
@@ -127,6 +131,7 @@ fn a_run_that_ends_past_its_duration_reports_the_slip() {
         cut_short: false,
         backlog: 0,
         read_side: None,
+        shares: 1,
     });
     assert_eq!(r.schedule_slip_secs, Some(3.0));
 }

@@ -122,8 +122,8 @@ mod tests {
                 failed,
             })
             .collect();
-        p.sent = p.by_topic.iter().map(|t| t.sent).sum();
-        p.acked = p.by_topic.iter().map(|t| t.acked).sum();
+        p.raw.sent = p.by_topic.iter().map(|t| t.sent).sum();
+        p.raw.acked = p.by_topic.iter().map(|t| t.acked).sum();
         p
     }
 

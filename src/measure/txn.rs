@@ -103,9 +103,9 @@ mod tests {
     /// transaction.
     fn producer(sent: u64, failed: &[u64], aborted: Range<u64>) -> ProducerRecording {
         let mut p = ProducerRecording::empty();
-        p.sent = sent;
+        p.raw.sent = sent;
         p.failed_seqs = failed.to_vec();
-        p.acked = sent - failed.len() as u64;
+        p.raw.acked = sent - failed.len() as u64;
         p.txn = Some(TxnRecording {
             aborted: 1,
             aborted_records: aborted.end - aborted.start,

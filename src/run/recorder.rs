@@ -8,7 +8,9 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 use rdkafka::statistics::Statistics;
 
-use crate::measure::{new_histogram, record, AckTimeline, Internals, IntervalRecorder, TopicTally};
+use crate::measure::{
+    new_histogram, record, AckTimeline, IntervalRecorder, ProducerStats, TopicTally,
+};
 
 pub struct Recorder {
     /// Statistics windows count towards the run from the measured phase on.
@@ -123,16 +125,19 @@ impl Recorder {
         self.stats_seen += 1;
     }
 
-    /// Batching as the statistics saw it over the measured phase.
-    pub fn internals(&self) -> Internals {
+    /// Batching as the statistics saw it over the measured phase, as sums: the run's averages
+    /// are ratios of the threads' sums.
+    pub fn stats_sums(&self) -> ProducerStats {
         let acc = &self.stats;
-        let div = |a: i64, b: i64| (b > 0).then(|| a as f64 / b as f64);
-        Internals {
-            batch_bytes_avg: div(acc.batch_bytes_sum, acc.batch_bytes_cnt),
-            batch_records_avg: div(acc.batch_records_sum, acc.batch_records_cnt),
-            records_per_request: div(acc.txmsgs - acc.base_txmsgs, acc.reqs - acc.base_reqs),
-            wire_ratio: div(acc.txbytes - acc.base_txbytes, acc.batch_bytes_sum),
-            produce_requests: (acc.reqs - acc.base_reqs).max(0) as u64,
+        let n = |v: i64| v.max(0) as u64;
+        ProducerStats {
+            batch_bytes: n(acc.batch_bytes_sum),
+            batch_bytes_batches: n(acc.batch_bytes_cnt),
+            batch_records: n(acc.batch_records_sum),
+            batch_records_batches: n(acc.batch_records_cnt),
+            records: n(acc.txmsgs - acc.base_txmsgs),
+            record_bytes: n(acc.txbytes - acc.base_txbytes),
+            produce_requests: n(acc.reqs - acc.base_reqs),
         }
     }
 }

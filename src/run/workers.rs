@@ -4,18 +4,20 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
+use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
 
 use super::admin;
-use super::consumer::{self, ConsumerJob, Layout, Reads};
+use super::consumer::{self, ConsumerJob, ConsumerOutcome, Layout, Reads};
 use super::control::Phase;
 use super::error::RunError;
 use super::faults;
 use super::lifecycle::blocking;
 use super::logdirs;
 use super::pacer::Share;
-use super::producer::{self, ProducerJob};
+use super::producer::{self, ProducerJob, ProducerOutcome};
 use super::progress::Ticker;
+use super::shard::Shard;
 use super::sharded::{self, ShardRun};
 use super::shared::Shared;
 use super::RunOptions;
@@ -31,6 +33,25 @@ const DEFAULT_DELIVERY_TIMEOUT_MS: u64 = 300_000;
 /// librdkafka's default `fetch.wait.max.ms`.
 const DEFAULT_FETCH_WAIT_MS: u64 = 500;
 
+/// What every thread of one run shares with the orchestrator.
+struct Threads {
+    shared: Arc<Shared>,
+    /// Every producer, every consumer and the orchestrator meet twice (`shared::meet`): all
+    /// connected, then warm-up done; a sharded run's barriers sit at those two points.
+    barrier: Arc<Barrier>,
+    layout: Arc<Layout>,
+    reads: Arc<Reads>,
+    shard: Option<Shard>,
+    consumers: u32,
+}
+
+/// Where the measured phase starts: the disk baseline, its instant, and whether the shards met.
+struct Start {
+    disk_before: Option<Result<Vec<u64>, String>>,
+    started_at: SystemTime,
+    coordination: Result<(), String>,
+}
+
 /// Starts the threads, runs warm-up and the measured phase, and merges their recordings.
 pub async fn measure(
     rp: &RunPlan,
@@ -41,187 +62,25 @@ pub async fn measure(
     partitions: i32,
     notes: &mut Vec<String>,
 ) -> Result<RunResult, RunError> {
-    let topic = rp.topic.name.clone();
     let w = &rp.workload;
-    let shared = Arc::new(Shared::new(interrupt));
-    let producers = w.producers;
-    let has_consumer = rp.consumer.is_some();
     // Before any thread starts: a timeline that cannot act fails the run unmeasured.
     let timeline = faults::prepare(rp, &opts.live_faults).await?;
-    let consumers = if has_consumer {
-        w.consumers.unwrap_or(1)
-    } else {
-        0
-    };
-    // Every producer, every consumer and the orchestrator meet twice (`shared::meet`): all
-    // connected, then warm-up done; a sharded run's barriers sit at those two points.
-    let barrier = Arc::new(Barrier::new(producers as usize + consumers as usize + 1));
-    let timeout_ms: u64 = rp
-        .producer
-        .get("delivery.timeout.ms")
-        .or(rp.producer.get("message.timeout.ms"))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(DEFAULT_DELIVERY_TIMEOUT_MS);
-    // A little past librdkafka's own timeout, so its failure reports arrive first.
-    let flush_timeout = Duration::from_millis(timeout_ms) + Duration::from_secs(5);
-
-    let layout = Arc::new(Layout {
-        topics: rp.topics.clone(),
-        partitions,
-    });
-    let reads = Arc::new(Reads::new(layout.len()));
-    let shard = opts.shard.as_ref().map(|s| s.shard);
-    if let Some(s) = shard {
-        // Another shard's partitions are not this one's to read (or to wait for).
-        for part in 0..layout.len() {
-            if !s.owns((part % partitions.max(1) as usize) as i32) {
-                reads.not_read(part);
-            }
-        }
-    }
-    let mut consumer_handles = Vec::new();
-    if let Some(c) = &rp.consumer {
-        let fetch_wait: u64 = c
-            .get("fetch.wait.max.ms")
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(DEFAULT_FETCH_WAIT_MS);
-        let mut config = admin::config(c);
-        // Partition ends tell a consumer it is ready (its fetchers run) and a backlog drained.
-        config.set("enable.partition.eof", "true");
-        let base = if rp.topic.existing {
-            let (cfg, l) = (config.clone(), layout.clone());
-            blocking(move || consumer::ends(&cfg, &l))
-                .await?
-                .map_err(RunError::TopicLookup)?
-        } else {
-            vec![0; layout.len()]
-        };
-        let base = Arc::new(base);
-        for index in 0..consumers {
-            let job = ConsumerJob {
-                config: config.clone(),
-                layout: layout.clone(),
-                base: base.clone(),
-                index,
-                of: consumers,
-                group: w.consumers.is_some(),
-                commit: w.commit.clone(),
-                backlog: w.backlog.is_some(),
-                from_beginning: w.backlog == Some(Backlog::Existing),
-                producers,
-                prompt: w.in_flight_until_consumed,
-                reads_aborted: config.get("isolation.level") == Some("read_uncommitted"),
-                shared: shared.clone(),
-                reads: reads.clone(),
-                barrier: barrier.clone(),
-                drain: Duration::from_secs(10) + Duration::from_millis(fetch_wait * 2),
-                interval: opts.interval,
-                shard,
-            };
-            let h = std::thread::Builder::new()
-                .name(format!("kb-consumer-{index}"))
-                .spawn(move || consumer::run(job))
-                .map_err(|source| RunError::ThreadStart {
-                    thread: "a consumer thread",
-                    source,
-                })?;
-            consumer_handles.push(h);
-        }
-    }
-
-    let mut handles = Vec::new();
-    for index in 0..producers {
-        let job = ProducerJob {
-            config: admin::config(&rp.producer),
-            topic: topic.clone(),
-            topics: rp.topics.clone(),
-            workload: w.clone(),
-            share: match shard {
-                Some(s) => s.share(index, producers),
-                None => Share {
-                    index: u64::from(index),
-                    of: u64::from(producers),
-                },
-            },
-            ordinal: index,
-            partitions: shard.map(|s| s.owned(partitions)),
-            e2e: has_consumer,
-            shared: shared.clone(),
-            barrier: barrier.clone(),
-            flush_timeout,
-            interval: opts.interval,
-        };
-        let h = std::thread::Builder::new()
-            .name(format!("kb-producer-{index}"))
-            .spawn(move || producer::run(job))
-            .map_err(|source| RunError::ThreadStart {
-                thread: "a producer thread",
-                source,
-            })?;
-        handles.push(h);
-    }
-
-    // Every thread connected → (a sharded run's barrier) → warm-up.
-    let sharding = opts.shard.clone();
-    let (b, sh, s2, run) = (barrier.clone(), shared.clone(), sharding.clone(), rp.index);
-    let coordination = blocking(move || {
-        b.wait();
-        let met = meet_shards(s2.as_deref(), run, Phase::Warmup, &sh);
-        b.wait();
-        met
-    })
-    .await?;
-    // Warm-up done → disk baseline → (a sharded run's barrier) → go.
-    // A shard measures no disk: the collector measures the topics once, for every shard.
-    let disk_here = opts.shard.is_none();
-    let plain = disk_here.then(|| logdirs::speaks(&rp.admin));
+    let t = threads(rp, opts, interrupt, partitions);
+    let shared = t.shared.clone();
+    let consumer_handles = start_consumers(rp, opts, &t).await?;
+    let producer_handles = start_producers(rp, opts, &t, partitions)?;
     let stopped_at_start = timeline
         .as_ref()
         .map_or(0, |t| t.consumers_stopped_at_start());
-    let (b, brs, t, sh) = (
-        barrier.clone(),
-        brokers.to_vec(),
-        rp.topics.clone(),
-        shared.clone(),
-    );
-    let (disk_before, started_at, coordination) = blocking(move || {
-        b.wait();
-        let d = plain.map(|p| p.and_then(|()| logdirs::topics_bytes(&brs, &t, partitions)));
-        let met =
-            coordination.and_then(|()| meet_shards(sharding.as_deref(), run, Phase::Measure, &sh));
-        // The time series' t = 0, the same instant for every thread: they read it after the
-        // barrier below.
-        sh.consumer_stopped
-            .fetch_or(stopped_at_start, Ordering::AcqRel);
-        sh.start_measuring();
-        let started_at = SystemTime::now();
-        b.wait();
-        (d, started_at, met)
-    })
-    .await?;
+    let start = warm_up(rp, opts, &t, brokers, partitions, stopped_at_start).await?;
     // Dropped on any early return below (an error, a panic): it undoes its faults then.
     let running = timeline.map(|t| t.start(shared.clone()));
-
     let ticker = opts
         .progress
         .clone()
         .map(|sink| Ticker::start(sink, shared.clone(), rp.index + 1, runs, rp.label.clone()));
 
-    let joined =
-        blocking(move || handles.into_iter().map(|h| h.join()).collect::<Vec<_>>()).await?;
-    let mut prods = Vec::new();
-    for o in joined {
-        prods.push(o.map_err(|_| RunError::ThreadPanicked("a producer thread"))?);
-    }
-    let reported: u64 = prods.iter().map(|o| o.recording.expected_reads()).sum();
-    shared.expected.store(reported, Ordering::Release);
-    let aborted: u64 = prods
-        .iter()
-        .filter_map(|o| o.recording.txn.as_ref())
-        .map(|t| t.aborted_records)
-        .sum();
-    shared.expected_aborted.store(aborted, Ordering::Release);
-    shared.producers_done.store(true, Ordering::Release);
+    let prods = join_producers(producer_handles, &shared).await?;
     // Before the consumer's drain: it reads from a whole cluster.
     let fault_actions = match running {
         Some(running) => {
@@ -235,92 +94,30 @@ pub async fn measure(
         }
         None => None,
     };
-    let joined = blocking(move || {
-        consumer_handles
-            .into_iter()
-            .map(|h| h.join())
-            .collect::<Vec<_>>()
-    })
-    .await?;
-    let mut outcomes = Vec::new();
-    for o in joined {
-        outcomes.push(o.map_err(|_| RunError::ThreadPanicked("a consumer thread"))?);
-    }
-    let read_side = has_consumer.then(|| ReadSide {
-        consumers,
-        // The verification consumer commits nothing.
-        commit: match w.consumers {
-            Some(_) => commit_text(&w.commit),
-            None => "off".into(),
-        },
-        origin_ns: shared.measure_origin(),
-        drained_ns: w
-            .backlog
-            .as_ref()
-            .map(|_| reads.drained_ns.load(Ordering::Acquire))
-            .filter(|t| *t > 0),
-        rebalances: group_rebalances(&outcomes.iter().map(|o| &o.recording).collect::<Vec<_>>()),
-    });
+    let outcomes = join_consumers(consumer_handles).await?;
+    let read_side = (rp.consumer.is_some()).then(|| read_side(rp, &t, &outcomes));
     if let Some(t) = ticker {
         t.finish();
     }
 
-    if let Err(why) = coordination {
+    if let Err(why) = start.coordination {
         // (An interrupt at the barrier is reported as one, with what was measured.)
         if !shared.interrupted() {
             return Err(RunError::Coordination(why));
         }
     }
-    let (brs, t) = (brokers.to_vec(), rp.topics.clone());
-    let disk_after = if !disk_here {
-        None
-    } else if shared.lost() {
-        Some(Err("the cluster was lost during the run".to_string()))
-    } else if let Err(e) = logdirs::speaks(&rp.admin) {
-        Some(Err(e))
-    } else {
-        Some(blocking(move || logdirs::topics_bytes(&brs, &t, partitions)).await?)
-    };
-    // Per topic, and summed over the topics.
-    let (disk_by_topic, disk_bytes) = match (disk_before, disk_after) {
-        (Some(Ok(b)), Some(Ok(a))) => {
-            let (each, total) = disk_growth(&b, &a);
-            (Some(each), Some(total))
-        }
-        (Some(Err(e)), _) | (_, Some(Err(e))) => {
-            notes.push(format!(
-                "run {}: on-disk size unavailable: {e}",
-                rp.index + 1
-            ));
-            (None, None)
-        }
-        _ => (None, None),
-    };
+    let (disk_by_topic, disk_bytes) =
+        disk_growth_of(rp, brokers, partitions, &shared, start.disk_before, notes).await?;
     for e in outcomes.iter().filter_map(|c| c.error.as_ref()) {
         let note = format!("run {}: {e}", rp.index + 1);
         if !notes.contains(&note) {
             notes.push(note);
         }
     }
-    let cons = has_consumer
+    let cons = (rp.consumer.is_some())
         .then(|| ConsumerRecording::merge(outcomes.into_iter().map(|o| o.recording).collect()));
 
-    let mut r = RunResult {
-        index: rp.index,
-        label: rp.label.clone(),
-        coords: rp
-            .cell
-            .coords
-            .iter()
-            .map(|c| (c.dim.clone(), c.text.clone()))
-            .collect::<BTreeMap<_, _>>(),
-        topic,
-        producer_config: rp.producer.masked(),
-        consumer_config: rp.consumer.as_ref().map(Props::masked),
-        topic_config: Some(TopicConfig::of(&rp.topic)),
-        started_at: Some(rfc3339_utc(started_at)),
-        ..RunResult::default()
-    };
+    let mut r = unmeasured(rp, start.started_at);
     let (recordings, errors): (Vec<_>, Vec<_>) =
         prods.into_iter().map(|o| (o.recording, o.error)).unzip();
     let recorded = Recordings {
@@ -333,13 +130,11 @@ pub async fn measure(
         cut_short: shared.interrupted() || shared.lost(),
         backlog: shared.backlog_written.load(Ordering::Acquire),
         read_side: read_side.as_ref(),
-    };
-    r.derive_figures(&recorded);
-    if let Some(s) = shard {
         // A shard's target is its share of the schedule (the collector's merge takes the
         // whole schedule's again).
-        r.target_rate = r.target_rate.map(|t| t / f64::from(s.count));
-    }
+        shares: t.shard.map_or(1, |s| s.count),
+    };
+    r.derive_figures(&recorded);
     if let Some(actions) = fault_actions {
         r.faults = Some(crate::measure::fault::derive(actions, &r, &recorded));
     }
@@ -365,6 +160,318 @@ pub async fn measure(
         r.error = Some(nothing_delivered(&r, shared.first_client_error()));
     }
     Ok(r)
+}
+
+/// The shared state of one run's threads, before any starts.
+fn threads(
+    rp: &RunPlan,
+    opts: &RunOptions,
+    interrupt: Arc<AtomicBool>,
+    partitions: i32,
+) -> Threads {
+    let consumers = if rp.consumer.is_some() {
+        rp.workload.consumers.unwrap_or(1)
+    } else {
+        0
+    };
+    let layout = Arc::new(Layout {
+        topics: rp.topics.clone(),
+        partitions,
+    });
+    let reads = Arc::new(Reads::new(layout.len()));
+    let shard = opts.shard.as_ref().map(|s| s.shard);
+    if let Some(s) = shard {
+        // Another shard's partitions are not this one's to read (or to wait for).
+        for part in 0..layout.len() {
+            if !s.owns((part % partitions.max(1) as usize) as i32) {
+                reads.not_read(part);
+            }
+        }
+    }
+    let producers = rp.workload.producers as usize;
+    Threads {
+        shared: Arc::new(Shared::new(interrupt)),
+        barrier: Arc::new(Barrier::new(producers + consumers as usize + 1)),
+        layout,
+        reads,
+        shard,
+        consumers,
+    }
+}
+
+/// The consumer threads, connecting (none without a consumer).
+async fn start_consumers(
+    rp: &RunPlan,
+    opts: &RunOptions,
+    t: &Threads,
+) -> Result<Vec<JoinHandle<ConsumerOutcome>>, RunError> {
+    let Some(c) = &rp.consumer else {
+        return Ok(Vec::new());
+    };
+    let w = &rp.workload;
+    let fetch_wait: u64 = c
+        .get("fetch.wait.max.ms")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(DEFAULT_FETCH_WAIT_MS);
+    let mut config = admin::config(c);
+    // Partition ends tell a consumer it is ready (its fetchers run) and a backlog drained.
+    config.set("enable.partition.eof", "true");
+    let base = if rp.topic.existing {
+        let (cfg, l) = (config.clone(), t.layout.clone());
+        blocking(move || consumer::ends(&cfg, &l))
+            .await?
+            .map_err(RunError::TopicLookup)?
+    } else {
+        vec![0; t.layout.len()]
+    };
+    let base = Arc::new(base);
+    let mut handles = Vec::new();
+    for index in 0..t.consumers {
+        let job = ConsumerJob {
+            config: config.clone(),
+            layout: t.layout.clone(),
+            base: base.clone(),
+            index,
+            of: t.consumers,
+            group: w.consumers.is_some(),
+            commit: w.commit.clone(),
+            backlog: w.backlog.is_some(),
+            from_beginning: w.backlog == Some(Backlog::Existing),
+            producers: w.producers,
+            prompt: w.in_flight_until_consumed,
+            reads_aborted: config.get("isolation.level") == Some("read_uncommitted"),
+            shared: t.shared.clone(),
+            reads: t.reads.clone(),
+            barrier: t.barrier.clone(),
+            drain: Duration::from_secs(10) + Duration::from_millis(fetch_wait * 2),
+            interval: opts.interval,
+            shard: t.shard,
+        };
+        let h = std::thread::Builder::new()
+            .name(format!("kb-consumer-{index}"))
+            .spawn(move || consumer::run(job))
+            .map_err(|source| RunError::ThreadStart {
+                thread: "a consumer thread",
+                source,
+            })?;
+        handles.push(h);
+    }
+    Ok(handles)
+}
+
+/// The producer threads, connecting.
+fn start_producers(
+    rp: &RunPlan,
+    opts: &RunOptions,
+    t: &Threads,
+    partitions: i32,
+) -> Result<Vec<JoinHandle<ProducerOutcome>>, RunError> {
+    let w = &rp.workload;
+    let timeout_ms: u64 = rp
+        .producer
+        .get("delivery.timeout.ms")
+        .or(rp.producer.get("message.timeout.ms"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(DEFAULT_DELIVERY_TIMEOUT_MS);
+    // A little past librdkafka's own timeout, so its failure reports arrive first.
+    let flush_timeout = Duration::from_millis(timeout_ms) + Duration::from_secs(5);
+    let mut handles = Vec::new();
+    for index in 0..w.producers {
+        let job = ProducerJob {
+            config: admin::config(&rp.producer),
+            topic: rp.topic.name.clone(),
+            topics: rp.topics.clone(),
+            workload: w.clone(),
+            share: match t.shard {
+                Some(s) => s.share(index, w.producers),
+                None => Share {
+                    index: u64::from(index),
+                    of: u64::from(w.producers),
+                },
+            },
+            ordinal: index,
+            partitions: t.shard.map(|s| s.owned(partitions)),
+            e2e: rp.consumer.is_some(),
+            shared: t.shared.clone(),
+            barrier: t.barrier.clone(),
+            flush_timeout,
+            interval: opts.interval,
+        };
+        let h = std::thread::Builder::new()
+            .name(format!("kb-producer-{index}"))
+            .spawn(move || producer::run(job))
+            .map_err(|source| RunError::ThreadStart {
+                thread: "a producer thread",
+                source,
+            })?;
+        handles.push(h);
+    }
+    Ok(handles)
+}
+
+/// Every thread connected → (a sharded run's barrier) → warm-up → disk baseline → (a sharded
+/// run's barrier) → the measured phase's t = 0, which every thread reads after the last barrier.
+async fn warm_up(
+    rp: &RunPlan,
+    opts: &RunOptions,
+    t: &Threads,
+    brokers: &[String],
+    partitions: i32,
+    stopped_at_start: u64,
+) -> Result<Start, RunError> {
+    let sharding = opts.shard.clone();
+    let (b, sh, s2, run) = (
+        t.barrier.clone(),
+        t.shared.clone(),
+        sharding.clone(),
+        rp.index,
+    );
+    let coordination = blocking(move || {
+        b.wait();
+        let met = meet_shards(s2.as_deref(), run, Phase::Warmup, &sh);
+        b.wait();
+        met
+    })
+    .await?;
+    // A shard measures no disk: the collector measures the topics once, for every shard.
+    let plain = opts.shard.is_none().then(|| logdirs::speaks(&rp.admin));
+    let (b, brs, topics, sh) = (
+        t.barrier.clone(),
+        brokers.to_vec(),
+        rp.topics.clone(),
+        t.shared.clone(),
+    );
+    blocking(move || {
+        b.wait();
+        let disk_before =
+            plain.map(|p| p.and_then(|()| logdirs::topics_bytes(&brs, &topics, partitions)));
+        let coordination =
+            coordination.and_then(|()| meet_shards(sharding.as_deref(), run, Phase::Measure, &sh));
+        sh.consumer_stopped
+            .fetch_or(stopped_at_start, Ordering::AcqRel);
+        sh.start_measuring();
+        let started_at = SystemTime::now();
+        b.wait();
+        Start {
+            disk_before,
+            started_at,
+            coordination,
+        }
+    })
+    .await
+}
+
+/// The producers' recordings, once every producer is done; tells the consumers how many
+/// records to expect.
+async fn join_producers(
+    handles: Vec<JoinHandle<ProducerOutcome>>,
+    shared: &Shared,
+) -> Result<Vec<ProducerOutcome>, RunError> {
+    let joined =
+        blocking(move || handles.into_iter().map(|h| h.join()).collect::<Vec<_>>()).await?;
+    let mut prods = Vec::new();
+    for o in joined {
+        prods.push(o.map_err(|_| RunError::ThreadPanicked("a producer thread"))?);
+    }
+    let reported: u64 = prods.iter().map(|o| o.recording.expected_reads()).sum();
+    shared.expected.store(reported, Ordering::Release);
+    let aborted: u64 = prods
+        .iter()
+        .filter_map(|o| o.recording.txn.as_ref())
+        .map(|t| t.aborted_records)
+        .sum();
+    shared.expected_aborted.store(aborted, Ordering::Release);
+    shared.producers_done.store(true, Ordering::Release);
+    Ok(prods)
+}
+
+/// The read side's run-level facts.
+fn read_side(rp: &RunPlan, t: &Threads, outcomes: &[ConsumerOutcome]) -> ReadSide {
+    let w = &rp.workload;
+    ReadSide {
+        consumers: t.consumers,
+        // The verification consumer commits nothing.
+        commit: match w.consumers {
+            Some(_) => commit_text(&w.commit),
+            None => "off".into(),
+        },
+        origin_ns: t.shared.measure_origin(),
+        drained_ns: w
+            .backlog
+            .as_ref()
+            .map(|_| t.reads.drained_ns.load(Ordering::Acquire))
+            .filter(|t| *t > 0),
+        rebalances: group_rebalances(&outcomes.iter().map(|o| &o.recording).collect::<Vec<_>>()),
+    }
+}
+
+/// The run as planned, before its figures: what it is and what it ran with.
+fn unmeasured(rp: &RunPlan, started_at: SystemTime) -> RunResult {
+    RunResult {
+        index: rp.index,
+        label: rp.label.clone(),
+        coords: rp
+            .cell
+            .coords
+            .iter()
+            .map(|c| (c.dim.clone(), c.text.clone()))
+            .collect::<BTreeMap<_, _>>(),
+        topic: rp.topic.name.clone(),
+        producer_config: rp.producer.masked(),
+        consumer_config: rp.consumer.as_ref().map(Props::masked),
+        topic_config: Some(TopicConfig::of(&rp.topic)),
+        started_at: Some(rfc3339_utc(started_at)),
+        ..RunResult::default()
+    }
+}
+
+/// The consumers' outcomes, once each has drained.
+async fn join_consumers(
+    handles: Vec<JoinHandle<ConsumerOutcome>>,
+) -> Result<Vec<ConsumerOutcome>, RunError> {
+    let joined =
+        blocking(move || handles.into_iter().map(|h| h.join()).collect::<Vec<_>>()).await?;
+    let mut outcomes = Vec::new();
+    for o in joined {
+        outcomes.push(o.map_err(|_| RunError::ThreadPanicked("a consumer thread"))?);
+    }
+    Ok(outcomes)
+}
+
+/// The topics' growth on disk over the measured phase, per topic and summed; None (with a note
+/// saying why) when it could not be measured, or for a shard (the collector measures it).
+async fn disk_growth_of(
+    rp: &RunPlan,
+    brokers: &[String],
+    partitions: i32,
+    shared: &Shared,
+    disk_before: Option<Result<Vec<u64>, String>>,
+    notes: &mut Vec<String>,
+) -> Result<(Option<Vec<u64>>, Option<u64>), RunError> {
+    let (brs, t) = (brokers.to_vec(), rp.topics.clone());
+    let disk_after = if disk_before.is_none() {
+        None
+    } else if shared.lost() {
+        Some(Err("the cluster was lost during the run".to_string()))
+    } else if let Err(e) = logdirs::speaks(&rp.admin) {
+        Some(Err(e))
+    } else {
+        Some(blocking(move || logdirs::topics_bytes(&brs, &t, partitions)).await?)
+    };
+    Ok(match (disk_before, disk_after) {
+        (Some(Ok(b)), Some(Ok(a))) => {
+            let (each, total) = disk_growth(&b, &a);
+            (Some(each), Some(total))
+        }
+        (Some(Err(e)), _) | (_, Some(Err(e))) => {
+            notes.push(format!(
+                "run {}: on-disk size unavailable: {e}",
+                rp.index + 1
+            ));
+            (None, None)
+        }
+        _ => (None, None),
+    })
 }
 
 /// A sharded run's barrier before `phase` (nothing without shards). When it fails, the

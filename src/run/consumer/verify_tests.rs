@@ -77,9 +77,9 @@ fn feed(v: &mut Verifier, reads: &Reads, recs: &[Rec]) -> Vec<Read> {
 /// A producer that sent `0..sent`, of which `failed` were reported failed.
 fn producer(sent: u64, failed: &[u64]) -> ProducerRecording {
     let mut p = ProducerRecording::empty();
-    p.sent = sent;
-    p.failed = failed.len() as u64;
-    p.acked = sent - p.failed;
+    p.raw.sent = sent;
+    p.raw.failed = failed.len() as u64;
+    p.raw.acked = sent - p.raw.failed;
     p.failed_seqs = failed.to_vec();
     p
 }
@@ -122,6 +122,7 @@ fn figures(producers: &[ProducerRecording], backlog: u64, consumers: Vec<Verifie
         cut_short: false,
         backlog,
         read_side: None,
+        shares: 1,
     });
     let d = r.delivery.expect("a consumer ran");
     Figures {

@@ -2,7 +2,9 @@
 //! and the failure that ended it, if one did.
 
 use super::{Sender, Sent};
-use crate::measure::{new_histogram, ProducerRecording, TopicTally};
+use crate::measure::{
+    new_histogram, Intervals, ProducerRecording, Recording, SendSpan, TopicTally,
+};
 use crate::run::producer::ProducerOutcome;
 use crate::run::spread::{self, Layout};
 
@@ -17,14 +19,14 @@ pub(super) fn finish(mut s: Sender, start_ns: u64, sent: Sent, flushed: bool) ->
     });
     // A failed transaction call is the cause; undelivered records are its consequence.
     let error = s.txn_error.take().or(error);
-    let internals = s.ev.rec.internals();
+    let stats = s.ev.rec.stats_sums();
     let r = &mut s.ev.rec;
     let mut failed_by_kind = std::mem::take(&mut r.failed_by_kind);
     for (k, v) in &s.enqueue_failed_by_kind {
         *failed_by_kind.entry(format!("enqueue: {k}")).or_default() += v;
     }
     let ack = std::mem::replace(&mut r.ack, new_histogram());
-    let intervals = r.intervals.finish();
+    let intervals = Intervals::of_thread(&r.intervals.finish(), false);
     let by_topic = match s.layout {
         Layout::Bound(t) => spread::bound_tally(
             t,
@@ -37,12 +39,11 @@ pub(super) fn finish(mut s: Sender, start_ns: u64, sent: Sent, flushed: bool) ->
         ),
         Layout::RoundRobin(_) => std::mem::take(&mut r.by_topic),
     };
-    let recording = ProducerRecording {
+    let raw = Recording {
         sent: sent.count,
         acked: r.acked,
         failed: r.failed + s.enqueue_failed,
         failed_by_kind,
-        failed_seqs: std::mem::take(&mut r.failed_seqs),
         queue_full: s.queue_full,
         key_value_bytes: r.key_value_bytes,
         // Unlimited: sent when due, so service time is the ack latency itself.
@@ -53,12 +54,20 @@ pub(super) fn finish(mut s: Sender, start_ns: u64, sent: Sent, flushed: bool) ->
         },
         ack,
         send_delay: std::mem::replace(&mut s.send_delay, new_histogram()),
-        start_ns,
-        first_send_ns: sent.first_ns,
-        last_send_ns: sent.last_ns,
-        last_ack_ns: r.last_ack_ns,
-        internals,
+        e2e: None,
+        span: SendSpan {
+            start_ns: Some(start_ns),
+            // The run's clock is read after its origin, so 0 means nothing was sent.
+            first_send_ns: (sent.first_ns > 0).then_some(sent.first_ns),
+            last_send_ns: sent.last_ns,
+            last_ack_ns: r.last_ack_ns,
+        },
+        stats,
         intervals,
+    };
+    let recording = ProducerRecording {
+        raw,
+        failed_seqs: std::mem::take(&mut r.failed_seqs),
         txn: s.txn.take().map(|t| t.rec),
         by_topic,
         ack_timeline: std::mem::take(&mut r.ack_timeline),
