@@ -56,15 +56,13 @@ pub async fn run_one(
     let topic = rp.topic.name.clone();
     if let Some(s) = &opts.shard {
         // The collector creates and deletes the topics; a shard only uses them.
-        super::sharded::topics_ready(s, rp.index, &interrupt).await?;
+        s.topics_ready(rp.index, &interrupt).await?;
         let partitions = unless_interrupted(&interrupt, admin.topic_partitions(&topic))
             .await
             .ok_or(RunError::Interrupted)?
             .map_err(RunError::TopicLookup)?
             .ok_or_else(|| RunError::TopicMissing(topic.clone()))?;
-        if let Some(why) = s.shard.problem(partitions) {
-            return Err(RunError::Coordination(why));
-        }
+        s.fits(partitions)?;
         return ready_and_measure(
             rp, runs, opts, &interrupt, &admin, &brokers, partitions, notes,
         )
@@ -137,13 +135,13 @@ pub async fn run_one(
 }
 
 /// Why creation failed, and which topics the cluster refused (not to be deleted).
-pub(super) struct Refused {
+pub struct Refused {
     pub why: String,
     pub names: Vec<String>,
 }
 
 /// Creates the run's topics: its one topic as the topic block says, or all `topics = N`.
-pub(super) async fn create(admin: &Admin, rp: &RunPlan) -> Result<(), Refused> {
+pub async fn create(admin: &Admin, rp: &RunPlan) -> Result<(), Refused> {
     if let [one] = rp.topics.as_slice() {
         return admin.create_topic(&rp.topic).await.map_err(|why| Refused {
             why,

@@ -5,14 +5,12 @@
 //! caller's [`ProgressSink`], failures into the `Execution`.
 
 pub mod admin;
-pub mod collect;
 mod consumer;
-pub mod control;
 mod error;
 mod events;
 pub mod faults;
-mod interrupt;
-mod lifecycle;
+pub mod interrupt;
+pub mod lifecycle;
 pub mod logdirs;
 pub mod pacer;
 pub mod payload;
@@ -20,7 +18,6 @@ mod producer;
 mod progress;
 mod recorder;
 pub mod shard;
-pub mod sharded;
 mod shared;
 mod spread;
 mod stamp;
@@ -35,8 +32,7 @@ pub use error::{RunError, RunFailure};
 pub use faults::LiveFaults;
 pub use interrupt::LiveTopic;
 pub use progress::{Progress, ProgressPhase, ProgressSink};
-pub use shard::Shard;
-pub use sharded::ShardRun;
+pub use shard::{Coordination, Phase, Shard};
 
 use crate::measure::RunResult;
 use crate::plan::Plan;
@@ -76,7 +72,7 @@ pub struct RunOptions {
     pub live_faults: LiveFaults,
     /// This process is one shard of a sharded run (`run --shard I/N`): it runs its share,
     /// creates and deletes no topic, and meets the collector at every barrier.
-    pub shard: Option<Arc<ShardRun>>,
+    pub shard: Option<Arc<dyn Coordination>>,
 }
 
 impl Default for RunOptions {
@@ -103,10 +99,10 @@ pub async fn execute(plan: &Plan, opts: &RunOptions, interrupt: Arc<AtomicBool>)
     };
     let runs = plan.runs.len();
     if let Some(s) = &opts.shard {
-        if let Err(e) = sharded::join(plan, s, &interrupt).await {
+        if let Err(e) = s.join(plan, &interrupt).await {
             exec.interrupted = matches!(e, RunError::Interrupted);
             if !exec.interrupted {
-                sharded::failed(s, None, e.to_string()).await;
+                s.failed(None, e.to_string()).await;
                 exec.failure = plan.runs.first().map(|rp| RunFailure {
                     run: rp.index + 1,
                     label: rp.label.clone(),
@@ -127,7 +123,7 @@ pub async fn execute(plan: &Plan, opts: &RunOptions, interrupt: Arc<AtomicBool>)
             // The collector judges: every result goes to it, complete or not.
             match &outcome {
                 Ok(r) => {
-                    if let Err(e) = sharded::report(s, r).await {
+                    if let Err(e) = s.report(r).await {
                         outcome = outcome.map(|mut r| {
                             r.complete = false;
                             r.error = Some(format!("the collector did not get the result: {e}"));
@@ -135,7 +131,7 @@ pub async fn execute(plan: &Plan, opts: &RunOptions, interrupt: Arc<AtomicBool>)
                         });
                     }
                 }
-                Err(e) => sharded::failed(s, Some(rp.index), e.to_string()).await,
+                Err(e) => s.failed(Some(rp.index), e.to_string()).await,
             }
         }
         let error = match outcome {

@@ -8,7 +8,6 @@ use std::time::{Duration, SystemTime};
 
 use super::admin;
 use super::consumer::{self, ConsumerJob, Layout, Reads};
-use super::control::Phase;
 use super::error::RunError;
 use super::faults;
 use super::lifecycle::blocking;
@@ -16,7 +15,7 @@ use super::logdirs;
 use super::pacer::Share;
 use super::producer::{self, ProducerJob};
 use super::progress::Ticker;
-use super::sharded::{self, ShardRun};
+use super::shard::{Coordination, Phase};
 use super::shared::Shared;
 use super::RunOptions;
 use crate::measure::clock::rfc3339_utc;
@@ -70,7 +69,7 @@ pub async fn measure(
         partitions,
     });
     let reads = Arc::new(Reads::new(layout.len()));
-    let shard = opts.shard.as_ref().map(|s| s.shard);
+    let shard = opts.shard.as_ref().map(|s| s.shard());
     if let Some(s) = shard {
         // Another shard's partitions are not this one's to read (or to wait for).
         for part in 0..layout.len() {
@@ -265,10 +264,10 @@ pub async fn measure(
         t.finish();
     }
 
-    if let Err(why) = coordination {
+    if let Err(e) = coordination {
         // (An interrupt at the barrier is reported as one, with what was measured.)
         if !shared.interrupted() {
-            return Err(RunError::Coordination(why));
+            return Err(e);
         }
     }
     let (brs, t) = (brokers.to_vec(), rp.topics.clone());
@@ -370,18 +369,18 @@ pub async fn measure(
 /// A sharded run's barrier before `phase` (nothing without shards). When it fails, the
 /// run's threads are stopped (they are released by the orchestrator's next wait).
 fn meet_shards(
-    s: Option<&ShardRun>,
+    s: Option<&dyn Coordination>,
     run: usize,
     phase: Phase,
     shared: &Shared,
-) -> Result<(), String> {
+) -> Result<(), RunError> {
     let Some(s) = s else {
         return Ok(());
     };
-    let met = sharded::barrier(s, run, phase, &|| shared.stopping());
+    let met = s.barrier(run, phase, &|| shared.stopping());
     if let Err(why) = &met {
         if !shared.interrupted() {
-            shared.cluster_lost(why.clone());
+            shared.cluster_lost(why.to_string());
         }
     }
     met

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::measure::RunResult;
-use crate::run::control::{self, Message, Parts, Phase};
+use crate::shard::control::{self, Message, Parts, Phase};
 
 /// What the collector knows of the shards, from the control topic.
 pub(super) struct Shards {

@@ -7,16 +7,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::admin::Admin;
 use super::control::{self, Control, Message, Phase};
-use super::error::RunError;
-use super::interrupt::unless_interrupted;
-use super::lifecycle::{self, blocking};
-use super::logdirs;
-use super::LiveTopic;
+use super::error::ShardError;
+use super::execution::{execution, Gathered, Part};
 use crate::measure::topics::disk_growth;
 use crate::measure::RunResult;
 use crate::plan::{Plan, RunPlan};
+use crate::run::admin::Admin;
+use crate::run::interrupt::unless_interrupted;
+use crate::run::lifecycle::{self, blocking};
+use crate::run::{logdirs, Execution, LiveTopic, RunError};
 
 mod shards;
 
@@ -55,6 +55,53 @@ pub struct Collected {
     pub error: Option<RunError>,
 }
 
+impl Collected {
+    /// How many shards' results went into the last run collected.
+    pub fn reported(&self) -> usize {
+        self.runs.last().map_or(0, |r| r.results.len())
+    }
+
+    /// The merged execution: each collected run merged from the shards that reported it,
+    /// with the collector's own disk measurement; every shard that let the run down makes it
+    /// a failed run (exit 3) naming the shard.
+    pub fn execution(self, p: &Plan) -> Execution {
+        // The shards let down the last run collected; the collector's own error stopped it at
+        // the run after that.
+        let last = self.runs.last().map_or(0, |r| r.index);
+        let error = self.error.map(|e| (self.runs.len(), e));
+        let mut parts: BTreeMap<u32, Part> = BTreeMap::new();
+        let part = |s: u32| Part {
+            name: format!("shard {s}"),
+            results: BTreeMap::new(),
+            problem: None,
+        };
+        for (s, why) in self.problems {
+            parts.entry(s).or_insert_with(|| part(s)).problem =
+                Some((last, format!("shard {s} {why}")));
+        }
+        let mut disk = BTreeMap::new();
+        for run in self.runs {
+            for (s, r) in run.results {
+                parts
+                    .entry(s)
+                    .or_insert_with(|| part(s))
+                    .results
+                    .insert(run.index, r);
+            }
+            disk.insert(run.index, run.disk);
+        }
+        let parts: Vec<Part> = parts.into_values().collect();
+        execution(
+            p,
+            &parts,
+            Gathered::Live { disk, error },
+            self.notes,
+            self.interrupted,
+        )
+        .expect("live results are merged, never refused")
+    }
+}
+
 /// Runs the collector's side of every planned run.
 pub async fn collect(plan: &Plan, o: &CollectOptions, interrupt: Arc<AtomicBool>) -> Collected {
     let mut out = Collected::default();
@@ -76,7 +123,7 @@ pub async fn collect(plan: &Plan, o: &CollectOptions, interrupt: Arc<AtomicBool>
     let control = match Control::open(&admin, &first.admin, &plan.run_id).await {
         Ok(c) => c,
         Err(e) => {
-            out.error = Some(RunError::Coordination(e));
+            out.error = Some(e.into());
             return out;
         }
     };
@@ -106,22 +153,20 @@ pub async fn collect(plan: &Plan, o: &CollectOptions, interrupt: Arc<AtomicBool>
         tokio::task::block_in_place(|| c.control.catch_up(&|| stop.load(Ordering::SeqCst)));
     match earlier {
         Ok(msgs) if msgs.iter().any(|m| m.collector().is_some()) => {
-            let why = format!(
-                "the control topic {control_topic} already holds another collector's messages: \
-                 run id {} was used before and its run did not end cleanly; start the shards \
-                 and the collector again with a new --run-id (or delete that topic)",
-                plan.run_id
-            );
+            let why = ShardError::AnotherCollector {
+                topic: control_topic.clone(),
+                run_id: plan.run_id.clone(),
+            };
             let _ = c.control.send(&Message::Abort {
                 collector: c.session,
-                reason: why.clone(),
+                reason: why.to_string(),
             });
-            out.error = Some(RunError::Coordination(why));
+            out.error = Some(why.into());
             return out;
         }
         Ok(_) => {}
         Err(e) => {
-            out.error = Some(RunError::Coordination(e));
+            out.error = Some(e.into());
             return out;
         }
     }
@@ -211,8 +256,7 @@ impl Coordinator {
             let stop = self.interrupt.clone();
             let m = tokio::task::block_in_place(|| {
                 self.control.next(until, &|| stop.load(Ordering::SeqCst))
-            })
-            .map_err(RunError::Coordination)?;
+            })?;
             if let Some(m) = m {
                 self.shards.take(m);
             }
@@ -271,14 +315,12 @@ impl Coordinator {
                 run + 1
             ),
         });
-        self.control
-            .send(&Message::Start {
-                collector: self.session,
-                run,
-                phase,
-                at_unix_ms: at,
-            })
-            .map_err(RunError::Coordination)?;
+        self.control.send(&Message::Start {
+            collector: self.session,
+            run,
+            phase,
+            at_unix_ms: at,
+        })?;
         Ok(true)
     }
 }
@@ -369,12 +411,10 @@ async fn run_barriers(
             .await?
             .map_err(RunError::Unreachable)?
     };
-    c.control
-        .send(&Message::Topics {
-            collector: c.session,
-            run: rp.index,
-        })
-        .map_err(RunError::Coordination)?;
+    c.control.send(&Message::Topics {
+        collector: c.session,
+        run: rp.index,
+    })?;
     if !c.barrier(rp.index, Phase::Warmup).await? {
         return Ok(None);
     }
