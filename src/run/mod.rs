@@ -9,8 +9,8 @@ mod consumer;
 mod error;
 mod events;
 pub mod faults;
-pub mod interrupt;
-pub mod lifecycle;
+mod interrupt;
+mod lifecycle;
 pub mod logdirs;
 pub mod pacer;
 pub mod payload;
@@ -21,6 +21,7 @@ pub mod shard;
 mod shared;
 mod spread;
 mod stamp;
+pub mod topic;
 mod txn;
 mod workers;
 
@@ -30,7 +31,8 @@ use std::time::Duration;
 
 pub use error::{RunError, RunFailure};
 pub use faults::LiveFaults;
-pub use interrupt::LiveTopic;
+pub use interrupt::{unless_interrupted, LiveTopic};
+pub use lifecycle::blocking;
 pub use progress::{Progress, ProgressPhase, ProgressSink};
 pub use shard::{Coordination, Phase, Shard};
 

@@ -11,16 +11,15 @@ use super::consumer::{self, ConsumerJob, Layout, Reads};
 use super::error::RunError;
 use super::faults;
 use super::lifecycle::blocking;
-use super::logdirs;
 use super::pacer::Share;
 use super::producer::{self, ProducerJob};
 use super::progress::Ticker;
 use super::shard::{Coordination, Phase};
 use super::shared::Shared;
+use super::topic::{self, Disk};
 use super::RunOptions;
 use crate::measure::clock::rfc3339_utc;
 use crate::measure::consume::{group_rebalances, ReadSide};
-use crate::measure::topics::disk_growth;
 use crate::measure::{ConsumerRecording, Recordings, RunResult, TopicConfig};
 use crate::model::{Backlog, CommitPolicy, Props};
 use crate::plan::RunPlan;
@@ -172,20 +171,17 @@ pub async fn measure(
     .await?;
     // Warm-up done → disk baseline → (a sharded run's barrier) → go.
     // A shard measures no disk: the collector measures the topics once, for every shard.
-    let disk_here = opts.shard.is_none();
-    let plain = disk_here.then(|| logdirs::speaks(&rp.admin));
+    let disk = opts
+        .shard
+        .is_none()
+        .then(|| Disk::new(rp, brokers, partitions));
     let stopped_at_start = timeline
         .as_ref()
         .map_or(0, |t| t.consumers_stopped_at_start());
-    let (b, brs, t, sh) = (
-        barrier.clone(),
-        brokers.to_vec(),
-        rp.topics.clone(),
-        shared.clone(),
-    );
+    let (b, d, sh) = (barrier.clone(), disk.clone(), shared.clone());
     let (disk_before, started_at, coordination) = blocking(move || {
         b.wait();
-        let d = plain.map(|p| p.and_then(|()| logdirs::topics_bytes(&brs, &t, partitions)));
+        let d = d.as_ref().map(Disk::bytes);
         let met =
             coordination.and_then(|()| meet_shards(sharding.as_deref(), run, Phase::Measure, &sh));
         // The time series' t = 0, the same instant for every thread: they read it after the
@@ -270,29 +266,23 @@ pub async fn measure(
             return Err(e);
         }
     }
-    let (brs, t) = (brokers.to_vec(), rp.topics.clone());
-    let disk_after = if !disk_here {
-        None
-    } else if shared.lost() {
-        Some(Err("the cluster was lost during the run".to_string()))
-    } else if let Err(e) = logdirs::speaks(&rp.admin) {
-        Some(Err(e))
-    } else {
-        Some(blocking(move || logdirs::topics_bytes(&brs, &t, partitions)).await?)
+    let disk_after = match disk {
+        None => None,
+        Some(_) if shared.lost() => Some(Err("the cluster was lost during the run".to_string())),
+        Some(d) => Some(blocking(move || d.bytes()).await?),
     };
     // Per topic, and summed over the topics.
     let (disk_by_topic, disk_bytes) = match (disk_before, disk_after) {
-        (Some(Ok(b)), Some(Ok(a))) => {
-            let (each, total) = disk_growth(&b, &a);
-            (Some(each), Some(total))
-        }
-        (Some(Err(e)), _) | (_, Some(Err(e))) => {
-            notes.push(format!(
-                "run {}: on-disk size unavailable: {e}",
-                rp.index + 1
-            ));
-            (None, None)
-        }
+        (Some(b), Some(a)) => match topic::growth(b, a) {
+            Ok((each, total)) => (Some(each), Some(total)),
+            Err(e) => {
+                notes.push(format!(
+                    "run {}: on-disk size unavailable: {e}",
+                    rp.index + 1
+                ));
+                (None, None)
+            }
+        },
         _ => (None, None),
     };
     for e in outcomes.iter().filter_map(|c| c.error.as_ref()) {

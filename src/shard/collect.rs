@@ -10,20 +10,15 @@ use std::time::{Duration, Instant};
 use super::control::{self, Control, Message, Phase};
 use super::error::ShardError;
 use super::execution::{execution, Gathered, Part};
-use crate::measure::topics::disk_growth;
 use crate::measure::RunResult;
 use crate::plan::{Plan, RunPlan};
 use crate::run::admin::Admin;
-use crate::run::interrupt::unless_interrupted;
-use crate::run::lifecycle::{self, blocking};
-use crate::run::{logdirs, Execution, LiveTopic, RunError};
+use crate::run::topic::{self, Deleted, Disk, DELETE_BOUND};
+use crate::run::{blocking, Execution, LiveTopic, RunError};
 
 mod shards;
 
 use shards::Shards;
-
-const CREATE_BOUND: Duration = Duration::from_secs(45);
-const DELETE_BOUND: Duration = Duration::from_secs(40);
 
 pub struct CollectOptions {
     pub shards: u32,
@@ -205,12 +200,8 @@ pub async fn collect(plan: &Plan, o: &CollectOptions, interrupt: Arc<AtomicBool>
     }
     drop(c);
     if !o.keep_topics {
-        let left = tokio::time::timeout(
-            DELETE_BOUND,
-            admin.delete_topics(std::slice::from_ref(&control_topic)),
-        )
-        .await;
-        if !matches!(left, Ok(ref l) if l.is_empty()) {
+        let deleted = topic::delete(&admin, std::slice::from_ref(&control_topic)).await;
+        if !matches!(deleted, Deleted::All) {
             out.notes.push(format!(
                 "could not delete the control topic {control_topic}"
             ));
@@ -333,35 +324,31 @@ async fn collect_run(
     c: &mut Coordinator,
     out: &mut Collected,
 ) -> Result<CollectedRun, RunError> {
-    let partitions = if rp.topic.existing {
-        unless_interrupted(&c.interrupt, admin.topic_partitions(&rp.topic.name))
-            .await
-            .ok_or(RunError::Interrupted)?
-            .map_err(RunError::TopicLookup)?
-            .ok_or_else(|| RunError::TopicMissing(rp.topic.name.clone()))?
+    // The topics it created, deleted at the end: all of them, unless the cluster said which
+    // it refused.
+    let (partitions, created) = if rp.topic.existing {
+        (
+            topic::existing(admin, &rp.topic.name, &c.interrupt).await,
+            Vec::new(),
+        )
     } else {
-        o.live_topic.set_all(rp.topics.clone());
-        match tokio::time::timeout(CREATE_BOUND, lifecycle::create(admin, rp)).await {
-            Ok(Ok(())) => {}
-            Ok(Err(refused)) => return Err(RunError::TopicRefused(refused.why)),
-            Err(_) => {
-                return Err(RunError::TopicCreationTimedOut {
-                    topic: rp.topic.name.clone(),
-                    after: CREATE_BOUND,
-                })
-            }
+        match topic::create(admin, rp, &o.live_topic, &c.interrupt).await {
+            Ok(()) => (Ok(rp.topic.partitions), rp.topics.clone()),
+            Err((e, delete)) => (Err(e), delete),
         }
-        rp.topic.partitions
     };
-    let result = run_barriers(rp, partitions, admin, c).await;
+    let result = match partitions {
+        Ok(partitions) => run_barriers(rp, partitions, admin, c).await,
+        Err(e) => Err(e),
+    };
     if !rp.topic.existing {
         if o.keep_topics {
             out.notes
                 .push(format!("run {}: topics kept (--keep-topics)", rp.index + 1));
-        } else {
-            match tokio::time::timeout(DELETE_BOUND, admin.delete_topics(&rp.topics)).await {
-                Ok(left) if left.is_empty() => {}
-                Ok(left) => out.notes.push(format!(
+        } else if !created.is_empty() {
+            match topic::delete(admin, &created).await {
+                Deleted::All => {}
+                Deleted::Left(left) => out.notes.push(format!(
                     "run {}: could not delete {} of its topics ({})",
                     rp.index + 1,
                     left.len(),
@@ -370,7 +357,7 @@ async fn collect_run(
                         .collect::<Vec<_>>()
                         .join(", ")
                 )),
-                Err(_) => out.notes.push(format!(
+                Deleted::NoAnswer => out.notes.push(format!(
                     "run {}: could not delete its topics: no answer within {}s",
                     rp.index + 1,
                     DELETE_BOUND.as_secs()
@@ -398,13 +385,7 @@ async fn run_barriers(
     admin: &Arc<Admin>,
     c: &mut Coordinator,
 ) -> Result<Option<(Vec<u64>, u64)>, RunError> {
-    unless_interrupted(
-        &c.interrupt,
-        admin.wait_for_all_leaders(&rp.topics, partitions, Duration::from_secs(30)),
-    )
-    .await
-    .ok_or(RunError::Interrupted)?
-    .map_err(RunError::TopicNotReady)?;
+    topic::leaders(admin, rp, partitions, &c.interrupt).await?;
     let brokers = {
         let a = admin.clone();
         blocking(move || a.brokers())
@@ -424,10 +405,10 @@ async fn run_barriers(
     let met = c
         .until(move |s| s.active().all(|i| s.ready.contains(&(i, measure, true))))
         .await?;
-    let plain = logdirs::speaks(&rp.admin);
-    let (brs, t) = (brokers.clone(), rp.topics.clone());
+    let disk = Disk::new(rp, &brokers, partitions);
+    let d = disk.clone();
     let before = if met {
-        blocking(move || plain.and_then(|()| logdirs::topics_bytes(&brs, &t, partitions))).await?
+        blocking(move || d.bytes()).await?
     } else {
         Err(String::new())
     };
@@ -445,15 +426,6 @@ async fn run_barriers(
             &format!("sent no result of run {} before the deadline", run + 1),
         );
     }
-    let (brs, t) = (brokers, rp.topics.clone());
-    let plain = logdirs::speaks(&rp.admin);
-    let after =
-        blocking(move || plain.and_then(|()| logdirs::topics_bytes(&brs, &t, partitions))).await?;
-    Ok(match (before, after) {
-        (Ok(b), Ok(a)) => {
-            let (each, total) = disk_growth(&b, &a);
-            Some((each, total))
-        }
-        _ => None,
-    })
+    let after = blocking(move || disk.bytes()).await?;
+    Ok(topic::growth(before, after).ok())
 }

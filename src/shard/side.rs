@@ -11,9 +11,8 @@ use super::policy;
 use crate::measure::RunResult;
 use crate::plan::Plan;
 use crate::run::admin::Admin;
-use crate::run::lifecycle::blocking;
 use crate::run::shard::Pending;
-use crate::run::{Coordination, RunError, Shard};
+use crate::run::{blocking, Coordination, RunError, Shard};
 use crate::source::Sources;
 
 /// What a shard needs to take part: who it is, what it runs, and its control connection
