@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use super::control::{self, Control, Message, Phase};
 use super::error::ShardError;
 use super::execution::{execution, Gathered, Part};
+use super::letdown::{Letdown, Missed};
 use crate::measure::RunResult;
 use crate::plan::{Plan, RunPlan};
 use crate::run::admin::Admin;
@@ -43,7 +44,7 @@ pub struct CollectedRun {
 #[derive(Default)]
 pub struct Collected {
     pub runs: Vec<CollectedRun>,
-    pub problems: BTreeMap<u32, String>,
+    pub problems: BTreeMap<u32, Letdown>,
     pub notes: Vec<String>,
     pub interrupted: bool,
     /// The collector itself could not go on (the cluster, the control topic).
@@ -230,7 +231,7 @@ impl Coordinator {
                 let _ = self.control.send(&Message::Refused {
                     collector: self.session,
                     shard,
-                    reason,
+                    reason: reason.to_string(),
                 });
             }
             if done(&self.shards) {
@@ -260,21 +261,18 @@ impl Coordinator {
         }
     }
 
-    /// Marks every active shard `missing` accepts as having let the run down with `why`.
-    fn missing(&mut self, missing: impl Fn(&Shards, u32) -> bool, why: &str) {
+    /// Marks every active shard `missing` accepts as having let the run down: it missed `why`.
+    fn missing(&mut self, missing: impl Fn(&Shards, u32) -> bool, why: Missed) {
         let late: Vec<u32> = self
             .shards
             .active()
             .filter(|s| missing(&self.shards, *s))
             .collect();
         for s in late {
-            let at = self
-                .shards
-                .hello
-                .get(&s)
-                .map(|(h, _)| format!(" (on {h})"))
-                .unwrap_or_default();
-            self.shards.problems.insert(s, format!("{why}{at}"));
+            let host = self.shards.hello.get(&s).map(|(h, _)| h.clone());
+            self.shards
+                .problems
+                .insert(s, Letdown::Missed { missed: why, host });
         }
     }
 
@@ -286,12 +284,10 @@ impl Coordinator {
             .await?;
         if !met {
             let why = match phase {
-                Phase::Warmup => format!("was not ready for run {} by the deadline", run + 1),
-                Phase::Measure => {
-                    format!("did not finish run {}'s warm-up by the deadline", run + 1)
-                }
+                Phase::Warmup => Missed::Ready(run),
+                Phase::Measure => Missed::Warmup(run),
             };
-            self.missing(|s, i| !s.ready.contains(&(i, run, measure)), &why);
+            self.missing(|s, i| !s.ready.contains(&(i, run, measure)), why);
             return Ok(false);
         }
         if self.shards.active().next().is_none() {
@@ -423,7 +419,7 @@ async fn run_barriers(
     if !all {
         c.missing(
             |s, i| !s.results.contains_key(&(i, run)),
-            &format!("sent no result of run {} before the deadline", run + 1),
+            Missed::Result(run),
         );
     }
     let after = blocking(move || disk.bytes()).await?;

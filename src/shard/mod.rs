@@ -13,6 +13,7 @@ mod digest;
 mod error;
 pub mod execution;
 pub mod files;
+pub mod letdown;
 pub mod policy;
 mod recheck;
 mod side;
