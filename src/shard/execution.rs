@@ -136,3 +136,64 @@ pub fn execution(
         notes,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn two_runs() -> Plan {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/run/progress_two_steps.kbs");
+        let mut sources = crate::source::Sources::default();
+        let scenario = crate::check::load(&path, &mut sources).expect("a valid fixture");
+        crate::plan::plan(&scenario, &Default::default())
+    }
+
+    /// Shard 0 reported both runs, shard 1 only the first.
+    fn parts(p: &Plan) -> Vec<Part> {
+        let result = |index: usize| RunResult {
+            index,
+            label: p.runs[index].label.clone(),
+            complete: true,
+            ..RunResult::default()
+        };
+        vec![
+            Part {
+                name: "a".into(),
+                results: BTreeMap::from([(0, result(0)), (1, result(1))]),
+                problem: None,
+            },
+            Part {
+                name: "b".into(),
+                results: BTreeMap::from([(0, result(0))]),
+                problem: None,
+            },
+        ]
+    }
+
+    #[test]
+    fn a_file_lacking_a_run_the_others_have_is_named_at_that_run() {
+        let p = two_runs();
+        let exec = execution(&p, &parts(&p), Gathered::Files, Vec::new(), false).unwrap();
+        assert_eq!(exec.results.len(), 2);
+        let failure = exec.failure.expect("a partial merge fails the run");
+        assert_eq!(failure.run, 2);
+        assert!(
+            failure.to_string().contains("b has no result for it"),
+            "{failure}"
+        );
+    }
+
+    #[test]
+    fn live_results_carry_the_collectors_disk_and_leave_naming_to_the_shards_problems() {
+        let p = two_runs();
+        let gathered = Gathered::Live {
+            disk: BTreeMap::from([(0, Some((vec![5], 5))), (1, None)]),
+            error: None,
+        };
+        let exec = execution(&p, &parts(&p), gathered, Vec::new(), false).unwrap();
+        assert!(exec.failure.is_none());
+        assert_eq!(exec.results[0].disk_bytes, Some(5));
+        assert_eq!(exec.notes, ["run 2: on-disk size unavailable"]);
+    }
+}
