@@ -16,5 +16,6 @@ pub mod plan;
 pub mod random;
 pub mod report;
 pub mod run;
+pub mod shard;
 pub mod source;
 pub mod syntax;

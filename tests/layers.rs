@@ -21,6 +21,7 @@ const LAYERS: &[&[&str]] = &[
     &["plan"],
     &["measure"],
     &["run"],
+    &["shard"],
     &["assert"],
     &["report"],
     &["import", "k8s"],

@@ -12,13 +12,11 @@ use clap::Args;
 
 use super::{interval, load, parse_run_id, print_diagnostics, Scaling};
 use crate::exit::Outcome;
-use crate::measure::merge::merge;
-use crate::measure::series::Planned;
-use crate::measure::RunResult;
-use crate::plan::{plan, Plan, PlanOptions};
+use crate::plan::{plan, PlanOptions};
 use crate::report::json::ResultFile;
-use crate::run::collect::{collect, CollectOptions, Collected};
-use crate::run::{Execution, LiveTopic, RunError, RunFailure};
+use crate::run::LiveTopic;
+use crate::shard::collect::{collect, CollectOptions};
+use crate::shard::policy;
 
 #[derive(Args, Debug)]
 pub struct CollectArgs {
@@ -67,7 +65,7 @@ pub fn command(a: &CollectArgs) -> Outcome {
             run_id: a.run_id.clone(),
         },
     );
-    let mut errors = super::shard::problems(&p, a.shards);
+    let mut errors = policy::problems(&p, a.shards);
     for (flag, path) in [
         ("--json", &a.json),
         ("--junit", &a.junit),
@@ -96,12 +94,10 @@ pub fn command(a: &CollectArgs) -> Outcome {
         live_topic.clone(),
         crate::run::LiveFaults::default(),
     ));
-    let wait = a
-        .deadline
-        .unwrap_or_else(|| super::shard::planned(&p) + std::time::Duration::from_secs(60));
+    let wait = a.deadline.unwrap_or_else(|| policy::collector_wait(&p));
     let opts = CollectOptions {
         shards: a.shards,
-        hash: super::shard::digest(&sources, &p),
+        hash: crate::shard::digest(&sources, &p),
         deadline: Instant::now() + wait,
         keep_topics: a.keep_topics,
         live_topic,
@@ -117,8 +113,8 @@ pub fn command(a: &CollectArgs) -> Outcome {
     let started = SystemTime::now();
     let collected = rt.block_on(collect(&p, &opts, interrupt));
     rt.shutdown_background();
-    let reported = reported(&collected);
-    let exec = execution(&p, collected);
+    let reported = collected.reported();
+    let exec = collected.execution(&p);
     let verdicts = crate::assert::evaluate(&p, &exec.results);
     let mut out = std::io::stdout().lock();
     let written = (|| {
@@ -149,88 +145,4 @@ pub fn command(a: &CollectArgs) -> Outcome {
             .with_sources(&sources)
             .started(started)
     })
-}
-
-/// How many shards' results went into the last run collected.
-fn reported(c: &Collected) -> usize {
-    c.runs.last().map_or(0, |r| r.results.len())
-}
-
-/// The merged execution: each collected run merged from the shards that reported it, with
-/// the collector's own disk measurement; every shard that let the run down makes it a failed
-/// run (exit 3) naming the shard.
-fn execution(p: &Plan, c: Collected) -> Execution {
-    let mut results = Vec::new();
-    let mut failure = None;
-    let mut notes = c.notes;
-    for run in &c.runs {
-        let Some(rp) = p.runs.get(run.index) else {
-            continue;
-        };
-        let shards: Vec<(u32, &RunResult)> = run.results.iter().map(|(s, r)| (*s, r)).collect();
-        if shards.is_empty() {
-            continue;
-        }
-        let refs: Vec<&RunResult> = shards.iter().map(|(_, r)| *r).collect();
-        match merge(&refs, &Planned::of(&rp.workload)) {
-            Ok(mut m) => {
-                let (each, total) = match &run.disk {
-                    Some((each, total)) => (Some(each.as_slice()), Some(*total)),
-                    None => (None, None),
-                };
-                m.set_disk(each, total);
-                if total.is_none() {
-                    notes.push(format!("run {}: on-disk size unavailable", rp.index + 1));
-                }
-                results.push(m);
-            }
-            Err(e) => {
-                failure.get_or_insert(RunFailure {
-                    run: rp.index + 1,
-                    label: rp.label.clone(),
-                    error: RunError::Incomplete(format!(
-                        "shard {}'s result cannot be merged: {e}",
-                        shards[e.shard].0
-                    )),
-                });
-            }
-        }
-    }
-    // A run's number (from 1) and label.
-    let at = |index: usize| {
-        p.runs.get(index).map_or((index + 1, String::new()), |rp| {
-            (rp.index + 1, rp.label.clone())
-        })
-    };
-    if !c.problems.is_empty() {
-        let named: Vec<String> = c
-            .problems
-            .iter()
-            .map(|(s, why)| format!("shard {s} {why}"))
-            .collect();
-        // The shards let down the last run collected.
-        let (run, label) = at(c.runs.last().map_or(0, |r| r.index));
-        failure = Some(RunFailure {
-            run,
-            label,
-            error: RunError::Incomplete(format!(
-                "merged from a partial set of shards: {}",
-                named.join("; ")
-            )),
-        });
-    } else if let Some(e) = c.error {
-        // The collector stopped at the run after the last one it collected.
-        let (run, label) = at(c.runs.len());
-        failure = Some(RunFailure {
-            run,
-            label,
-            error: e,
-        });
-    }
-    Execution {
-        results,
-        failure,
-        interrupted: c.interrupted,
-        notes,
-    }
 }

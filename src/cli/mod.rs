@@ -14,7 +14,6 @@ mod plan;
 mod progress;
 mod report;
 mod run;
-mod shard;
 mod suite;
 
 use std::io::{IsTerminal, Write};

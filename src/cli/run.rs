@@ -16,7 +16,8 @@ use crate::model::Scenario;
 use crate::plan::{new_run_id, plan, run_id_overflows, Plan, PlanOptions};
 use crate::report::json::ResultFile;
 use crate::report::junit::{Skipped, Suite};
-use crate::run::{execute, Execution, LiveFaults, LiveTopic, RunOptions, Shard, ShardRun};
+use crate::run::{execute, Coordination, Execution, LiveFaults, LiveTopic, RunOptions};
+use crate::shard::{ShardArgs, ShardRun};
 use crate::source::Sources;
 
 pub fn command(a: &RunArgs, always_summary: bool) -> Outcome {
@@ -223,7 +224,7 @@ fn run_file(
         live_topic: ctx.live.topic.clone(),
         interval: a.interval,
         live_faults: ctx.live.faults.clone(),
-        shard: ctx.sharding.clone(),
+        shard: ctx.sharding.clone().map(|s| s as Arc<dyn Coordination>),
     };
     let started = SystemTime::now();
     let exec = run_selected(ctx.rt, &sub, &original, &opts, ctx.interrupt);
@@ -320,42 +321,15 @@ fn write_reports(
 fn shard_args(a: &RunArgs, text: &str, loaded: &[Loaded]) -> Result<Arc<ShardRun>, Vec<String>> {
     let files = loaded.len();
     let job_index = std::env::var("JOB_COMPLETION_INDEX").ok();
-    let shard = Shard::parse(text, job_index.as_deref())
-        .map_err(|e| vec![format!("--shard {text}: {e}")])?;
-    let mut errors = Vec::new();
-    if a.run_id.is_none() {
-        errors.push(
-            "--shard needs --run-id: every shard and the collector name the run's topics and \
-             control topic with one id"
-                .to_string(),
-        );
-    }
-    if files != 1 {
-        errors.push(format!("--shard runs one scenario file, not {files}"));
-    }
-    if !a.only.is_empty() {
-        errors.push(
-            "--shard runs every run of the scenario (the collector waits for each): drop --only"
-                .into(),
-        );
-    }
-    let Some(Loaded {
-        sources, plan: p, ..
-    }) = loaded.first()
-    else {
-        return Err(errors);
+    let args = ShardArgs {
+        shard: text,
+        job_index: job_index.as_deref(),
+        run_id: a.run_id.is_some(),
+        files,
+        only: !a.only.is_empty(),
     };
-    errors.extend(super::shard::problems(p, shard.count));
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-    // A little longer than the collector's own default deadline: it, not a shard, gives up.
-    let wait = super::shard::planned(p) + std::time::Duration::from_secs(120);
-    Ok(Arc::new(ShardRun::new(
-        shard,
-        super::shard::digest(sources, p),
-        std::time::Instant::now() + wait,
-    )))
+    let planned = loaded.first().map(|f| (&f.sources, &f.plan));
+    ShardRun::prepare(&args, planned).map(Arc::new)
 }
 
 /// The orchestration's runtime: it is light (the work is on the run's own threads), so one

@@ -40,9 +40,9 @@ pub enum RunError {
     #[error("the fault timeline cannot run: {0}")]
     Faults(String),
     /// A sharded run's coordination failed: the control topic, a barrier, or the collector
-    /// stopped the run (docs/distributed.md).
+    /// stopped the run (docs/distributed.md). The shard stage's own error, worded there.
     #[error("{0}")]
-    Coordination(String),
+    Coordination(Box<dyn std::error::Error + Send + Sync>),
     /// Interrupted (a signal) before the run measured anything.
     #[error("interrupted before measuring")]
     Interrupted,

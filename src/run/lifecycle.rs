@@ -3,21 +3,14 @@
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::admin::Admin;
 use super::error::RunError;
 use super::interrupt::{name_list, unless_interrupted};
+use super::topic::{self, Deleted, DELETE_BOUND};
 use super::{workers, RunOptions};
 use crate::measure::RunResult;
 use crate::plan::RunPlan;
-
-/// librdkafka's admin requests can outlive their own timeouts when no broker answers at all,
-/// so creation and deletion are bounded here too.
-const CREATE_TOPIC_BOUND: Duration = Duration::from_secs(45);
-/// A cluster that stops answering at the end must not hold the report back.
-const DELETE_TOPIC_BOUND: Duration = Duration::from_secs(40);
-const LEADERS_BOUND: Duration = Duration::from_secs(30);
 
 /// Runs blocking client calls off the orchestrator's thread.
 pub async fn blocking<T: Send + 'static>(
@@ -56,60 +49,32 @@ pub async fn run_one(
     let topic = rp.topic.name.clone();
     if let Some(s) = &opts.shard {
         // The collector creates and deletes the topics; a shard only uses them.
-        super::sharded::topics_ready(s, rp.index, &interrupt).await?;
-        let partitions = unless_interrupted(&interrupt, admin.topic_partitions(&topic))
-            .await
-            .ok_or(RunError::Interrupted)?
-            .map_err(RunError::TopicLookup)?
-            .ok_or_else(|| RunError::TopicMissing(topic.clone()))?;
-        if let Some(why) = s.shard.problem(partitions) {
-            return Err(RunError::Coordination(why));
-        }
+        s.topics_ready(rp.index, &interrupt).await?;
+        let partitions = topic::existing(&admin, &topic, &interrupt).await?;
+        s.fits(partitions)?;
         return ready_and_measure(
             rp, runs, opts, &interrupt, &admin, &brokers, partitions, notes,
         )
         .await;
     }
     if rp.topic.existing {
-        let partitions = unless_interrupted(&interrupt, admin.topic_partitions(&topic))
-            .await
-            .ok_or(RunError::Interrupted)?
-            .map_err(RunError::TopicLookup)?
-            .ok_or_else(|| RunError::TopicMissing(topic.clone()))?;
+        let partitions = topic::existing(&admin, &topic, &interrupt).await?;
         return ready_and_measure(
             rp, runs, opts, &interrupt, &admin, &brokers, partitions, notes,
         )
         .await;
     }
-    // From the moment creation is asked for, the topics may exist: say so if the process is
-    // ended before they are deleted.
-    let topics = rp.topics.clone();
-    opts.live_topic.set_all(topics.clone());
-    let created = unless_interrupted(
-        &interrupt,
-        tokio::time::timeout(CREATE_TOPIC_BOUND, create(&admin, rp)),
-    )
-    .await;
     // Which topics to delete: all of them, unless the cluster said which it refused.
-    let mut delete = topics.clone();
-    let result = match created {
-        Some(Ok(Err(refused))) => {
-            // A refused topic may be someone else's of the same name: it is not deleted.
-            delete.retain(|t| !refused.names.contains(t));
-            Err(RunError::TopicRefused(refused.why))
-        }
-        Some(Ok(Ok(()))) => {
+    let (result, delete) = match topic::create(&admin, rp, &opts.live_topic, &interrupt).await {
+        Ok(()) => {
             let partitions = rp.topic.partitions;
-            ready_and_measure(
+            let measured = ready_and_measure(
                 rp, runs, opts, &interrupt, &admin, &brokers, partitions, notes,
             )
-            .await
+            .await;
+            (measured, rp.topics.clone())
         }
-        Some(Err(_)) => Err(RunError::TopicCreationTimedOut {
-            topic: name_list(&topics),
-            after: CREATE_TOPIC_BOUND,
-        }),
-        None => Err(RunError::Interrupted),
+        Err((e, delete)) => (Err(e), delete),
     };
     let lost = result.as_ref().is_ok_and(|r| r.cluster_lost);
     if opts.keep_topics || delete.is_empty() {
@@ -120,53 +85,18 @@ pub async fn run_one(
             topics_were(&delete)
         ));
     } else {
-        // Not raced with the interrupt: a first interrupt still cleans up, and a second one
-        // ends the process (naming these topics) without waiting for it.
-        match tokio::time::timeout(DELETE_TOPIC_BOUND, admin.delete_topics(&delete)).await {
-            Ok(left) if left.is_empty() => {}
-            Ok(left) => notes.push(not_deleted(&left, delete.len())),
-            Err(_) => notes.push(format!(
+        match topic::delete(&admin, &delete).await {
+            Deleted::All => {}
+            Deleted::Left(left) => notes.push(not_deleted(&left, delete.len())),
+            Deleted::NoAnswer => notes.push(format!(
                 "could not delete {}: no answer within {}s",
                 topics_named(&delete),
-                DELETE_TOPIC_BOUND.as_secs()
+                DELETE_BOUND.as_secs()
             )),
         }
     }
     opts.live_topic.set(None);
     result
-}
-
-/// Why creation failed, and which topics the cluster refused (not to be deleted).
-pub(super) struct Refused {
-    pub why: String,
-    pub names: Vec<String>,
-}
-
-/// Creates the run's topics: its one topic as the topic block says, or all `topics = N`.
-pub(super) async fn create(admin: &Admin, rp: &RunPlan) -> Result<(), Refused> {
-    if let [one] = rp.topics.as_slice() {
-        return admin.create_topic(&rp.topic).await.map_err(|why| Refused {
-            why,
-            names: vec![one.clone()],
-        });
-    }
-    let refused: Vec<(String, String)> = admin
-        .create_topics(&rp.topic, &rp.topics)
-        .await
-        .into_iter()
-        .filter_map(|(name, r)| r.err().map(|why| (name, why)))
-        .collect();
-    match refused.first() {
-        None => Ok(()),
-        Some((_, why)) => Err(Refused {
-            why: if refused.len() > 1 {
-                format!("{why} (and {} more of the run's topics)", refused.len() - 1)
-            } else {
-                why.clone()
-            },
-            names: refused.into_iter().map(|(name, _)| name).collect(),
-        }),
-    }
 }
 
 /// `topic t` or `topics a … z`.
@@ -220,13 +150,7 @@ async fn ready_and_measure(
     partitions: i32,
     notes: &mut Vec<String>,
 ) -> Result<RunResult, RunError> {
-    unless_interrupted(
-        interrupt,
-        admin.wait_for_all_leaders(&rp.topics, partitions, LEADERS_BOUND),
-    )
-    .await
-    .ok_or(RunError::Interrupted)?
-    .map_err(RunError::TopicNotReady)?;
+    topic::leaders(admin, rp, partitions, interrupt).await?;
     workers::measure(
         rp,
         runs,

@@ -5,9 +5,7 @@
 //! caller's [`ProgressSink`], failures into the `Execution`.
 
 pub mod admin;
-pub mod collect;
 mod consumer;
-pub mod control;
 mod error;
 mod events;
 pub mod faults;
@@ -20,10 +18,10 @@ mod producer;
 mod progress;
 mod recorder;
 pub mod shard;
-pub mod sharded;
 mod shared;
 mod spread;
 mod stamp;
+pub mod topic;
 mod txn;
 mod workers;
 
@@ -33,10 +31,10 @@ use std::time::Duration;
 
 pub use error::{RunError, RunFailure};
 pub use faults::LiveFaults;
-pub use interrupt::LiveTopic;
+pub use interrupt::{unless_interrupted, LiveTopic};
+pub use lifecycle::blocking;
 pub use progress::{Progress, ProgressPhase, ProgressSink};
-pub use shard::Shard;
-pub use sharded::ShardRun;
+pub use shard::{Coordination, Phase, Shard};
 
 use crate::measure::RunResult;
 use crate::plan::Plan;
@@ -76,7 +74,7 @@ pub struct RunOptions {
     pub live_faults: LiveFaults,
     /// This process is one shard of a sharded run (`run --shard I/N`): it runs its share,
     /// creates and deletes no topic, and meets the collector at every barrier.
-    pub shard: Option<Arc<ShardRun>>,
+    pub shard: Option<Arc<dyn Coordination>>,
 }
 
 impl Default for RunOptions {
@@ -103,10 +101,10 @@ pub async fn execute(plan: &Plan, opts: &RunOptions, interrupt: Arc<AtomicBool>)
     };
     let runs = plan.runs.len();
     if let Some(s) = &opts.shard {
-        if let Err(e) = sharded::join(plan, s, &interrupt).await {
+        if let Err(e) = s.join(plan, &interrupt).await {
             exec.interrupted = matches!(e, RunError::Interrupted);
             if !exec.interrupted {
-                sharded::failed(s, None, e.to_string()).await;
+                s.failed(None, e.to_string()).await;
                 exec.failure = plan.runs.first().map(|rp| RunFailure {
                     run: rp.index + 1,
                     label: rp.label.clone(),
@@ -127,7 +125,7 @@ pub async fn execute(plan: &Plan, opts: &RunOptions, interrupt: Arc<AtomicBool>)
             // The collector judges: every result goes to it, complete or not.
             match &outcome {
                 Ok(r) => {
-                    if let Err(e) = sharded::report(s, r).await {
+                    if let Err(e) = s.report(r).await {
                         outcome = outcome.map(|mut r| {
                             r.complete = false;
                             r.error = Some(format!("the collector did not get the result: {e}"));
@@ -135,7 +133,7 @@ pub async fn execute(plan: &Plan, opts: &RunOptions, interrupt: Arc<AtomicBool>)
                         });
                     }
                 }
-                Err(e) => sharded::failed(s, Some(rp.index), e.to_string()).await,
+                Err(e) => s.failed(Some(rp.index), e.to_string()).await,
             }
         }
         let error = match outcome {

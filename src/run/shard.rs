@@ -6,8 +6,22 @@
 //! count splits with its remainder spread over the first shares. Shard I owns the partitions
 //! p ≡ I (mod N): its producers write only there and its consumer reads only there, so every
 //! end-to-end latency is measured on one host's clock.
+//!
+//! The rest of a sharded run (the control topic, the barriers' protocol, the collector) is the
+//! `shard` stage's, above this one: the run stage meets the other shards only through
+//! [`Coordination`], which that stage implements.
 
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use super::error::RunError;
 use super::pacer::Share;
+use crate::measure::RunResult;
+use crate::plan::Plan;
 
 /// Shard `index` of `count`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,40 +31,6 @@ pub struct Shard {
 }
 
 impl Shard {
-    /// `I/N` as written after `--shard`; an empty `I` (`/N`) is the index Kubernetes gives an
-    /// Indexed Job's pod in `JOB_COMPLETION_INDEX` (`job_index`).
-    pub fn parse(text: &str, job_index: Option<&str>) -> Result<Shard, String> {
-        let (i, n) = text
-            .split_once('/')
-            .ok_or_else(|| "write I/N (e.g. 0/3: shard 0 of 3)".to_string())?;
-        let count: u32 = n
-            .trim()
-            .parse()
-            .ok()
-            .filter(|n| (1..=1024).contains(n))
-            .ok_or_else(|| format!("the shard count `{n}` must be from 1 to 1024"))?;
-        let i = i.trim();
-        let i = if i.is_empty() {
-            job_index.ok_or_else(|| {
-                "no shard index before `/` and JOB_COMPLETION_INDEX is not set".to_string()
-            })?
-        } else {
-            i
-        };
-        let index: u32 = i
-            .trim()
-            .parse()
-            .ok()
-            .filter(|i| *i < count)
-            .ok_or_else(|| {
-                format!(
-                    "the shard index `{i}` of {count} shards must be from 0 to {}",
-                    count - 1
-                )
-            })?;
-        Ok(Shard { index, count })
-    }
-
     /// The share of the schedule of this shard's producer `k` of `producers`.
     pub fn share(&self, k: u32, producers: u32) -> Share {
         let p = u64::from(producers.max(1));
@@ -69,19 +49,45 @@ impl Shard {
     pub fn owned(&self, partitions: i32) -> Vec<i32> {
         (0..partitions).filter(|p| self.owns(*p)).collect()
     }
+}
 
-    /// Why a topic of `partitions` cannot be split over the shards, if it cannot.
-    pub fn problem(&self, partitions: i32) -> Option<String> {
-        (partitions < self.count as i32).then(|| {
-            format!(
-                "the topic has {partitions} partition{} for {} shards: every shard writes and \
-                 reads partitions of its own, so a sharded run needs at least as many \
-                 partitions as shards",
-                if partitions == 1 { "" } else { "s" },
-                self.count
-            )
-        })
-    }
+/// Which barrier of a run: before warm-up, or before the measured phase.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    Warmup,
+    Measure,
+}
+
+/// A future a [`Coordination`] hands back (boxed: the trait is used as `dyn`).
+pub type Pending<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What a shard's run asks of the sharded run it is part of, at the points where it meets
+/// the other shards. The `shard` stage implements it; the run stage only calls it.
+pub trait Coordination: Send + Sync {
+    /// Which shard this process is.
+    fn shard(&self) -> Shard;
+    /// Before the first run: joins the sharded run (says hello to the collector).
+    fn join<'a>(
+        &'a self,
+        plan: &'a Plan,
+        interrupt: &'a Arc<AtomicBool>,
+    ) -> Pending<'a, Result<(), RunError>>;
+    /// Waits until the collector says run `run`'s topics exist.
+    fn topics_ready<'a>(
+        &'a self,
+        run: usize,
+        interrupt: &'a Arc<AtomicBool>,
+    ) -> Pending<'a, Result<(), RunError>>;
+    /// Whether a topic of `partitions` can be split over the shards.
+    fn fits(&self, partitions: i32) -> Result<(), RunError>;
+    /// The barrier before `phase` of run `run`, on a blocking thread: returns at the agreed
+    /// start. Err: why the shard cannot go on.
+    fn barrier(&self, run: usize, phase: Phase, stop: &dyn Fn() -> bool) -> Result<(), RunError>;
+    /// Hands this shard's result of a run over.
+    fn report<'a>(&'a self, r: &'a RunResult) -> Pending<'a, Result<(), RunError>>;
+    /// Says this shard cannot go on (best effort).
+    fn failed(&self, run: Option<usize>, reason: String) -> Pending<'_, ()>;
 }
 
 /// The partition of a shard's next record: keyed records by a hash of the key over the
@@ -129,21 +135,6 @@ mod tests {
     use std::time::Duration;
 
     #[test]
-    fn a_shard_is_written_i_over_n_or_takes_its_index_from_the_job() {
-        assert_eq!(Shard::parse("2/3", None), Ok(Shard { index: 2, count: 3 }));
-        assert_eq!(
-            Shard::parse("/4", Some("1")),
-            Ok(Shard { index: 1, count: 4 })
-        );
-        assert!(Shard::parse("3/3", None).unwrap_err().contains("0 to 2"));
-        assert!(Shard::parse("/3", None)
-            .unwrap_err()
-            .contains("JOB_COMPLETION_INDEX"));
-        assert!(Shard::parse("1", None).is_err());
-        assert!(Shard::parse("0/0", None).is_err());
-    }
-
-    #[test]
     fn every_partition_belongs_to_exactly_one_shard() {
         for n in 1..6u32 {
             for p in 0..20 {
@@ -159,8 +150,6 @@ mod tests {
                 assert_eq!(owners, 1, "partition {p} of {n} shards");
             }
         }
-        assert!(Shard { index: 0, count: 4 }.problem(3).is_some());
-        assert!(Shard { index: 0, count: 3 }.problem(3).is_none());
     }
 
     #[test]

@@ -9,21 +9,18 @@ use std::time::{Duration, SystemTime};
 
 use super::admin;
 use super::consumer::{self, ConsumerJob, ConsumerOutcome, Layout, Reads};
-use super::control::Phase;
 use super::error::RunError;
 use super::faults;
 use super::lifecycle::blocking;
-use super::logdirs;
 use super::pacer::Share;
 use super::producer::{self, ProducerJob, ProducerOutcome};
 use super::progress::Ticker;
-use super::shard::Shard;
-use super::sharded::{self, ShardRun};
+use super::shard::{Coordination, Phase, Shard};
 use super::shared::Shared;
+use super::topic::{self, Disk};
 use super::RunOptions;
 use crate::measure::clock::rfc3339_utc;
 use crate::measure::consume::{group_rebalances, ReadSide};
-use crate::measure::topics::disk_growth;
 use crate::measure::{ConsumerRecording, Recordings, RunResult, TopicConfig};
 use crate::model::{Backlog, CommitPolicy, Props};
 use crate::plan::RunPlan;
@@ -47,9 +44,11 @@ struct Threads {
 
 /// Where the measured phase starts: the disk baseline, its instant, and whether the shards met.
 struct Start {
+    /// Where the topics' size is asked (None for a shard: the collector measures it).
+    disk: Option<Disk>,
     disk_before: Option<Result<Vec<u64>, String>>,
     started_at: SystemTime,
-    coordination: Result<(), String>,
+    coordination: Result<(), RunError>,
 }
 
 /// Starts the threads, runs warm-up and the measured phase, and merges their recordings.
@@ -100,14 +99,14 @@ pub async fn measure(
         t.finish();
     }
 
-    if let Err(why) = start.coordination {
+    if let Err(e) = start.coordination {
         // (An interrupt at the barrier is reported as one, with what was measured.)
         if !shared.interrupted() {
-            return Err(RunError::Coordination(why));
+            return Err(e);
         }
     }
     let (disk_by_topic, disk_bytes) =
-        disk_growth_of(rp, brokers, partitions, &shared, start.disk_before, notes).await?;
+        disk_growth_of(rp, &shared, start.disk, start.disk_before, notes).await?;
     for e in outcomes.iter().filter_map(|c| c.error.as_ref()) {
         let note = format!("run {}: {e}", rp.index + 1);
         if !notes.contains(&note) {
@@ -179,7 +178,7 @@ fn threads(
         partitions,
     });
     let reads = Arc::new(Reads::new(layout.len()));
-    let shard = opts.shard.as_ref().map(|s| s.shard);
+    let shard = opts.shard.as_ref().map(|s| s.shard());
     if let Some(s) = shard {
         // Another shard's partitions are not this one's to read (or to wait for).
         for part in 0..layout.len() {
@@ -334,17 +333,14 @@ async fn warm_up(
     })
     .await?;
     // A shard measures no disk: the collector measures the topics once, for every shard.
-    let plain = opts.shard.is_none().then(|| logdirs::speaks(&rp.admin));
-    let (b, brs, topics, sh) = (
-        t.barrier.clone(),
-        brokers.to_vec(),
-        rp.topics.clone(),
-        t.shared.clone(),
-    );
+    let disk = opts
+        .shard
+        .is_none()
+        .then(|| Disk::new(rp, brokers, partitions));
+    let (b, d, sh) = (t.barrier.clone(), disk.clone(), t.shared.clone());
     blocking(move || {
         b.wait();
-        let disk_before =
-            plain.map(|p| p.and_then(|()| logdirs::topics_bytes(&brs, &topics, partitions)));
+        let disk_before = d.as_ref().map(Disk::bytes);
         let coordination =
             coordination.and_then(|()| meet_shards(sharding.as_deref(), run, Phase::Measure, &sh));
         sh.consumer_stopped
@@ -353,6 +349,7 @@ async fn warm_up(
         let started_at = SystemTime::now();
         b.wait();
         Start {
+            disk,
             disk_before,
             started_at,
             coordination,
@@ -442,34 +439,27 @@ async fn join_consumers(
 /// saying why) when it could not be measured, or for a shard (the collector measures it).
 async fn disk_growth_of(
     rp: &RunPlan,
-    brokers: &[String],
-    partitions: i32,
     shared: &Shared,
+    disk: Option<Disk>,
     disk_before: Option<Result<Vec<u64>, String>>,
     notes: &mut Vec<String>,
 ) -> Result<(Option<Vec<u64>>, Option<u64>), RunError> {
-    let (brs, t) = (brokers.to_vec(), rp.topics.clone());
-    let disk_after = if disk_before.is_none() {
-        None
-    } else if shared.lost() {
-        Some(Err("the cluster was lost during the run".to_string()))
-    } else if let Err(e) = logdirs::speaks(&rp.admin) {
-        Some(Err(e))
-    } else {
-        Some(blocking(move || logdirs::topics_bytes(&brs, &t, partitions)).await?)
+    let disk_after = match disk {
+        None => None,
+        Some(_) if shared.lost() => Some(Err("the cluster was lost during the run".to_string())),
+        Some(d) => Some(blocking(move || d.bytes()).await?),
     };
     Ok(match (disk_before, disk_after) {
-        (Some(Ok(b)), Some(Ok(a))) => {
-            let (each, total) = disk_growth(&b, &a);
-            (Some(each), Some(total))
-        }
-        (Some(Err(e)), _) | (_, Some(Err(e))) => {
-            notes.push(format!(
-                "run {}: on-disk size unavailable: {e}",
-                rp.index + 1
-            ));
-            (None, None)
-        }
+        (Some(b), Some(a)) => match topic::growth(b, a) {
+            Ok((each, total)) => (Some(each), Some(total)),
+            Err(e) => {
+                notes.push(format!(
+                    "run {}: on-disk size unavailable: {e}",
+                    rp.index + 1
+                ));
+                (None, None)
+            }
+        },
         _ => (None, None),
     })
 }
@@ -477,18 +467,18 @@ async fn disk_growth_of(
 /// A sharded run's barrier before `phase` (nothing without shards). When it fails, the
 /// run's threads are stopped (they are released by the orchestrator's next wait).
 fn meet_shards(
-    s: Option<&ShardRun>,
+    s: Option<&dyn Coordination>,
     run: usize,
     phase: Phase,
     shared: &Shared,
-) -> Result<(), String> {
+) -> Result<(), RunError> {
     let Some(s) = s else {
         return Ok(());
     };
-    let met = sharded::barrier(s, run, phase, &|| shared.stopping());
+    let met = s.barrier(run, phase, &|| shared.stopping());
     if let Err(why) = &met {
         if !shared.interrupted() {
-            shared.cluster_lost(why.clone());
+            shared.cluster_lost(why.to_string());
         }
     }
     met

@@ -11,9 +11,11 @@ use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 use rdkafka::{Message as _, Offset, TopicPartitionList};
 use serde::{Deserialize, Serialize};
 
-use super::admin::{self, Admin};
+use super::error::ShardError;
 use crate::measure::RunResult;
 use crate::model::Props;
+use crate::run::admin::{self, Admin};
+pub use crate::run::Phase;
 
 /// The protocol's version: a participant refuses messages of another.
 pub const VERSION: u32 = 1;
@@ -28,14 +30,6 @@ const SEND_BOUND: Duration = Duration::from_secs(15);
 /// The name of a run's control topic.
 pub fn topic_name(run_id: &str) -> String {
     format!("kafkabench-control-{run_id}")
-}
-
-/// Which barrier of a run: before warm-up, or before the measured phase.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum Phase {
-    Warmup,
-    Measure,
 }
 
 /// One message on the control topic.
@@ -128,29 +122,37 @@ pub struct Control {
 impl Control {
     /// Creates the control topic unless it exists (the first participant does), and reads it
     /// from its beginning.
-    pub async fn open(admin: &Admin, props: &Props, run_id: &str) -> Result<Control, String> {
+    pub async fn open(admin: &Admin, props: &Props, run_id: &str) -> Result<Control, ShardError> {
         let topic = topic_name(run_id);
-        admin.ensure_control_topic(&topic).await?;
+        admin
+            .ensure_control_topic(&topic)
+            .await
+            .map_err(|e| ShardError::ControlTopic(e.to_string()))?;
         let base = admin::config(props);
         let mut p = base.clone();
         p.set("acks", "all").set("linger.ms", "0");
-        let producer: BaseProducer = p
-            .create()
-            .map_err(|e| format!("cannot create the control topic's producer: {e}"))?;
+        let producer: BaseProducer = p.create().map_err(|source| ShardError::Client {
+            client: "producer",
+            source,
+        })?;
         let mut c: ClientConfig = base;
         c.set("group.id", format!("kafkabench-control-{run_id}"))
             .set("enable.auto.commit", "false")
             .set("enable.partition.eof", "false")
             .set("fetch.wait.max.ms", "50");
-        let consumer: BaseConsumer = c
-            .create()
-            .map_err(|e| format!("cannot create the control topic's consumer: {e}"))?;
+        let consumer: BaseConsumer = c.create().map_err(|source| ShardError::Client {
+            client: "consumer",
+            source,
+        })?;
         let mut tpl = TopicPartitionList::new();
         tpl.add_partition_offset(&topic, 0, Offset::Beginning)
-            .map_err(|e| e.to_string())?;
+            .map_err(ShardError::Partition)?;
         consumer
             .assign(&tpl)
-            .map_err(|e| format!("cannot read the control topic {topic}: {e}"))?;
+            .map_err(|source| ShardError::Unreadable {
+                topic: topic.clone(),
+                source,
+            })?;
         Ok(Control {
             producer,
             consumer,
@@ -165,8 +167,8 @@ impl Control {
     }
 
     /// Sends a message and waits until the cluster has it.
-    pub fn send(&self, m: &Message) -> Result<(), String> {
-        let text = serde_json::to_string(m).map_err(|e| e.to_string())?;
+    pub fn send(&self, m: &Message) -> Result<(), ShardError> {
+        let text = serde_json::to_string(m).map_err(ShardError::Encode)?;
         let key = kind_of(m);
         let mut record = BaseRecord::<str, str>::to(&self.topic)
             .key(key)
@@ -180,12 +182,12 @@ impl Control {
                     record = r;
                     self.producer.poll(Duration::from_millis(50));
                 }
-                Err((e, _)) => return Err(format!("cannot send to the control topic: {e}")),
+                Err((e, _)) => return Err(ShardError::Send(e)),
             }
         }
         self.producer
             .flush(SEND_BOUND)
-            .map_err(|e| format!("the control topic did not take a message: {e}"))
+            .map_err(ShardError::NotTaken)
     }
 
     /// Sends a shard's result of one run, in parts.
@@ -195,8 +197,8 @@ impl Control {
         shard: u32,
         run: usize,
         r: &RunResult,
-    ) -> Result<(), String> {
-        let json = serde_json::to_string(r).map_err(|e| e.to_string())?;
+    ) -> Result<(), ShardError> {
+        let json = serde_json::to_string(r).map_err(ShardError::Encode)?;
         let parts = split(&json, PART_BYTES);
         let n = parts.len() as u32;
         for (k, data) in parts.into_iter().enumerate() {
@@ -218,7 +220,7 @@ impl Control {
         &mut self,
         until: Instant,
         stop: &dyn Fn() -> bool,
-    ) -> Result<Option<Message>, String> {
+    ) -> Result<Option<Message>, ShardError> {
         loop {
             if let Some(m) = self.pending.pop_front() {
                 return Ok(Some(m));
@@ -234,10 +236,10 @@ impl Control {
     }
 
     /// Polls one record into `pending` (a foreign one is counted, not kept); its offset.
-    fn fill(&mut self, wait: Duration) -> Result<Option<i64>, String> {
+    fn fill(&mut self, wait: Duration) -> Result<Option<i64>, ShardError> {
         match self.consumer.poll(wait) {
             Some(Err(e)) if e.rdkafka_error_code().is_some_and(is_fatal) => {
-                Err(format!("reading the control topic: {e}"))
+                Err(ShardError::Reading(e))
             }
             None | Some(Err(_)) => Ok(None),
             Some(Ok(record)) => {
@@ -255,11 +257,14 @@ impl Control {
 
     /// Reads everything the topic holds when called (kept for `next`, in order) and returns
     /// a copy: what earlier participants already said.
-    pub fn catch_up(&mut self, stop: &dyn Fn() -> bool) -> Result<Vec<Message>, String> {
+    pub fn catch_up(&mut self, stop: &dyn Fn() -> bool) -> Result<Vec<Message>, ShardError> {
         let (_, high) = self
             .consumer
             .fetch_watermarks(&self.topic, 0, SEND_BOUND)
-            .map_err(|e| format!("cannot read the control topic {}: {e}", self.topic))?;
+            .map_err(|source| ShardError::Unreadable {
+                topic: self.topic.clone(),
+                source,
+            })?;
         let until = Instant::now() + SEND_BOUND;
         let mut last = -1;
         while last + 1 < high && Instant::now() < until && !stop() {
@@ -277,8 +282,8 @@ impl Control {
         until: Instant,
         stop: &dyn Fn() -> bool,
         mut want: impl FnMut(&Message) -> Option<T>,
-        fatal: impl Fn(&Message) -> Option<String>,
-    ) -> Result<Option<T>, String> {
+        fatal: impl Fn(&Message) -> Option<ShardError>,
+    ) -> Result<Option<T>, ShardError> {
         let mut kept = VecDeque::new();
         let found = loop {
             match self.next(until, stop) {
@@ -379,9 +384,9 @@ impl Parts {
         part: u32,
         parts: u32,
         data: String,
-    ) -> Option<Result<RunResult, String>> {
+    ) -> Option<Result<RunResult, ShardError>> {
         if parts == 0 || part >= parts || parts > 100_000 {
-            return Some(Err(format!("part {part} of {parts}: not a result's part")));
+            return Some(Err(ShardError::NotAPart { part, parts }));
         }
         if self.parts.len() != parts as usize {
             self.parts = vec![None; parts as usize];
@@ -391,7 +396,7 @@ impl Parts {
             return None;
         }
         let json: String = self.parts.iter().flatten().map(String::as_str).collect();
-        Some(serde_json::from_str(&json).map_err(|e| format!("its result cannot be read: {e}")))
+        Some(serde_json::from_str(&json).map_err(ShardError::ResultUnreadable))
     }
 }
 

@@ -7,23 +7,19 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::admin::Admin;
 use super::control::{self, Control, Message, Phase};
-use super::error::RunError;
-use super::interrupt::unless_interrupted;
-use super::lifecycle::{self, blocking};
-use super::logdirs;
-use super::LiveTopic;
-use crate::measure::topics::disk_growth;
+use super::error::ShardError;
+use super::execution::{execution, Gathered, Part};
+use super::letdown::{Letdown, Missed};
 use crate::measure::RunResult;
 use crate::plan::{Plan, RunPlan};
+use crate::run::admin::Admin;
+use crate::run::topic::{self, Deleted, Disk, DELETE_BOUND};
+use crate::run::{blocking, Execution, LiveTopic, RunError};
 
 mod shards;
 
 use shards::Shards;
-
-const CREATE_BOUND: Duration = Duration::from_secs(45);
-const DELETE_BOUND: Duration = Duration::from_secs(40);
 
 pub struct CollectOptions {
     pub shards: u32,
@@ -48,11 +44,58 @@ pub struct CollectedRun {
 #[derive(Default)]
 pub struct Collected {
     pub runs: Vec<CollectedRun>,
-    pub problems: BTreeMap<u32, String>,
+    pub problems: BTreeMap<u32, Letdown>,
     pub notes: Vec<String>,
     pub interrupted: bool,
     /// The collector itself could not go on (the cluster, the control topic).
     pub error: Option<RunError>,
+}
+
+impl Collected {
+    /// How many shards' results went into the last run collected.
+    pub fn reported(&self) -> usize {
+        self.runs.last().map_or(0, |r| r.results.len())
+    }
+
+    /// The merged execution: each collected run merged from the shards that reported it,
+    /// with the collector's own disk measurement; every shard that let the run down makes it
+    /// a failed run (exit 3) naming the shard.
+    pub fn execution(self, p: &Plan) -> Execution {
+        // The shards let down the last run collected; the collector's own error stopped it at
+        // the run after that.
+        let last = self.runs.last().map_or(0, |r| r.index);
+        let error = self.error.map(|e| (self.runs.len(), e));
+        let mut parts: BTreeMap<u32, Part> = BTreeMap::new();
+        let part = |s: u32| Part {
+            name: format!("shard {s}"),
+            results: BTreeMap::new(),
+            problem: None,
+        };
+        for (s, why) in self.problems {
+            parts.entry(s).or_insert_with(|| part(s)).problem =
+                Some((last, format!("shard {s} {why}")));
+        }
+        let mut disk = BTreeMap::new();
+        for run in self.runs {
+            for (s, r) in run.results {
+                parts
+                    .entry(s)
+                    .or_insert_with(|| part(s))
+                    .results
+                    .insert(run.index, r);
+            }
+            disk.insert(run.index, run.disk);
+        }
+        let parts: Vec<Part> = parts.into_values().collect();
+        execution(
+            p,
+            &parts,
+            Gathered::Live { disk, error },
+            self.notes,
+            self.interrupted,
+        )
+        .expect("live results are merged, never refused")
+    }
 }
 
 /// Runs the collector's side of every planned run.
@@ -76,7 +119,7 @@ pub async fn collect(plan: &Plan, o: &CollectOptions, interrupt: Arc<AtomicBool>
     let control = match Control::open(&admin, &first.admin, &plan.run_id).await {
         Ok(c) => c,
         Err(e) => {
-            out.error = Some(RunError::Coordination(e));
+            out.error = Some(e.into());
             return out;
         }
     };
@@ -106,22 +149,20 @@ pub async fn collect(plan: &Plan, o: &CollectOptions, interrupt: Arc<AtomicBool>
         tokio::task::block_in_place(|| c.control.catch_up(&|| stop.load(Ordering::SeqCst)));
     match earlier {
         Ok(msgs) if msgs.iter().any(|m| m.collector().is_some()) => {
-            let why = format!(
-                "the control topic {control_topic} already holds another collector's messages: \
-                 run id {} was used before and its run did not end cleanly; start the shards \
-                 and the collector again with a new --run-id (or delete that topic)",
-                plan.run_id
-            );
+            let why = ShardError::AnotherCollector {
+                topic: control_topic.clone(),
+                run_id: plan.run_id.clone(),
+            };
             let _ = c.control.send(&Message::Abort {
                 collector: c.session,
-                reason: why.clone(),
+                reason: why.to_string(),
             });
-            out.error = Some(RunError::Coordination(why));
+            out.error = Some(why.into());
             return out;
         }
         Ok(_) => {}
         Err(e) => {
-            out.error = Some(RunError::Coordination(e));
+            out.error = Some(e.into());
             return out;
         }
     }
@@ -160,12 +201,8 @@ pub async fn collect(plan: &Plan, o: &CollectOptions, interrupt: Arc<AtomicBool>
     }
     drop(c);
     if !o.keep_topics {
-        let left = tokio::time::timeout(
-            DELETE_BOUND,
-            admin.delete_topics(std::slice::from_ref(&control_topic)),
-        )
-        .await;
-        if !matches!(left, Ok(ref l) if l.is_empty()) {
+        let deleted = topic::delete(&admin, std::slice::from_ref(&control_topic)).await;
+        if !matches!(deleted, Deleted::All) {
             out.notes.push(format!(
                 "could not delete the control topic {control_topic}"
             ));
@@ -194,7 +231,7 @@ impl Coordinator {
                 let _ = self.control.send(&Message::Refused {
                     collector: self.session,
                     shard,
-                    reason,
+                    reason: reason.to_string(),
                 });
             }
             if done(&self.shards) {
@@ -211,8 +248,7 @@ impl Coordinator {
             let stop = self.interrupt.clone();
             let m = tokio::task::block_in_place(|| {
                 self.control.next(until, &|| stop.load(Ordering::SeqCst))
-            })
-            .map_err(RunError::Coordination)?;
+            })?;
             if let Some(m) = m {
                 self.shards.take(m);
             }
@@ -225,21 +261,18 @@ impl Coordinator {
         }
     }
 
-    /// Marks every active shard `missing` accepts as having let the run down with `why`.
-    fn missing(&mut self, missing: impl Fn(&Shards, u32) -> bool, why: &str) {
+    /// Marks every active shard `missing` accepts as having let the run down: it missed `why`.
+    fn missing(&mut self, missing: impl Fn(&Shards, u32) -> bool, why: Missed) {
         let late: Vec<u32> = self
             .shards
             .active()
             .filter(|s| missing(&self.shards, *s))
             .collect();
         for s in late {
-            let at = self
-                .shards
-                .hello
-                .get(&s)
-                .map(|(h, _)| format!(" (on {h})"))
-                .unwrap_or_default();
-            self.shards.problems.insert(s, format!("{why}{at}"));
+            let host = self.shards.hello.get(&s).map(|(h, _)| h.clone());
+            self.shards
+                .problems
+                .insert(s, Letdown::Missed { missed: why, host });
         }
     }
 
@@ -251,12 +284,10 @@ impl Coordinator {
             .await?;
         if !met {
             let why = match phase {
-                Phase::Warmup => format!("was not ready for run {} by the deadline", run + 1),
-                Phase::Measure => {
-                    format!("did not finish run {}'s warm-up by the deadline", run + 1)
-                }
+                Phase::Warmup => Missed::Ready(run),
+                Phase::Measure => Missed::Warmup(run),
             };
-            self.missing(|s, i| !s.ready.contains(&(i, run, measure)), &why);
+            self.missing(|s, i| !s.ready.contains(&(i, run, measure)), why);
             return Ok(false);
         }
         if self.shards.active().next().is_none() {
@@ -271,14 +302,12 @@ impl Coordinator {
                 run + 1
             ),
         });
-        self.control
-            .send(&Message::Start {
-                collector: self.session,
-                run,
-                phase,
-                at_unix_ms: at,
-            })
-            .map_err(RunError::Coordination)?;
+        self.control.send(&Message::Start {
+            collector: self.session,
+            run,
+            phase,
+            at_unix_ms: at,
+        })?;
         Ok(true)
     }
 }
@@ -291,35 +320,31 @@ async fn collect_run(
     c: &mut Coordinator,
     out: &mut Collected,
 ) -> Result<CollectedRun, RunError> {
-    let partitions = if rp.topic.existing {
-        unless_interrupted(&c.interrupt, admin.topic_partitions(&rp.topic.name))
-            .await
-            .ok_or(RunError::Interrupted)?
-            .map_err(RunError::TopicLookup)?
-            .ok_or_else(|| RunError::TopicMissing(rp.topic.name.clone()))?
+    // The topics it created, deleted at the end: all of them, unless the cluster said which
+    // it refused.
+    let (partitions, created) = if rp.topic.existing {
+        (
+            topic::existing(admin, &rp.topic.name, &c.interrupt).await,
+            Vec::new(),
+        )
     } else {
-        o.live_topic.set_all(rp.topics.clone());
-        match tokio::time::timeout(CREATE_BOUND, lifecycle::create(admin, rp)).await {
-            Ok(Ok(())) => {}
-            Ok(Err(refused)) => return Err(RunError::TopicRefused(refused.why)),
-            Err(_) => {
-                return Err(RunError::TopicCreationTimedOut {
-                    topic: rp.topic.name.clone(),
-                    after: CREATE_BOUND,
-                })
-            }
+        match topic::create(admin, rp, &o.live_topic, &c.interrupt).await {
+            Ok(()) => (Ok(rp.topic.partitions), rp.topics.clone()),
+            Err((e, delete)) => (Err(e), delete),
         }
-        rp.topic.partitions
     };
-    let result = run_barriers(rp, partitions, admin, c).await;
+    let result = match partitions {
+        Ok(partitions) => run_barriers(rp, partitions, admin, c).await,
+        Err(e) => Err(e),
+    };
     if !rp.topic.existing {
         if o.keep_topics {
             out.notes
                 .push(format!("run {}: topics kept (--keep-topics)", rp.index + 1));
-        } else {
-            match tokio::time::timeout(DELETE_BOUND, admin.delete_topics(&rp.topics)).await {
-                Ok(left) if left.is_empty() => {}
-                Ok(left) => out.notes.push(format!(
+        } else if !created.is_empty() {
+            match topic::delete(admin, &created).await {
+                Deleted::All => {}
+                Deleted::Left(left) => out.notes.push(format!(
                     "run {}: could not delete {} of its topics ({})",
                     rp.index + 1,
                     left.len(),
@@ -328,7 +353,7 @@ async fn collect_run(
                         .collect::<Vec<_>>()
                         .join(", ")
                 )),
-                Err(_) => out.notes.push(format!(
+                Deleted::NoAnswer => out.notes.push(format!(
                     "run {}: could not delete its topics: no answer within {}s",
                     rp.index + 1,
                     DELETE_BOUND.as_secs()
@@ -356,25 +381,17 @@ async fn run_barriers(
     admin: &Arc<Admin>,
     c: &mut Coordinator,
 ) -> Result<Option<(Vec<u64>, u64)>, RunError> {
-    unless_interrupted(
-        &c.interrupt,
-        admin.wait_for_all_leaders(&rp.topics, partitions, Duration::from_secs(30)),
-    )
-    .await
-    .ok_or(RunError::Interrupted)?
-    .map_err(RunError::TopicNotReady)?;
+    topic::leaders(admin, rp, partitions, &c.interrupt).await?;
     let brokers = {
         let a = admin.clone();
         blocking(move || a.brokers())
             .await?
             .map_err(RunError::Unreachable)?
     };
-    c.control
-        .send(&Message::Topics {
-            collector: c.session,
-            run: rp.index,
-        })
-        .map_err(RunError::Coordination)?;
+    c.control.send(&Message::Topics {
+        collector: c.session,
+        run: rp.index,
+    })?;
     if !c.barrier(rp.index, Phase::Warmup).await? {
         return Ok(None);
     }
@@ -384,10 +401,10 @@ async fn run_barriers(
     let met = c
         .until(move |s| s.active().all(|i| s.ready.contains(&(i, measure, true))))
         .await?;
-    let plain = logdirs::speaks(&rp.admin);
-    let (brs, t) = (brokers.clone(), rp.topics.clone());
+    let disk = Disk::new(rp, &brokers, partitions);
+    let d = disk.clone();
     let before = if met {
-        blocking(move || plain.and_then(|()| logdirs::topics_bytes(&brs, &t, partitions))).await?
+        blocking(move || d.bytes()).await?
     } else {
         Err(String::new())
     };
@@ -402,18 +419,9 @@ async fn run_barriers(
     if !all {
         c.missing(
             |s, i| !s.results.contains_key(&(i, run)),
-            &format!("sent no result of run {} before the deadline", run + 1),
+            Missed::Result(run),
         );
     }
-    let (brs, t) = (brokers, rp.topics.clone());
-    let plain = logdirs::speaks(&rp.admin);
-    let after =
-        blocking(move || plain.and_then(|()| logdirs::topics_bytes(&brs, &t, partitions))).await?;
-    Ok(match (before, after) {
-        (Ok(b), Ok(a)) => {
-            let (each, total) = disk_growth(&b, &a);
-            Some((each, total))
-        }
-        _ => None,
-    })
+    let after = blocking(move || disk.bytes()).await?;
+    Ok(topic::growth(before, after).ok())
 }

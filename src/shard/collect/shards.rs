@@ -6,7 +6,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::measure::RunResult;
-use crate::run::control::{self, Message, Parts, Phase};
+use crate::shard::control::{self, Message, Parts, Phase};
+use crate::shard::letdown::{Letdown, Refusal};
 
 /// What the collector knows of the shards, from the control topic.
 pub(super) struct Shards {
@@ -18,9 +19,9 @@ pub(super) struct Shards {
     pub(super) ready: BTreeSet<(u32, usize, bool)>,
     pub(super) parts: BTreeMap<(u32, usize), Parts>,
     pub(super) results: BTreeMap<(u32, usize), RunResult>,
-    pub(super) problems: BTreeMap<u32, String>,
+    pub(super) problems: BTreeMap<u32, Letdown>,
     /// Refusals to send (a shard of another scenario).
-    pub(super) refuse: Vec<(u32, String)>,
+    pub(super) refuse: Vec<(u32, Refusal)>,
 }
 
 impl Shards {
@@ -45,41 +46,41 @@ impl Shards {
                 host,
             } => {
                 let why = if version != control::VERSION {
-                    Some(format!(
-                        "it speaks control protocol {version}, the collector {}",
-                        control::VERSION
-                    ))
+                    Some(Refusal::Version {
+                        theirs: version,
+                        ours: control::VERSION,
+                    })
                 } else if shard >= self.n || shards != self.n {
-                    Some(format!(
-                        "it runs as shard {shard} of {shards}, the collector waits for {} shards",
-                        self.n
-                    ))
+                    Some(Refusal::Count {
+                        shard,
+                        shards,
+                        expected: self.n,
+                    })
                 } else if hash != self.hash {
-                    Some(format!(
-                        "it runs another scenario (digest {hash} against the collector's {}): \
-                         every shard and the collector need the same files",
-                        self.hash
-                    ))
+                    Some(Refusal::Scenario {
+                        theirs: hash,
+                        ours: self.hash.clone(),
+                    })
                 } else if scale != self.scale {
-                    Some(format!(
-                        "it runs at --scale {scale}, the collector at --scale {}",
-                        self.scale
-                    ))
+                    Some(Refusal::Scale {
+                        theirs: scale,
+                        ours: self.scale,
+                    })
                 } else if let Some((first, _)) =
                     self.hello.get(&shard).filter(|(_, s)| *s != session)
                 {
-                    Some(format!(
-                        "shard {shard} started twice (on {first} and on {host})"
-                    ))
+                    Some(Refusal::Twice {
+                        shard,
+                        first: first.clone(),
+                        second: host.clone(),
+                    })
                 } else {
                     None
                 };
                 match why {
                     Some(why) if shard < self.n => {
                         self.refuse.push((shard, why.clone()));
-                        self.problems
-                            .entry(shard)
-                            .or_insert(format!("refused: {why}"));
+                        self.problems.entry(shard).or_insert(Letdown::Refused(why));
                     }
                     Some(why) => self.refuse.push((shard, why)),
                     None => {
@@ -110,10 +111,10 @@ impl Shards {
                         self.parts.remove(&(shard, run));
                         self.results.insert((shard, run), r);
                     }
-                    Some(Err(why)) => {
+                    Some(Err(error)) => {
                         self.problems
                             .entry(shard)
-                            .or_insert(format!("run {}: {why}", run + 1));
+                            .or_insert(Letdown::Result { run, error });
                     }
                 }
             }
@@ -123,10 +124,9 @@ impl Shards {
                 run,
                 reason,
             } if self.is(shard, session) => {
-                let at = run.map(|r| format!("run {}: ", r + 1)).unwrap_or_default();
                 self.problems
                     .entry(shard)
-                    .or_insert(format!("reported a failure: {at}{reason}"));
+                    .or_insert(Letdown::Failed { run, reason });
             }
             // The collector's own messages, and what a refused shard still says.
             _ => {}
@@ -179,9 +179,9 @@ mod tests {
             host: "x".into(),
         });
         assert_eq!(s.refuse.len(), 3);
-        assert!(s.problems[&0].contains("another scenario"));
-        assert!(s.problems[&1].contains("waits for 3 shards"));
-        assert!(s.problems[&2].contains("protocol"));
+        assert!(s.problems[&0].to_string().contains("another scenario"));
+        assert!(s.problems[&1].to_string().contains("waits for 3 shards"));
+        assert!(s.problems[&2].to_string().contains("protocol"));
         assert_eq!(s.active().count(), 0);
     }
 
@@ -197,7 +197,11 @@ mod tests {
             scale: 0.1,
             host: "x".into(),
         });
-        assert!(s.problems[&0].contains("--scale 0.1"), "{:?}", s.problems);
+        assert!(
+            s.problems[&0].to_string().contains("--scale 0.1"),
+            "{:?}",
+            s.problems
+        );
     }
 
     #[test]
@@ -236,7 +240,7 @@ mod tests {
         let mut s = shards(2);
         s.take(hello(1, 2, "h", 1));
         s.take(hello(1, 2, "h", 2));
-        assert!(s.problems[&1].contains("started twice"));
+        assert!(s.problems[&1].to_string().contains("started twice"));
     }
 
     #[test]
@@ -252,7 +256,7 @@ mod tests {
             data: "{\"sent\": \"many\"}".into(),
         });
         assert!(
-            s.problems[&0].contains("cannot be read"),
+            s.problems[&0].to_string().contains("cannot be read"),
             "{:?}",
             s.problems
         );

@@ -6,21 +6,21 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::diagnostic::{Diagnostic, Diagnostics, Kind};
 use crate::model::Scenario;
-use crate::report::json::ResultFile;
 use crate::source::{FileId, Sources};
 use crate::syntax::Entry;
 
 /// Deep enough that includes reaching up with `..` (at most 8 nested) stay inside the folder.
 const DEPTH: usize = 8;
 
-/// The carried scenario checked; Err diagnostics as for a file on disk.
-pub(super) fn recheck(f: &ResultFile) -> (Sources, Result<Scenario, Diagnostics>) {
+/// The carried scenario (its main text, and each include's recorded path and text) checked;
+/// Err diagnostics as for a file on disk.
+pub(super) fn recheck(
+    main: &str,
+    includes: &[(&str, &str)],
+) -> (Sources, Result<Scenario, Diagnostics>) {
     let unplaced = |m: String| {
         let d = Diagnostic::unplaced(Kind::Io, m);
         (Sources::default(), Err(Diagnostics::from(d)))
-    };
-    let Some(main) = f.scenario_text.as_deref() else {
-        return unplaced("the result file carries no scenario text".into());
     };
     let top = std::env::temp_dir().join(format!(
         "kafkabench-merge-{}-{}",
@@ -30,12 +30,12 @@ pub(super) fn recheck(f: &ResultFile) -> (Sources, Result<Scenario, Diagnostics>
             .map_or(0, |d| d.as_nanos())
     ));
     let root = (0..DEPTH).fold(top.clone(), |p, _| p.join("r"));
-    let main_path = root.join(main_dir(main, f)).join("scenario.kbs");
+    let main_path = root.join(main_dir(main, includes)).join("scenario.kbs");
     let written = std::iter::once((main_path.clone(), main))
         .chain(
-            f.scenario_includes
+            includes
                 .iter()
-                .map(|i| (root.join(inside(Path::new(&i.path))), i.text.as_str())),
+                .map(|(path, text)| (root.join(inside(Path::new(path))), *text)),
         )
         .try_for_each(|(path, text)| {
             if let Some(dir) = path.parent() {
@@ -44,7 +44,11 @@ pub(super) fn recheck(f: &ResultFile) -> (Sources, Result<Scenario, Diagnostics>
             std::fs::write(&path, text)
         });
     let result = match written {
-        Ok(()) => super::load(&main_path),
+        Ok(()) => {
+            let mut sources = Sources::default();
+            let checked = crate::check::load(&main_path, &mut sources);
+            (sources, checked)
+        }
         Err(e) => unplaced(format!(
             "cannot write the carried scenario to {}: {e}",
             top.display()
@@ -57,20 +61,15 @@ pub(super) fn recheck(f: &ResultFile) -> (Sources, Result<Scenario, Diagnostics>
 /// The main file's folder, as the run saw it: an include's recorded path is that folder
 /// joined with the path the include line names, so the first include of the main file gives
 /// it away. Empty without includes.
-fn main_dir(main: &str, f: &ResultFile) -> PathBuf {
-    let (Ok(ast), Some(recorded)) = (
-        crate::syntax::parse(FileId(0), main),
-        f.scenario_includes.first(),
-    ) else {
+fn main_dir(main: &str, includes: &[(&str, &str)]) -> PathBuf {
+    let (Ok(ast), Some((recorded, _))) = (crate::syntax::parse(FileId(0), main), includes.first())
+    else {
         return PathBuf::new();
     };
     let Some(named) = first_include(&ast.entries) else {
         return PathBuf::new();
     };
-    let dir = recorded
-        .path
-        .strip_suffix(named.as_str())
-        .unwrap_or_default();
+    let dir = recorded.strip_suffix(named.as_str()).unwrap_or_default();
     inside(Path::new(dir))
 }
 

@@ -5,15 +5,19 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use super::admin::Admin;
 use super::control::{self, Control, Message, Phase};
-use super::error::RunError;
-use super::lifecycle::blocking;
-use super::shard::Shard;
+use super::error::ShardError;
+use super::policy;
 use crate::measure::RunResult;
 use crate::plan::Plan;
+use crate::run::admin::Admin;
+use crate::run::shard::Pending;
+use crate::run::{blocking, Coordination, RunError, Shard};
+use crate::source::Sources;
 
-/// What a shard needs to take part: who it is, what it runs, and its control connection.
+/// What a shard needs to take part: who it is, what it runs, and its control connection
+/// (shared by its clones: each blocking call on it takes one along).
+#[derive(Clone)]
 pub struct ShardRun {
     pub shard: Shard,
     /// The digest of the scenario and every file it reads; the collector refuses another.
@@ -22,48 +26,123 @@ pub struct ShardRun {
     pub deadline: Instant,
     /// This process's random id: its own ready messages are told from an earlier run's.
     session: u64,
-    control: Mutex<Option<Control>>,
+    control: Arc<Mutex<Option<Control>>>,
+}
+
+/// What `run --shard` was given, besides the scenario.
+pub struct ShardArgs<'a> {
+    /// `I/N` as written after `--shard`.
+    pub shard: &'a str,
+    /// `JOB_COMPLETION_INDEX`, when set (a Kubernetes Indexed Job's pod).
+    pub job_index: Option<&'a str>,
+    pub run_id: bool,
+    /// How many scenario files the command line names.
+    pub files: usize,
+    /// Whether `--only` selects runs.
+    pub only: bool,
 }
 
 impl ShardRun {
+    /// A shard's part in a sharded run, from `--shard` and the one scenario it runs (its
+    /// sources, and its plan); or every reason it cannot take part.
+    pub fn prepare(
+        a: &ShardArgs,
+        scenario: Option<(&Sources, &Plan)>,
+    ) -> Result<ShardRun, Vec<String>> {
+        let shard = policy::parse(a.shard, a.job_index)
+            .map_err(|e| vec![format!("--shard {}: {e}", a.shard)])?;
+        let mut errors = policy::arguments(a.run_id, a.files, a.only);
+        let Some((sources, p)) = scenario else {
+            return Err(errors);
+        };
+        errors.extend(policy::problems(p, shard.count));
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        Ok(ShardRun::new(
+            shard,
+            super::digest(sources, p),
+            Instant::now() + policy::shard_wait(p),
+        ))
+    }
+
     pub fn new(shard: Shard, hash: String, deadline: Instant) -> ShardRun {
         ShardRun {
             shard,
             hash,
             deadline,
             session: control::new_session(),
-            control: Mutex::new(None),
+            control: Arc::new(Mutex::new(None)),
         }
     }
 
-    fn with<T>(&self, f: impl FnOnce(&mut Control) -> Result<T, String>) -> Result<T, String> {
+    fn with<T>(
+        &self,
+        f: impl FnOnce(&mut Control) -> Result<T, ShardError>,
+    ) -> Result<T, ShardError> {
         let mut guard = self.control.lock().unwrap_or_else(|e| e.into_inner());
         match guard.as_mut() {
             Some(c) => f(c),
-            None => Err("the control topic is not open".into()),
+            None => Err(ShardError::NotOpen),
         }
     }
 
     /// What ends any wait of this shard: the collector's abort or its refusal of this shard.
-    fn fatal(&self) -> impl Fn(&Message) -> Option<String> + '_ {
+    fn fatal(&self) -> impl Fn(&Message) -> Option<ShardError> + '_ {
         move |m| match m {
-            Message::Abort { reason, .. } => {
-                Some(format!("the collector stopped the run: {reason}"))
-            }
+            Message::Abort { reason, .. } => Some(ShardError::Aborted(reason.clone())),
             Message::Refused { shard, reason, .. } if *shard == self.shard.index => {
-                Some(format!("the collector refused this shard: {reason}"))
+                Some(ShardError::Refused(reason.clone()))
             }
             _ => None,
         }
     }
 }
 
+/// The run stage meets the other shards through these.
+impl Coordination for ShardRun {
+    fn shard(&self) -> Shard {
+        self.shard
+    }
+
+    fn join<'a>(
+        &'a self,
+        plan: &'a Plan,
+        interrupt: &'a Arc<AtomicBool>,
+    ) -> Pending<'a, Result<(), RunError>> {
+        Box::pin(join(plan, self, interrupt))
+    }
+
+    fn topics_ready<'a>(
+        &'a self,
+        run: usize,
+        interrupt: &'a Arc<AtomicBool>,
+    ) -> Pending<'a, Result<(), RunError>> {
+        Box::pin(topics_ready(self, run, interrupt))
+    }
+
+    fn fits(&self, partitions: i32) -> Result<(), RunError> {
+        match policy::fits(self.shard.count, partitions) {
+            Some(e) => Err(e.into()),
+            None => Ok(()),
+        }
+    }
+
+    fn barrier(&self, run: usize, phase: Phase, stop: &dyn Fn() -> bool) -> Result<(), RunError> {
+        Ok(barrier(self, run, phase, stop)?)
+    }
+
+    fn report<'a>(&'a self, r: &'a RunResult) -> Pending<'a, Result<(), RunError>> {
+        Box::pin(report(self, r))
+    }
+
+    fn failed(&self, run: Option<usize>, reason: String) -> Pending<'_, ()> {
+        Box::pin(failed(self, run, reason))
+    }
+}
+
 /// Opens the control topic (creating it when this shard is the first) and says hello.
-pub async fn join(
-    plan: &Plan,
-    s: &Arc<ShardRun>,
-    interrupt: &Arc<AtomicBool>,
-) -> Result<(), RunError> {
+async fn join(plan: &Plan, s: &ShardRun, interrupt: &Arc<AtomicBool>) -> Result<(), RunError> {
     let Some(first) = plan.runs.first() else {
         return Ok(());
     };
@@ -72,7 +151,7 @@ pub async fn join(
         .await?
         .map_err(RunError::Unreachable)?;
     let control = tokio::select! {
-        c = Control::open(&admin, &first.admin, &plan.run_id) => c.map_err(RunError::Coordination)?,
+        c = Control::open(&admin, &first.admin, &plan.run_id) => c?,
         _ = until_set(interrupt) => return Err(RunError::Interrupted),
     };
     *s.control.lock().unwrap_or_else(|e| e.into_inner()) = Some(control);
@@ -86,14 +165,12 @@ pub async fn join(
         host: hostname(),
     };
     let s2 = s.clone();
-    blocking(move || s2.with(|c| c.send(&hello)))
-        .await?
-        .map_err(RunError::Coordination)
+    Ok(blocking(move || s2.with(|c| c.send(&hello))).await??)
 }
 
 /// Waits until the collector says run `run`'s topics exist.
-pub async fn topics_ready(
-    s: &Arc<ShardRun>,
+async fn topics_ready(
+    s: &ShardRun,
     run: usize,
     interrupt: &Arc<AtomicBool>,
 ) -> Result<(), RunError> {
@@ -110,28 +187,21 @@ pub async fn topics_ready(
             )
         })
     })
-    .await?
-    .map_err(RunError::Coordination)?;
+    .await??;
     if interrupt.load(Ordering::SeqCst) {
         return Err(RunError::Interrupted);
     }
-    found.ok_or_else(|| {
-        RunError::Coordination(format!(
-            "the collector did not create run {}'s topics in time (is `kafkabench collect` \
-             running with this --run-id?)",
-            run + 1
-        ))
-    })
+    Ok(found.ok_or(ShardError::NoTopics { run })?)
 }
 
 /// The barrier before a phase, on the orchestrator's blocking thread: says this shard is
 /// ready, waits for the agreed start and sleeps until it. Err: why the shard cannot go on.
-pub fn barrier(
+fn barrier(
     s: &ShardRun,
     run: usize,
     phase: Phase,
     stop: &dyn Fn() -> bool,
-) -> Result<(), String> {
+) -> Result<(), ShardError> {
     let ready = Message::Ready {
         session: s.session,
         shard: s.shard.index,
@@ -163,37 +233,31 @@ pub fn barrier(
         )?;
         let Some(at) = at else {
             return Err(if stop() {
-                "interrupted at the barrier".into()
+                ShardError::InterruptedAtBarrier
             } else {
-                format!(
-                    "no start from the collector before the deadline (run {}, {})",
-                    run + 1,
-                    match phase {
-                        Phase::Warmup => "before warm-up",
-                        Phase::Measure => "before the measured phase",
-                    }
-                )
+                ShardError::NoStart { run, phase }
             });
         };
         if control::sleep_until(at, stop) {
             Ok(())
         } else {
-            Err("interrupted at the barrier".into())
+            Err(ShardError::InterruptedAtBarrier)
         }
     })
 }
 
 /// Hands this shard's result of a run to the collector.
-pub async fn report(s: &Arc<ShardRun>, r: &RunResult) -> Result<(), RunError> {
+async fn report(s: &ShardRun, r: &RunResult) -> Result<(), RunError> {
     let (s2, r2) = (s.clone(), r.clone());
-    blocking(move || s2.with(|c| c.send_result(s2.session, s2.shard.index, r2.index, &r2)))
-        .await?
-        .map_err(RunError::Coordination)
+    Ok(
+        blocking(move || s2.with(|c| c.send_result(s2.session, s2.shard.index, r2.index, &r2)))
+            .await??,
+    )
 }
 
 /// Tells the collector this shard cannot go on (best effort: the collector's deadline
 /// covers a shard that cannot even say so).
-pub async fn failed(s: &Arc<ShardRun>, run: Option<usize>, reason: String) {
+async fn failed(s: &ShardRun, run: Option<usize>, reason: String) {
     let s2 = s.clone();
     let _ = blocking(move || {
         s2.with(|c| {
@@ -215,7 +279,7 @@ async fn until_set(flag: &AtomicBool) {
 }
 
 /// This machine's name, for the collector's messages about a shard.
-pub fn hostname() -> String {
+fn hostname() -> String {
     std::env::var("HOSTNAME")
         .ok()
         .filter(|h| !h.is_empty())
