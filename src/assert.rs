@@ -106,7 +106,7 @@ fn value(p: &Plan, ci: usize, e: &Expr, results: &[RunResult]) -> Result<f64, Sh
                 .ok_or(Shortfall::NotExecuted)?;
             r.metric(*metric).ok_or_else(|| {
                 let run = r.label.clone();
-                if r.complete {
+                if r.status.is_complete() {
                     Shortfall::NotMeasured { run }
                 } else {
                     Shortfall::CutShort { run }

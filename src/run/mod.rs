@@ -38,7 +38,7 @@ pub use progress::{Progress, ProgressPhase, ProgressSink};
 pub use shard::Shard;
 pub use sharded::ShardRun;
 
-use crate::measure::RunResult;
+use crate::measure::{RunResult, RunStatus};
 use crate::plan::Plan;
 
 /// Everything `run` produced: the results so far and why it stopped early, if it did.
@@ -54,7 +54,7 @@ impl Execution {
     pub fn cut_short(&self) -> Vec<&str> {
         self.results
             .iter()
-            .filter(|r| !r.complete)
+            .filter(|r| !r.status.is_complete())
             .map(|r| r.label.as_str())
             .collect()
     }
@@ -129,8 +129,13 @@ pub async fn execute(plan: &Plan, opts: &RunOptions, interrupt: Arc<AtomicBool>)
                 Ok(r) => {
                     if let Err(e) = sharded::report(s, r).await {
                         outcome = outcome.map(|mut r| {
-                            r.complete = false;
-                            r.error = Some(format!("the collector did not get the result: {e}"));
+                            // The cluster stays lost when it was (the flag is kept).
+                            let reason = format!("the collector did not get the result: {e}");
+                            r.status = if r.status.is_cluster_lost() {
+                                RunStatus::ClusterLost { reason }
+                            } else {
+                                RunStatus::Failed { reason }
+                            };
                             r
                         });
                     }
@@ -140,14 +145,12 @@ pub async fn execute(plan: &Plan, opts: &RunOptions, interrupt: Arc<AtomicBool>)
         }
         let error = match outcome {
             Ok(r) => {
-                let stopped = (!r.complete).then(|| {
-                    let reason = r.error.clone().unwrap_or_default();
-                    if r.cluster_lost {
-                        RunError::ClusterLost(reason)
-                    } else {
-                        RunError::Incomplete(reason)
-                    }
-                });
+                let reason = r.status.reason().unwrap_or_default().to_string();
+                let stopped = match &r.status {
+                    RunStatus::Complete => None,
+                    RunStatus::ClusterLost { .. } => Some(RunError::ClusterLost(reason)),
+                    _ => Some(RunError::Incomplete(reason)),
+                };
                 exec.results.push(r);
                 if interrupt.load(Ordering::SeqCst) {
                     exec.interrupted = true;
