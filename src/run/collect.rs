@@ -387,7 +387,9 @@ async fn run_barriers(
     let plain = logdirs::speaks(&rp.admin);
     let (brs, t) = (brokers.clone(), rp.topics.clone());
     let before = if met {
-        blocking(move || plain.and_then(|()| logdirs::topics_bytes(&brs, &t, partitions))).await?
+        blocking(move || plain.and_then(|()| logdirs::topics_bytes(&brs, &t, partitions)))
+            .await?
+            .map_err(|e| e.to_string())
     } else {
         Err(String::new())
     };

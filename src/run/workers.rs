@@ -277,11 +277,14 @@ pub async fn measure(
     } else if shared.lost() {
         Some(Err("the cluster was lost during the run".to_string()))
     } else if let Err(e) = logdirs::speaks(&rp.admin) {
-        Some(Err(e))
+        Some(Err(e.to_string()))
     } else {
-        Some(blocking(move || logdirs::topics_bytes(&brs, &t, partitions)).await?)
+        let bytes = blocking(move || logdirs::topics_bytes(&brs, &t, partitions)).await?;
+        Some(bytes.map_err(|e| e.to_string()))
     };
     // Per topic, and summed over the topics.
+    // Only a note says why the size is unknown.
+    let disk_before = disk_before.map(|d| d.map_err(|e| e.to_string()));
     let (disk_by_topic, disk_bytes) = match (disk_before, disk_after) {
         (Some(Ok(b)), Some(Ok(a))) => {
             let (each, total) = disk_growth(&b, &a);
