@@ -186,7 +186,7 @@ fn execution(p: &Plan, c: Collected) -> Execution {
             }
             Err(e) => {
                 failure.get_or_insert(RunFailure {
-                    run: rp.index + 1,
+                    index: rp.index,
                     label: rp.label.clone(),
                     error: RunError::Incomplete(format!(
                         "shard {}'s result cannot be merged: {e}",
@@ -196,11 +196,11 @@ fn execution(p: &Plan, c: Collected) -> Execution {
             }
         }
     }
-    // A run's number (from 1) and label.
+    // A run's index and label.
     let at = |index: usize| {
-        p.runs.get(index).map_or((index + 1, String::new()), |rp| {
-            (rp.index + 1, rp.label.clone())
-        })
+        p.runs
+            .get(index)
+            .map_or((index, String::new()), |rp| (rp.index, rp.label.clone()))
     };
     if !c.problems.is_empty() {
         let named: Vec<String> = c
@@ -211,7 +211,7 @@ fn execution(p: &Plan, c: Collected) -> Execution {
         // The shards let down the last run collected.
         let (run, label) = at(c.runs.last().map_or(0, |r| r.index));
         failure = Some(RunFailure {
-            run,
+            index: run,
             label,
             error: RunError::Incomplete(format!(
                 "merged from a partial set of shards: {}",
@@ -222,7 +222,7 @@ fn execution(p: &Plan, c: Collected) -> Execution {
         // The collector stopped at the run after the last one it collected.
         let (run, label) = at(c.runs.len());
         failure = Some(RunFailure {
-            run,
+            index: run,
             label,
             error: e,
         });

@@ -266,7 +266,7 @@ fn execution(p: &Plan, files: &[(PathBuf, ResultFile)]) -> Result<Execution, Str
     let failure = problems.first().map(|(run, _)| {
         let all: Vec<&str> = problems.iter().map(|(_, m)| m.as_str()).collect();
         RunFailure {
-            run: run + 1,
+            index: *run,
             label: p
                 .runs
                 .get(*run)

@@ -73,15 +73,20 @@ impl RunError {
 /// A run that failed: which one, and why.
 #[derive(Debug)]
 pub struct RunFailure {
-    /// 1-based, as the user counts runs.
-    pub run: usize,
+    /// The run's index in the plan (0-based); shown 1-based, as the user counts runs.
+    pub index: usize,
     pub label: String,
     pub error: RunError,
 }
 
 impl std::fmt::Display for RunFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let RunFailure { run, label, error } = self;
+        let RunFailure {
+            index,
+            label,
+            error,
+        } = self;
+        let run = index + 1;
         if error.during_measurement() {
             write!(f, "run {run} ({label}) failed: {error}")
         } else {

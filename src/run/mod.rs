@@ -108,7 +108,7 @@ pub async fn execute(plan: &Plan, opts: &RunOptions, interrupt: Arc<AtomicBool>)
             if !exec.interrupted {
                 sharded::failed(s, None, e.to_string()).await;
                 exec.failure = plan.runs.first().map(|rp| RunFailure {
-                    run: rp.index + 1,
+                    index: rp.index,
                     label: rp.label.clone(),
                     error: e,
                 });
@@ -166,7 +166,7 @@ pub async fn execute(plan: &Plan, opts: &RunOptions, interrupt: Arc<AtomicBool>)
         };
         if let Some(error) = error {
             exec.failure = Some(RunFailure {
-                run: rp.index + 1,
+                index: rp.index,
                 label: rp.label.clone(),
                 error,
             });
