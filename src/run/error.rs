@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use super::admin::AdminError;
+use super::faults::Problems;
 
 /// What went wrong in one run. The exit code it leads to is decided in `crate::exit`.
 #[derive(Debug, thiserror::Error)]
@@ -40,7 +41,7 @@ pub enum RunError {
     /// The run's fault timeline cannot act on its cluster (not a kafka-local one, an unknown
     /// broker, a node already down); found before the clock starts.
     #[error("the fault timeline cannot run: {0}")]
-    Faults(String),
+    Faults(Problems),
     /// A sharded run's coordination failed: the control topic, a barrier, or the collector
     /// stopped the run (docs/distributed.md).
     #[error("{0}")]
