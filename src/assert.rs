@@ -131,7 +131,7 @@ fn value(e: &Expr, refs: &mut Iter<Reference>, results: &[RunResult]) -> Result<
                 .iter()
                 .find(|r| r.index == i)
                 .ok_or(Shortfall::NotExecuted)?;
-            r.metric(*metric).ok_or(if r.complete {
+            r.metric(*metric).ok_or(if r.status.is_complete() {
                 Shortfall::NotMeasured { run: i }
             } else {
                 Shortfall::CutShort { run: i }

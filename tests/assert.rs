@@ -4,7 +4,7 @@
 
 use kafkabench::assert::{evaluate, Verdict};
 use kafkabench::diagnostic::render_text;
-use kafkabench::measure::RunResult;
+use kafkabench::measure::{RunResult, RunStatus};
 use kafkabench::plan::{plan, Plan, PlanOptions};
 use kafkabench::report::verdict;
 use kafkabench::source::Sources;
@@ -51,7 +51,7 @@ fn results(p: &Plan, throughput: &[Option<f64>]) -> Vec<RunResult> {
                 index: run.index,
                 label: run.label.clone(),
                 throughput_msgs: t,
-                complete: true,
+                status: RunStatus::Complete,
                 ..RunResult::default()
             })
         })

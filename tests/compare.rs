@@ -7,7 +7,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::{expect_exit, fixture, kafkabench, text};
-use kafkabench::measure::{new_histogram, record, LatencySummary, RunResult};
+use kafkabench::measure::{new_histogram, record, LatencySummary, RunResult, RunStatus};
 use kafkabench::report::json::{ResultFile, SCHEMA_VERSION};
 
 /// A run whose ack latencies are `ms` (each once), with the given throughput and failures.
@@ -18,7 +18,7 @@ fn run(label: &str, ack_ms: &[u64], throughput: f64, failed: u64) -> RunResult {
     }
     RunResult {
         label: label.into(),
-        complete: true,
+        status: RunStatus::Complete,
         sent: ack_ms.len() as u64 + failed,
         acked: ack_ms.len() as u64,
         failed,

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use common::{expect_exit, fixture, kafkabench};
 use kafkabench::diagnostic::render_text;
-use kafkabench::measure::{FaultFigures, FaultRecord, LatencySummary, RunResult};
+use kafkabench::measure::{FaultFigures, FaultRecord, LatencySummary, RunResult, RunStatus};
 use kafkabench::model::{BrokerTarget, FaultAction};
 use kafkabench::source::Sources;
 
@@ -280,7 +280,7 @@ fn the_report_lists_every_action_and_the_fault_figures() {
     };
     let run = RunResult {
         label: "crash".into(),
-        complete: true,
+        status: RunStatus::Complete,
         target_rate: Some(1000.0),
         faults: Some(faults),
         ..RunResult::default()

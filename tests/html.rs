@@ -12,7 +12,7 @@ use std::process::Command;
 use common::{expect_exit, fixture, kafkabench, require_broker, text};
 use kafkabench::assert::{Bound, RunRef, Shortfall, Verdict};
 use kafkabench::measure::{
-    new_histogram, record, LatencySummary, RunResult, SeriesPoint, TimeSeries,
+    new_histogram, record, LatencySummary, RunResult, RunStatus, SeriesPoint, TimeSeries,
 };
 use kafkabench::model::{CmpOp, Unit};
 use kafkabench::model::{Prop, Props};
@@ -178,7 +178,7 @@ fn synthetic_run(index: usize, label: &str, base_ms: f64) -> RunResult {
         index,
         label: label.into(),
         topic: format!("kb-synthetic-{index}"),
-        complete: true,
+        status: RunStatus::Complete,
         sent: 90_000,
         acked: 90_000,
         key_value_bytes: 18_000_000,

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use common::{expect_exit, fixture, kafkabench, text};
 use kafkabench::measure::series::{SeriesPoint, TimeSeries};
-use kafkabench::measure::{new_histogram, record, Delivery, LatencySummary, RunResult};
+use kafkabench::measure::{new_histogram, record, Delivery, LatencySummary, RunResult, RunStatus};
 use kafkabench::report::json::{IncludedFile, ResultFile, SCHEMA_VERSION};
 
 const MS: u64 = 1_000_000;
@@ -29,7 +29,7 @@ fn shard_run(k: u64) -> RunResult {
         index: 0,
         label: "run".into(),
         topic: "kb-test-merge-r1".into(),
-        complete: true,
+        status: RunStatus::Complete,
         sent: 1000,
         acked: 1000,
         key_value_bytes: 100_000,

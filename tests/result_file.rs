@@ -40,6 +40,25 @@ fn run_json(name: &str, extra: &[&str]) -> (Value, ResultFile) {
     let text = std::fs::read_to_string(&json).expect("the result file");
     let value: Value = serde_json::from_str(&text).expect("valid JSON");
     let file = ResultFile::read(Path::new(&json)).expect("it reads back");
+    // What `report`, `compare` and `merge` read is what was written: the same lines, but for
+    // a float's last digit (serde_json's parsing is not exact to the bit).
+    let mut again = Vec::new();
+    file.write(&mut again).expect("written again");
+    let again = String::from_utf8(again).unwrap();
+    assert_eq!(again.lines().count(), text.lines().count(), "{name}");
+    for (a, b) in again.lines().zip(text.lines()) {
+        if a != b {
+            let number = |l: &str| {
+                l.trim_end_matches(',')
+                    .rsplit(' ')
+                    .next()?
+                    .parse::<f64>()
+                    .ok()
+            };
+            let (x, y) = (number(a).expect(a), number(b).expect(b));
+            assert!((x - y).abs() <= y.abs() * 1e-12, "{name}: {a} ≠ {b}");
+        }
+    }
     (value, file)
 }
 

@@ -101,10 +101,10 @@ fn a_run_id_too_long_for_the_indexed_names_is_refused_naming_the_last_topic() {
 
 /// A finished run over `n` topics of 100 acked records each (topic i's disk 1 KiB × (i + 1)).
 fn run_over(n: u64) -> kafkabench::measure::RunResult {
-    use kafkabench::measure::{RunResult, TopicFigures};
+    use kafkabench::measure::{RunResult, RunStatus, TopicFigures};
     RunResult {
         label: format!("n={n}"),
-        complete: true,
+        status: RunStatus::Complete,
         sent: 100 * n,
         acked: 100 * n,
         elapsed_secs: 1.0,

@@ -393,7 +393,7 @@ fn run_selected(
         r.index = original[r.index];
     }
     if let Some(f) = &mut exec.failure {
-        f.run = original[f.run - 1] + 1;
+        f.index = original[f.index];
     }
     exec
 }

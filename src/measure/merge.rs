@@ -18,7 +18,7 @@ use hdrhistogram::Histogram;
 
 use super::recording::{ProducerStats, RawSums, Recording, SendSpan};
 use super::series::{Intervals, Planned};
-use super::{new_histogram, Delivery, Internals, LatencySummary, RunResult};
+use super::{new_histogram, Delivery, Internals, LatencySummary, RunResult, RunStatus};
 
 /// Why the shards' results of one run cannot be merged; `shard` indexes the slice given to
 /// [`merge`], so the caller can name the file or pod.
@@ -94,16 +94,9 @@ pub fn merge(shards: &[&RunResult], schedule: &Planned) -> Result<RunResult, Mer
         producer_config: first.producer_config.clone(),
         consumer_config: first.consumer_config.clone(),
         topic_config: first.topic_config.clone(),
-        complete: shards.iter().all(|s| s.complete),
-        cluster_lost: shards.iter().any(|s| s.cluster_lost),
+        status: RunStatus::merged(shards.iter().map(|s| &s.status)),
         ..RunResult::default()
     };
-    let errors: Vec<String> = shards
-        .iter()
-        .enumerate()
-        .filter_map(|(k, s)| s.error.as_ref().map(|e| format!("shard {k}: {e}")))
-        .collect();
-    m.error = (!errors.is_empty()).then(|| errors.join("; "));
     let intervals = series::intervals(shards)?;
     let mut all = Recording::empty();
     for (k, (s, i)) in shards.iter().zip(intervals).enumerate() {

@@ -11,6 +11,7 @@ pub mod intervals;
 pub mod merge;
 pub mod recording;
 pub mod series;
+pub mod status;
 pub mod topics;
 pub mod txn;
 
@@ -25,6 +26,7 @@ pub use fault::{AckTimeline, FaultFigures, FaultRecord};
 pub use intervals::{IntervalRecorder, IntervalRecording};
 pub use recording::{ProducerStats, RawSums, Recording, SendSpan};
 pub use series::{Intervals, SeriesPoint, TimeSeries};
+pub use status::RunStatus;
 pub use topics::{TopicFigures, TopicTally};
 pub use txn::{TxnFigures, TxnRecording};
 
@@ -173,11 +175,9 @@ pub struct RunResult {
     pub label: String,
     pub coords: BTreeMap<String, String>,
     pub topic: String,
-    /// Whether the run finished its measured phase (false when interrupted or the broker was lost).
-    pub complete: bool,
-    /// The cluster stopped answering during the run (librdkafka: all brokers down).
-    pub cluster_lost: bool,
-    pub error: Option<String>,
+    /// How the measured phase ended (on disk: `complete`, `cluster_lost`, `error`).
+    #[serde(flatten)]
+    pub status: RunStatus,
     pub sent: u64,
     pub acked: u64,
     pub failed: u64,

@@ -6,6 +6,7 @@ use std::time::Duration;
 use super::*;
 use crate::measure::intervals::IntervalRecorder;
 use crate::measure::merge::merge;
+use crate::measure::RunStatus;
 use crate::measure::{record, ProducerRecording, Recordings};
 use crate::model::RateSpec;
 
@@ -134,7 +135,7 @@ const RATE: RateSpec = RateSpec::Fixed(1_000.0);
 fn run(producers: &[ProducerRecording], shares: u32) -> RunResult {
     let mut r = RunResult {
         label: "run".into(),
-        complete: true,
+        status: RunStatus::Complete,
         ..RunResult::default()
     };
     r.derive_figures(&Recordings {

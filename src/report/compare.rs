@@ -185,7 +185,7 @@ fn run_delta(
     }
     RunDelta {
         label: b.label.clone(),
-        complete: b.complete && cur.complete,
+        complete: b.status.is_complete() && cur.status.is_complete(),
         figures,
     }
 }
@@ -480,7 +480,7 @@ mod tests {
         record(&mut h, ack_ms * 1_000_000);
         let run = RunResult {
             label: "run".into(),
-            complete: true,
+            status: crate::measure::RunStatus::Complete,
             throughput_msgs: throughput,
             ack: LatencySummary::from_histogram(&h),
             ..RunResult::default()

@@ -238,6 +238,45 @@ mod tests {
         assert_eq!(h.value_at_quantile(0.99) as f64 / 1e6, a.p99_ms);
     }
 
+    /// A run's status is written as the three fields schema 2 always had, and every one reads
+    /// back to the same status and the same bytes.
+    #[test]
+    fn every_run_status_reads_back_and_writes_the_same_bytes() {
+        use crate::measure::RunStatus;
+        let mut f = file_with_one_run();
+        let statuses = [
+            RunStatus::Complete,
+            RunStatus::Interrupted,
+            RunStatus::ClusterLost {
+                reason: "all brokers are down (1/1 brokers are down)".into(),
+            },
+            RunStatus::Failed {
+                reason: "nothing was delivered: no record could be sent".into(),
+            },
+            RunStatus::default(),
+        ];
+        f.runs = statuses
+            .iter()
+            .map(|s| RunResult {
+                status: s.clone(),
+                ..f.runs[0].clone()
+            })
+            .collect();
+        let mut text = Vec::new();
+        f.write(&mut text).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        assert!(text.contains(
+            "\"topic\": \"\",\n      \"complete\": false,\n      \"cluster_lost\": true,\n      \
+             \"error\": \"all brokers are down (1/1 brokers are down)\",\n      \"sent\": 0,"
+        ));
+        let back = ResultFile::parse(&text, "r.json").unwrap();
+        let read: Vec<&RunStatus> = back.runs.iter().map(|r| &r.status).collect();
+        assert_eq!(read, statuses.iter().collect::<Vec<_>>());
+        let mut again = Vec::new();
+        back.write(&mut again).unwrap();
+        assert_eq!(String::from_utf8(again).unwrap(), text);
+    }
+
     #[test]
     fn the_scenario_text_is_kept_with_its_includes_and_secrets_masked() {
         use crate::source::Span;

@@ -55,7 +55,7 @@ pub fn write_results(
     b.push_record(head);
     for r in results {
         let mut row = vec![
-            if r.complete {
+            if r.status.is_complete() {
                 r.label.clone()
             } else {
                 format!("{} (incomplete)", r.label)

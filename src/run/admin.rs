@@ -12,6 +12,9 @@ use rdkafka::types::RDKafkaErrorCode;
 
 use crate::model::{Props, TopicSpec};
 
+mod error;
+pub use error::{AdminError, LogDirsCause};
+
 /// How long the first contact with a cluster may take before it is called unreachable.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -52,16 +55,11 @@ enum Refusal {
 }
 
 impl Refusal {
-    fn describe(&self, bootstrap: &str) -> String {
+    fn at(self, bootstrap: &str) -> AdminError {
+        let bootstrap = bootstrap.to_string();
         match self {
-            Refusal::Authentication(reason) => format!(
-                "authentication failed at {bootstrap}: {reason}; check sasl.mechanism, sasl.username \
-                 and sasl.password in the cluster block"
-            ),
-            Refusal::Tls(reason) => format!(
-                "TLS handshake with {bootstrap} failed: {reason}; ssl.ca.location must name the \
-                 CA certificate that signed the brokers' certificates"
-            ),
+            Refusal::Authentication(reason) => AdminError::Authentication { bootstrap, reason },
+            Refusal::Tls(reason) => AdminError::Tls { bootstrap, reason },
         }
     }
 }
@@ -115,10 +113,10 @@ impl ProducerContext for FirstContact {
 }
 
 /// Asks for metadata until the cluster answers, a refusal arrives, or `CONNECT_TIMEOUT` passes.
-fn first_contact(props: &Props, bootstrap: &str) -> Result<(), String> {
+fn first_contact(props: &Props, bootstrap: &str) -> Result<(), AdminError> {
     let probe: BaseProducer<FirstContact> = config(props)
         .create_with_context(FirstContact::default())
-        .map_err(|e| format!("cannot create a Kafka client for {bootstrap}: {e}"))?;
+        .map_err(|source| client_error(bootstrap, source))?;
     let deadline = Instant::now() + CONNECT_TIMEOUT;
     loop {
         let answer = probe
@@ -127,7 +125,7 @@ fn first_contact(props: &Props, bootstrap: &str) -> Result<(), String> {
         probe.poll(Duration::ZERO);
         let mut heard = probe.context().heard();
         if let Some(refusal) = heard.refusal.take() {
-            return Err(refusal.describe(bootstrap));
+            return Err(refusal.at(bootstrap));
         }
         match answer {
             Ok(_) => return Ok(()),
@@ -140,20 +138,26 @@ fn first_contact(props: &Props, bootstrap: &str) -> Result<(), String> {
     }
 }
 
-fn unreachable(bootstrap: &str, why: &str) -> String {
-    format!(
-        "cannot reach Kafka at {bootstrap} within {}s ({why}); start a local broker with `scripts/kafka-local up`, \
-         or point kafkabench elsewhere with --bootstrap or KAFKA_BOOTSTRAP",
-        CONNECT_TIMEOUT.as_secs()
-    )
+fn unreachable(bootstrap: &str, why: &str) -> AdminError {
+    AdminError::Unreachable {
+        bootstrap: bootstrap.to_string(),
+        why: why.to_string(),
+    }
+}
+
+fn client_error(bootstrap: &str, source: KafkaError) -> AdminError {
+    AdminError::Client {
+        bootstrap: bootstrap.to_string(),
+        source,
+    }
 }
 
 impl Admin {
-    pub fn connect(props: &Props, bootstrap: &str) -> Result<Admin, String> {
+    pub fn connect(props: &Props, bootstrap: &str) -> Result<Admin, AdminError> {
         first_contact(props, bootstrap)?;
         let client: AdminClient<DefaultClientContext> = config(props)
             .create()
-            .map_err(|e| format!("cannot create a Kafka client for {bootstrap}: {e}"))?;
+            .map_err(|source| client_error(bootstrap, source))?;
         let a = Admin {
             client,
             bootstrap: bootstrap.to_string(),
@@ -163,7 +167,7 @@ impl Admin {
     }
 
     /// `host:port` of every broker, proving the cluster answers.
-    pub fn brokers(&self) -> Result<Vec<String>, String> {
+    pub fn brokers(&self) -> Result<Vec<String>, AdminError> {
         let md = self
             .client
             .inner()
@@ -175,12 +179,14 @@ impl Admin {
             .map(|b| format!("{}:{}", b.host(), b.port()))
             .collect();
         if v.is_empty() {
-            return Err(format!("Kafka at {} reports no brokers", self.bootstrap));
+            return Err(AdminError::NoBrokers {
+                bootstrap: self.bootstrap.clone(),
+            });
         }
         Ok(v)
     }
 
-    pub async fn create_topic(&self, t: &TopicSpec) -> Result<(), String> {
+    pub async fn create_topic(&self, t: &TopicSpec) -> Result<(), AdminError> {
         let mut nt = NewTopic::new(
             &t.name,
             t.partitions,
@@ -194,17 +200,17 @@ impl Admin {
             .client
             .create_topics([&nt], &opts)
             .await
-            .map_err(|e| format!("creating topic {}: {e}", t.name))?;
+            .map_err(|source| AdminError::CreateTopic {
+                topic: t.name.clone(),
+                source,
+            })?;
         for r in res {
             match r {
                 Ok(_) => {}
-                Err((name, RDKafkaErrorCode::TopicAlreadyExists)) => {
-                    return Err(format!(
-                        "topic {name} already exists; kafkabench writes only into topics it created in this run \
-                         (say `existing = true` in the topic block to use an existing topic)"
-                    ))
+                Err((topic, RDKafkaErrorCode::TopicAlreadyExists)) => {
+                    return Err(AdminError::TopicExists { topic, one: true })
                 }
-                Err((name, code)) => return Err(format!("the cluster refused to create topic {name}: {code}")),
+                Err((topic, code)) => return Err(AdminError::TopicRefused { topic, code }),
             }
         }
         Ok(())
@@ -217,7 +223,7 @@ impl Admin {
         &self,
         t: &TopicSpec,
         names: &[String],
-    ) -> Vec<(String, Result<(), String>)> {
+    ) -> Vec<(String, Result<(), AdminError>)> {
         let opts = options();
         let mut out = Vec::with_capacity(names.len());
         for batch in names.chunks(TOPICS_PER_REQUEST) {
@@ -233,19 +239,27 @@ impl Admin {
                 })
                 .collect();
             match self.client.create_topics(new.iter(), &opts).await {
-                Err(e) => out.extend(
-                    batch
-                        .iter()
-                        .map(|n| (n.clone(), Err(format!("creating topic {n}: {e}")))),
-                ),
+                Err(e) => out.extend(batch.iter().map(|n| {
+                    let why = AdminError::CreateTopic {
+                        topic: n.clone(),
+                        source: e.clone(),
+                    };
+                    (n.clone(), Err(why))
+                })),
                 Ok(res) => out.extend(res.into_iter().map(|r| match r {
                     Ok(name) => (name, Ok(())),
                     Err((name, RDKafkaErrorCode::TopicAlreadyExists)) => {
-                        let why = format!("topic {name} already exists; kafkabench writes only into topics it created in this run");
+                        let why = AdminError::TopicExists {
+                            topic: name.clone(),
+                            one: false,
+                        };
                         (name, Err(why))
                     }
                     Err((name, code)) => {
-                        let why = format!("the cluster refused to create topic {name}: {code}");
+                        let why = AdminError::TopicRefused {
+                            topic: name.clone(),
+                            code,
+                        };
                         (name, Err(why))
                     }
                 })),
@@ -256,7 +270,7 @@ impl Admin {
 
     /// Creates a sharded run's control topic unless another participant already did: one
     /// partition (one order for everyone), replicated like a small internal topic.
-    pub async fn ensure_control_topic(&self, name: &str) -> Result<(), String> {
+    pub async fn ensure_control_topic(&self, name: &str) -> Result<(), AdminError> {
         let brokers = self.brokers()?.len() as i32;
         let nt = NewTopic::new(name, 1, TopicReplication::Fixed(brokers.clamp(1, 3)));
         let opts = options();
@@ -264,14 +278,18 @@ impl Admin {
             .client
             .create_topics([&nt], &opts)
             .await
-            .map_err(|e| format!("creating the control topic {name}: {e}"))?;
+            .map_err(|source| AdminError::CreateControlTopic {
+                topic: name.to_string(),
+                source,
+            })?;
         for r in res {
             match r {
                 Ok(_) | Err((_, RDKafkaErrorCode::TopicAlreadyExists)) => {}
                 Err((_, code)) => {
-                    return Err(format!(
-                        "the cluster refused to create the control topic {name}: {code}"
-                    ))
+                    return Err(AdminError::ControlTopicRefused {
+                        topic: name.to_string(),
+                        code,
+                    })
                 }
             }
         }
@@ -306,7 +324,7 @@ impl Admin {
         names: &[String],
         partitions: i32,
         timeout: Duration,
-    ) -> Result<(), String> {
+    ) -> Result<(), AdminError> {
         if let [one] = names {
             return self.wait_for_leaders(one, partitions, timeout).await;
         }
@@ -336,15 +354,12 @@ impl Admin {
                 }
             }
             if Instant::now() >= deadline {
-                let first: Vec<&str> = waiting.iter().take(3).map(|n| n.as_str()).collect();
-                return Err(format!(
-                    "{} of the run's {} topics have partitions without a leader after {}s ({}{})",
-                    waiting.len(),
-                    names.len(),
-                    timeout.as_secs(),
-                    first.join(", "),
-                    if waiting.len() > 3 { ", …" } else { "" }
-                ));
+                return Err(AdminError::NoLeaders {
+                    waiting: waiting.len(),
+                    of: names.len(),
+                    after: timeout,
+                    first: waiting.iter().take(3).map(|n| n.to_string()).collect(),
+                });
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
@@ -356,7 +371,7 @@ impl Admin {
         topic: &str,
         partitions: i32,
         timeout: Duration,
-    ) -> Result<(), String> {
+    ) -> Result<(), AdminError> {
         let deadline = Instant::now() + timeout;
         loop {
             let md = self
@@ -376,22 +391,22 @@ impl Admin {
                 }
             }
             if Instant::now() >= deadline {
-                return Err(format!(
-                    "topic {topic} has partitions without a leader after {}s",
-                    timeout.as_secs()
-                ));
+                return Err(AdminError::NoLeader {
+                    topic: topic.to_string(),
+                    after: timeout,
+                });
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
 
     /// How many partitions `topic` has; None when it does not exist.
-    pub async fn topic_partitions(&self, topic: &str) -> Result<Option<i32>, String> {
+    pub async fn topic_partitions(&self, topic: &str) -> Result<Option<i32>, AdminError> {
         let md = self
             .client
             .inner()
             .fetch_metadata(Some(topic), Duration::from_secs(10))
-            .map_err(|e| e.to_string())?;
+            .map_err(AdminError::Request)?;
         Ok(md
             .topics()
             .iter()
@@ -399,17 +414,17 @@ impl Admin {
             .map(|t| t.partitions().len() as i32))
     }
 
-    pub async fn delete_topic(&self, topic: &str) -> Result<(), String> {
+    pub async fn delete_topic(&self, topic: &str) -> Result<(), AdminError> {
         let opts = options();
         let res = self
             .client
             .delete_topics(&[topic], &opts)
             .await
-            .map_err(|e: KafkaError| e.to_string())?;
+            .map_err(AdminError::Request)?;
         for r in res {
-            if let Err((name, code)) = r {
+            if let Err((topic, code)) = r {
                 if code != RDKafkaErrorCode::UnknownTopicOrPartition {
-                    return Err(format!("deleting topic {name}: {code}"));
+                    return Err(AdminError::DeleteRefused { topic, code });
                 }
             }
         }

@@ -10,6 +10,7 @@
 //! status` then shows the paused or stopped nodes, and `scripts/kafka-local up` repairs them.
 
 mod capture;
+mod error;
 pub mod local;
 mod undo;
 
@@ -20,6 +21,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+pub use error::{FaultError, Problems};
 pub use local::{local_cluster, LocalCluster};
 pub use undo::LiveFaults;
 use undo::Undo;
@@ -82,7 +84,7 @@ fn timeline(rp: &RunPlan) -> &[Fault] {
 /// servers, with that broker among its nodes, running.
 pub fn preflight(plan: &Plan) -> Vec<String> {
     let mut problems = Vec::new();
-    let mut seen: Vec<(String, Result<LocalCluster, String>)> = Vec::new();
+    let mut seen: Vec<(String, Result<LocalCluster, FaultError>)> = Vec::new();
     for rp in &plan.runs {
         if !timeline(rp).iter().any(|f| builtin(&f.action).is_some()) {
             continue;
@@ -106,24 +108,29 @@ pub fn preflight(plan: &Plan) -> Vec<String> {
 }
 
 /// Why the built-in actions of `faults` cannot act on `cluster`.
-fn targets_problems(faults: &[Fault], cluster: &Result<LocalCluster, String>) -> Vec<String> {
+fn targets_problems(
+    faults: &[Fault],
+    cluster: &Result<LocalCluster, FaultError>,
+) -> Vec<FaultError> {
     let c = match cluster {
         Ok(c) => c,
         Err(e) => return vec![e.clone()],
     };
     let mut v = Vec::new();
     if let Some(n) = c.nodes.iter().find(|n| n.state != "running") {
-        v.push(format!(
-            "broker {} of the kafka-local cluster in {} is {}; `scripts/kafka-local up` repairs it",
-            n.id,
-            c.home.display(),
-            n.state
-        ));
+        v.push(FaultError::NodeNotRunning {
+            id: n.id,
+            home: c.home.clone(),
+            state: n.state.clone(),
+        });
     }
     for f in faults {
         if let Some(BrokerTarget::Id(id)) = builtin(&f.action) {
             if let Err(e) = c.node(*id) {
-                v.push(format!("`{}`: {e}", f.text));
+                v.push(FaultError::Action {
+                    text: f.text.clone(),
+                    cause: Box::new(e),
+                });
             }
         }
     }
@@ -149,9 +156,9 @@ pub async fn prepare(rp: &RunPlan, live: &LiveFaults) -> Result<Option<Timeline>
     let cluster = if needs_cluster {
         let problems = targets_problems(&faults, &cluster);
         if !problems.is_empty() {
-            return Err(RunError::Faults(problems.join("; ")));
+            return Err(RunError::Faults(Problems(problems)));
         }
-        Some(Arc::new(cluster.map_err(RunError::Faults)?))
+        Some(Arc::new(cluster.map_err(|e| RunError::Faults(e.into()))?))
     } else {
         // `run` works anywhere; on a kafka-local cluster its commands also get its home.
         cluster.ok().map(Arc::new)
@@ -160,7 +167,7 @@ pub async fn prepare(rp: &RunPlan, live: &LiveFaults) -> Result<Option<Timeline>
         faults,
         ctx: Arc::new(Ctx {
             cluster,
-            meta: Some(meta.map_err(RunError::Faults)?),
+            meta: Some(meta.map_err(|e| RunError::Faults(e.into()))?),
             topic: rp.topic.name.clone(),
             bootstrap: rp.bootstrap.clone(),
             label: rp.label.clone(),
@@ -245,7 +252,7 @@ impl Running {
         if let Some(c) = &self.ctx.cluster {
             if !self.shared.interrupted() {
                 if let Err(e) = self.rejoined(c.clone()).await {
-                    notes.push(e);
+                    notes.push(e.to_string());
                 }
             }
         }
@@ -262,23 +269,23 @@ impl Running {
     }
 
     /// Waits until the cluster lists as many brokers as the kafka-local cluster has nodes.
-    async fn rejoined(&self, c: Arc<LocalCluster>) -> Result<(), String> {
+    async fn rejoined(&self, c: Arc<LocalCluster>) -> Result<(), FaultError> {
         let want = c.nodes.len();
         let deadline = Instant::now() + REJOIN_BOUND;
         loop {
             let ctx = self.ctx.clone();
             let seen = blocking(move || ctx.meta.as_ref().map_or(Ok(want), Meta::broker_count))
                 .await
-                .map_err(|e| e.to_string())??;
+                .map_err(task)??;
             if seen >= want || self.shared.interrupted() {
                 return Ok(());
             }
             if Instant::now() >= deadline {
-                return Err(format!(
-                    "the cluster lists {seen} of its {want} brokers {}s after the fault timeline \
-                     ended; see `scripts/kafka-local status`",
-                    REJOIN_BOUND.as_secs()
-                ));
+                return Err(FaultError::NotRejoined {
+                    seen,
+                    want,
+                    after: REJOIN_BOUND,
+                });
             }
             tokio::time::sleep(Duration::from_millis(250)).await;
         }
@@ -448,7 +455,7 @@ async fn fire(f: Fault, clock: Clock) -> FaultRecord {
     let live = ctx.live.clone();
     let undone = blocking(move || live.undo(hold))
         .await
-        .unwrap_or_else(|e| Some(Err(e.to_string())));
+        .unwrap_or_else(|e| Some(Err(task(e))));
     if is_restart {
         rec.ended_secs = Some(clock.secs());
     }
@@ -463,11 +470,16 @@ async fn fire(f: Fault, clock: Clock) -> FaultRecord {
 }
 
 /// One of kafka-local's node commands.
-type NodeAction = fn(&LocalCluster, i32) -> Result<String, String>;
+type NodeAction = fn(&LocalCluster, i32) -> Result<String, FaultError>;
+
+/// A blocking task's failure, as the fault it was for reports it.
+fn task(e: RunError) -> FaultError {
+    FaultError::Task(Arc::new(e))
+}
 
 /// An outcome line for a fault that ended: on its own time or with the measured phase, undone
 /// by its task or by someone else's (an exit path).
-fn ended(natural: bool, undone: Option<Result<String, String>>, back: &str) -> String {
+fn ended(natural: bool, undone: Option<Result<String, FaultError>>, back: &str) -> String {
     match (natural, undone) {
         (_, Some(Err(e))) => format!("not undone: {e}"),
         (true, _) => "ok".to_string(),
@@ -481,17 +493,17 @@ fn until(f: &Fault) -> Option<Duration> {
 }
 
 /// The broker an action hits, resolved now.
-async fn resolve(t: &BrokerTarget, ctx: &Arc<Ctx>) -> Result<i32, String> {
+async fn resolve(t: &BrokerTarget, ctx: &Arc<Ctx>) -> Result<i32, FaultError> {
     match t {
         BrokerTarget::Id(id) => Ok(*id),
         BrokerTarget::Leader(p) => {
             let (ctx, p) = (ctx.clone(), *p);
             blocking(move || match &ctx.meta {
                 Some(m) => m.leader(&ctx.topic, p),
-                None => Err("no metadata client".to_string()),
+                None => Err(FaultError::NoMetadataClient),
             })
             .await
-            .map_err(|e| e.to_string())?
+            .map_err(task)?
         }
     }
 }

@@ -76,7 +76,7 @@ pub async fn run_one(
         }
         Err((e, delete)) => (Err(e), delete),
     };
-    let lost = result.as_ref().is_ok_and(|r| r.cluster_lost);
+    let lost = result.as_ref().is_ok_and(|r| r.status.is_cluster_lost());
     if opts.keep_topics || delete.is_empty() {
         // Kept on purpose (nothing is left behind by accident), or none was created.
     } else if lost {

@@ -15,6 +15,7 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, StrBytes};
 
+use super::admin::{AdminError, LogDirsCause};
 use crate::model::Props;
 
 /// v1 is served by every broker from 2.x to 4.x (v0 was removed in 4.0).
@@ -27,7 +28,7 @@ pub fn partition_sizes(
     brokers: &[String],
     topic: &str,
     partitions: i32,
-) -> Result<HashMap<i32, u64>, String> {
+) -> Result<HashMap<i32, u64>, AdminError> {
     Ok(sizes(brokers, &[topic.to_string()], partitions)?
         .into_iter()
         .map(|((_, p), size)| (p, size))
@@ -40,7 +41,7 @@ pub fn topics_bytes(
     brokers: &[String],
     topics: &[String],
     partitions: i32,
-) -> Result<Vec<u64>, String> {
+) -> Result<Vec<u64>, AdminError> {
     let sizes = sizes(brokers, topics, partitions)?;
     let index: HashMap<&str, usize> = topics
         .iter()
@@ -61,16 +62,16 @@ fn sizes(
     brokers: &[String],
     topics: &[String],
     partitions: i32,
-) -> Result<HashMap<(String, i32), u64>, String> {
+) -> Result<HashMap<(String, i32), u64>, AdminError> {
     let mut sizes: HashMap<(String, i32), u64> = HashMap::new();
     for b in brokers {
-        let resp =
-            ask(b, topics, partitions).map_err(|e| format!("DescribeLogDirs to {b}: {e}"))?;
+        let at = |cause| AdminError::LogDirs {
+            broker: b.clone(),
+            cause,
+        };
+        let resp = ask(b, topics, partitions).map_err(at)?;
         if resp.error_code != 0 {
-            return Err(format!(
-                "DescribeLogDirs to {b}: error code {}",
-                resp.error_code
-            ));
+            return Err(at(LogDirsCause::Code(resp.error_code)));
         }
         for dir in resp.results {
             if dir.error_code != 0 {
@@ -91,36 +92,37 @@ fn sizes(
 /// Whether DescribeLogDirs can be asked of this cluster: it is sent over a plain socket, so a
 /// cluster that wants TLS or SASL gets no request (its reply would be garbage, or nothing).
 /// Err says why, for the report's note.
-pub fn speaks(admin: &Props) -> Result<(), String> {
+pub fn speaks(admin: &Props) -> Result<(), AdminError> {
     match admin.get("security.protocol") {
-        Some(p) if !p.eq_ignore_ascii_case("plaintext") => Err(format!(
-            "kafkabench asks the brokers for it over a plain connection, and this cluster uses \
-             {p} (Kafka's kafka-log-dirs tool with a client config can measure it)"
-        )),
+        Some(p) if !p.eq_ignore_ascii_case("plaintext") => Err(AdminError::NotPlaintext {
+            protocol: p.to_string(),
+        }),
         _ => Ok(()),
     }
 }
 
 /// Total on-disk bytes of `topic` (one replica per partition).
-pub fn topic_bytes(brokers: &[String], topic: &str, partitions: i32) -> Result<u64, String> {
+pub fn topic_bytes(brokers: &[String], topic: &str, partitions: i32) -> Result<u64, AdminError> {
     Ok(partition_sizes(brokers, topic, partitions)?.values().sum())
+}
+
+/// kafka-protocol's encoding or decoding error, in its words.
+fn codec(e: impl std::fmt::Display) -> LogDirsCause {
+    LogDirsCause::Codec(e.to_string())
 }
 
 fn ask(
     broker: &str,
     topics: &[String],
     partitions: i32,
-) -> Result<DescribeLogDirsResponse, String> {
+) -> Result<DescribeLogDirsResponse, LogDirsCause> {
     let addr = broker
-        .to_socket_addrs()
-        .map_err(|e| e.to_string())?
+        .to_socket_addrs()?
         .next()
-        .ok_or_else(|| "address did not resolve".to_string())?;
-    let mut s = TcpStream::connect_timeout(&addr, IO_TIMEOUT).map_err(|e| e.to_string())?;
-    s.set_read_timeout(Some(IO_TIMEOUT))
-        .map_err(|e| e.to_string())?;
-    s.set_write_timeout(Some(IO_TIMEOUT))
-        .map_err(|e| e.to_string())?;
+        .ok_or(LogDirsCause::Unresolved)?;
+    let mut s = TcpStream::connect_timeout(&addr, IO_TIMEOUT)?;
+    s.set_read_timeout(Some(IO_TIMEOUT))?;
+    s.set_write_timeout(Some(IO_TIMEOUT))?;
 
     let header = RequestHeader::default()
         .with_request_api_key(ApiKey::DescribeLogDirs as i16)
@@ -140,28 +142,28 @@ fn ask(
     let mut body = BytesMut::new();
     header
         .encode(&mut body, DescribeLogDirsRequest::header_version(VERSION))
-        .map_err(|e| e.to_string())?;
-    req.encode(&mut body, VERSION).map_err(|e| e.to_string())?;
+        .map_err(codec)?;
+    req.encode(&mut body, VERSION).map_err(codec)?;
     let mut frame = Vec::with_capacity(body.len() + 4);
     frame.extend_from_slice(&(body.len() as u32).to_be_bytes());
     frame.extend_from_slice(&body);
-    s.write_all(&frame).map_err(|e| e.to_string())?;
+    s.write_all(&frame)?;
 
     let mut len = [0u8; 4];
-    s.read_exact(&mut len).map_err(|e| e.to_string())?;
+    s.read_exact(&mut len)?;
     let len = u32::from_be_bytes(len) as usize;
     if len > MAX_RESPONSE {
-        return Err(format!("response of {len} bytes is implausible"));
+        return Err(LogDirsCause::Implausible(len));
     }
     let mut buf = vec![0u8; len];
-    s.read_exact(&mut buf).map_err(|e| e.to_string())?;
+    s.read_exact(&mut buf)?;
     let mut buf = bytes::Bytes::from(buf);
     let rh = ResponseHeader::decode(&mut buf, DescribeLogDirsResponse::header_version(VERSION))
-        .map_err(|e| e.to_string())?;
+        .map_err(codec)?;
     if rh.correlation_id != 1 {
-        return Err("mismatched correlation id".into());
+        return Err(LogDirsCause::Correlation);
     }
-    let resp = DescribeLogDirsResponse::decode(&mut buf, VERSION).map_err(|e| e.to_string())?;
+    let resp = DescribeLogDirsResponse::decode(&mut buf, VERSION).map_err(codec)?;
     let _ = buf.remaining();
     Ok(resp)
 }

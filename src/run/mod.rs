@@ -36,7 +36,7 @@ pub use lifecycle::blocking;
 pub use progress::{Progress, ProgressPhase, ProgressSink};
 pub use shard::{Coordination, Phase, Shard};
 
-use crate::measure::RunResult;
+use crate::measure::{RunResult, RunStatus};
 use crate::plan::Plan;
 
 /// Everything `run` produced: the results so far and why it stopped early, if it did.
@@ -52,7 +52,7 @@ impl Execution {
     pub fn cut_short(&self) -> Vec<usize> {
         self.results
             .iter()
-            .filter(|r| !r.complete)
+            .filter(|r| !r.status.is_complete())
             .map(|r| r.index)
             .collect()
     }
@@ -106,7 +106,7 @@ pub async fn execute(plan: &Plan, opts: &RunOptions, interrupt: Arc<AtomicBool>)
             if !exec.interrupted {
                 s.failed(None, e.to_string()).await;
                 exec.failure = plan.runs.first().map(|rp| RunFailure {
-                    run: rp.index + 1,
+                    index: rp.index,
                     label: rp.label.clone(),
                     error: e,
                 });
@@ -127,8 +127,13 @@ pub async fn execute(plan: &Plan, opts: &RunOptions, interrupt: Arc<AtomicBool>)
                 Ok(r) => {
                     if let Err(e) = s.report(r).await {
                         outcome = outcome.map(|mut r| {
-                            r.complete = false;
-                            r.error = Some(format!("the collector did not get the result: {e}"));
+                            // The cluster stays lost when it was (the flag is kept).
+                            let reason = format!("the collector did not get the result: {e}");
+                            r.status = if r.status.is_cluster_lost() {
+                                RunStatus::ClusterLost { reason }
+                            } else {
+                                RunStatus::Failed { reason }
+                            };
                             r
                         });
                     }
@@ -138,14 +143,12 @@ pub async fn execute(plan: &Plan, opts: &RunOptions, interrupt: Arc<AtomicBool>)
         }
         let error = match outcome {
             Ok(r) => {
-                let stopped = (!r.complete).then(|| {
-                    let reason = r.error.clone().unwrap_or_default();
-                    if r.cluster_lost {
-                        RunError::ClusterLost(reason)
-                    } else {
-                        RunError::Incomplete(reason)
-                    }
-                });
+                let reason = r.status.reason().unwrap_or_default().to_string();
+                let stopped = match &r.status {
+                    RunStatus::Complete => None,
+                    RunStatus::ClusterLost { .. } => Some(RunError::ClusterLost(reason)),
+                    _ => Some(RunError::Incomplete(reason)),
+                };
                 exec.results.push(r);
                 if interrupt.load(Ordering::SeqCst) {
                     exec.interrupted = true;
@@ -161,7 +164,7 @@ pub async fn execute(plan: &Plan, opts: &RunOptions, interrupt: Arc<AtomicBool>)
         };
         if let Some(error) = error {
             exec.failure = Some(RunFailure {
-                run: rp.index + 1,
+                index: rp.index,
                 label: rp.label.clone(),
                 error,
             });

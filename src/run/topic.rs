@@ -6,8 +6,8 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::admin::Admin;
-use super::error::RunError;
+use super::admin::{Admin, AdminError};
+use super::error::{RunError, TopicRefusal};
 use super::interrupt::{name_list, unless_interrupted, LiveTopic};
 use super::logdirs;
 use crate::measure::topics::disk_growth;
@@ -73,35 +73,37 @@ pub async fn create(
 
 /// Why creation failed, and which topics the cluster refused (not to be deleted).
 struct Refused {
-    why: String,
+    why: TopicRefusal,
     names: Vec<String>,
 }
 
 /// Creates the run's topics: its one topic as the topic block says, or all `topics = N`.
 async fn create_all(admin: &Admin, rp: &RunPlan) -> Result<(), Refused> {
     if let [one] = rp.topics.as_slice() {
-        return admin.create_topic(&rp.topic).await.map_err(|why| Refused {
-            why,
-            names: vec![one.clone()],
-        });
+        return admin
+            .create_topic(&rp.topic)
+            .await
+            .map_err(|first| Refused {
+                why: TopicRefusal { first, more: 0 },
+                names: vec![one.clone()],
+            });
     }
-    let refused: Vec<(String, String)> = admin
+    let mut refused: Vec<(String, AdminError)> = admin
         .create_topics(&rp.topic, &rp.topics)
         .await
         .into_iter()
         .filter_map(|(name, r)| r.err().map(|why| (name, why)))
         .collect();
-    match refused.first() {
-        None => Ok(()),
-        Some((_, why)) => Err(Refused {
-            why: if refused.len() > 1 {
-                format!("{why} (and {} more of the run's topics)", refused.len() - 1)
-            } else {
-                why.clone()
-            },
-            names: refused.into_iter().map(|(name, _)| name).collect(),
-        }),
+    if refused.is_empty() {
+        return Ok(());
     }
+    let more = refused.len() - 1;
+    let names = refused.iter().map(|(name, _)| name.clone()).collect();
+    let (_, first) = refused.swap_remove(0);
+    Err(Refused {
+        why: TopicRefusal { first, more },
+        names,
+    })
 }
 
 /// Waits until every partition of the run's topics has a leader.
@@ -152,7 +154,7 @@ pub struct Disk {
 impl Disk {
     pub fn new(rp: &RunPlan, brokers: &[String], partitions: i32) -> Disk {
         Disk {
-            speaks: logdirs::speaks(&rp.admin),
+            speaks: logdirs::speaks(&rp.admin).map_err(|e| e.to_string()),
             brokers: brokers.to_vec(),
             topics: rp.topics.clone(),
             partitions,
@@ -163,6 +165,7 @@ impl Disk {
     pub fn bytes(&self) -> Result<Vec<u64>, String> {
         self.speaks.clone()?;
         logdirs::topics_bytes(&self.brokers, &self.topics, self.partitions)
+            .map_err(|e| e.to_string())
     }
 }
 

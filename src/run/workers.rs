@@ -21,7 +21,7 @@ use super::topic::{self, Disk};
 use super::RunOptions;
 use crate::measure::clock::rfc3339_utc;
 use crate::measure::consume::{group_rebalances, ReadSide};
-use crate::measure::{ConsumerRecording, Recordings, RunResult, TopicConfig};
+use crate::measure::{ConsumerRecording, Recordings, RunResult, RunStatus, TopicConfig};
 use crate::model::{Backlog, CommitPolicy, Props};
 use crate::plan::RunPlan;
 
@@ -145,19 +145,24 @@ pub async fn measure(
     );
 
     let errors: Vec<String> = errors.into_iter().flatten().collect();
-    let lost = shared.lost_reason();
-    r.cluster_lost = lost.is_some();
-    r.complete = lost.is_none() && !shared.interrupted() && errors.is_empty();
-    r.error = lost.or_else(|| (!errors.is_empty()).then(|| errors.join("; ")));
-    if shared.interrupted() {
-        r.error = Some("interrupted".into());
-    } else if r.complete && r.acked == 0 && w.messages != Some(0) {
+    r.status = match (shared.lost_reason(), shared.interrupted()) {
+        // The interrupt is the reason given, even when the cluster was lost too.
+        (Some(_), true) => RunStatus::ClusterLost {
+            reason: "interrupted".into(),
+        },
+        (Some(reason), false) => RunStatus::ClusterLost { reason },
+        (None, true) => RunStatus::Interrupted,
+        (None, false) if !errors.is_empty() => RunStatus::Failed {
+            reason: errors.join("; "),
+        },
         // (`messages = 0` sends nothing on purpose: the run only drains its backlog.)
         // Nothing delivered is a failed run, never a pass (`failed == 0` would hold for a run
         // that could not even send).
-        r.complete = false;
-        r.error = Some(nothing_delivered(&r, shared.first_client_error()));
-    }
+        (None, false) if r.acked == 0 && w.messages != Some(0) => RunStatus::Failed {
+            reason: nothing_delivered(&r, shared.first_client_error()),
+        },
+        (None, false) => RunStatus::Complete,
+    };
     Ok(r)
 }
 

@@ -89,7 +89,7 @@ pub fn execution(
             }
             Err(e) => {
                 unmerged.get_or_insert(RunFailure {
-                    run: run.index + 1,
+                    index: run.index,
                     label: run.label.clone(),
                     error: RunError::Incomplete(format!(
                         "{}'s result cannot be merged: {e}",
@@ -99,13 +99,13 @@ pub fn execution(
             }
         }
     }
-    // A run's number (from 1) and label.
+    // A run's index and label.
     let at = |index: usize| {
         let label = p
             .runs
             .get(index)
             .map_or_else(String::new, |r| r.label.clone());
-        (index + 1, label)
+        (index, label)
     };
     problems.sort_by_key(|(run, _)| *run);
     let error = match gathered {
@@ -113,10 +113,10 @@ pub fn execution(
         Gathered::Files => None,
     };
     let failure = if let Some((first, _)) = problems.first() {
-        let (run, label) = at(*first);
+        let (index, label) = at(*first);
         let all: Vec<&str> = problems.iter().map(|(_, m)| m.as_str()).collect();
         Some(RunFailure {
-            run,
+            index,
             label,
             error: RunError::Incomplete(format!(
                 "merged from a partial set of shards: {}",
@@ -124,8 +124,12 @@ pub fn execution(
             )),
         })
     } else if let Some((index, error)) = error {
-        let (run, label) = at(index);
-        Some(RunFailure { run, label, error })
+        let (index, label) = at(index);
+        Some(RunFailure {
+            index,
+            label,
+            error,
+        })
     } else {
         unmerged
     };
@@ -140,6 +144,7 @@ pub fn execution(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::measure::RunStatus;
 
     fn two_runs() -> Plan {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -154,7 +159,7 @@ mod tests {
         let result = |index: usize| RunResult {
             index,
             label: p.runs[index].label.clone(),
-            complete: true,
+            status: RunStatus::Complete,
             ..RunResult::default()
         };
         vec![
@@ -177,7 +182,7 @@ mod tests {
         let exec = execution(&p, &parts(&p), Gathered::Files, Vec::new(), false).unwrap();
         assert_eq!(exec.results.len(), 2);
         let failure = exec.failure.expect("a partial merge fails the run");
-        assert_eq!(failure.run, 2);
+        assert_eq!(failure.index, 1);
         assert!(
             failure.to_string().contains("b has no result for it"),
             "{failure}"

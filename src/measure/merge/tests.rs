@@ -34,7 +34,7 @@ fn shard(values: &[u64]) -> RunResult {
     RunResult {
         index: 1,
         label: "codec=zstd".into(),
-        complete: true,
+        status: RunStatus::Complete,
         sent: n,
         acked: n,
         key_value_bytes: n * 100,
@@ -300,12 +300,14 @@ fn a_shard_that_failed_before_measuring_adds_nothing_and_does_not_block_the_merg
     let failed = RunResult {
         index: 1,
         label: "codec=zstd".into(),
-        error: Some("topic not ready".into()),
+        status: RunStatus::Failed {
+            reason: "topic not ready".into(),
+        },
         ..RunResult::default()
     };
     let m = merge(&[&a, &failed], &unlimited()).unwrap();
     assert_eq!(m.acked, 4);
-    assert!(!m.complete);
-    assert_eq!(m.error.as_deref(), Some("shard 1: topic not ready"));
+    assert!(!m.status.is_complete());
+    assert_eq!(m.status.reason(), Some("shard 1: topic not ready"));
     assert_eq!(m.series.unwrap().points[0].acked, 4);
 }

@@ -202,7 +202,7 @@ fn summary(h: &mut String, f: &ResultFile) {
             Some(d) => d.lost.map_or("incomplete".into(), |n| n.to_string()),
             None => "-".into(),
         };
-        let label = if r.complete {
+        let label = if r.status.is_complete() {
             esc(&r.label)
         } else {
             format!("{} (incomplete)", esc(&r.label))
@@ -278,17 +278,17 @@ fn run(h: &mut String, r: &RunResult, total: usize) {
         esc(&r.label)
     );
     let _ = write!(h, "<p>topic <code>{}</code>", esc(&r.topic));
-    if let Some(e) = &r.error {
+    if let Some(e) = r.status.reason() {
         let _ = write!(h, " · <span class=\"fail\">{}</span>", esc(e));
     }
-    if !r.complete {
+    if !r.status.is_complete() {
         h.push_str(" · <span class=\"fail\">incomplete: cut short</span>");
     }
     h.push_str("</p><div class=\"plots\">");
     h.push_str(&plots::percentiles(r));
     match &r.series {
         Some(s) if !s.points.is_empty() => {
-            h.push_str(&over_time::throughput_over_time(s, r.complete));
+            h.push_str(&over_time::throughput_over_time(s, r.status.is_complete()));
             h.push_str(&over_time::latency_over_time(s));
         }
         _ => h.push_str(

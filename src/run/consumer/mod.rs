@@ -22,6 +22,7 @@ use rdkafka::{Offset, TopicPartitionList};
 pub use group::Layout;
 pub use verify::Reads;
 
+use super::admin::AdminError;
 use super::shard::Shard;
 use super::shared::{meet, skip_meetings, Shared};
 use crate::measure::{ConsumerRecording, IntervalRecorder};
@@ -514,16 +515,18 @@ impl Reader<'_> {
 
 /// The first offset of each run partition not yet written: an existing topic's ends, read
 /// before the run writes anything (records below are the topic's own, counted unverified).
-pub fn ends(config: &ClientConfig, layout: &Layout) -> Result<Vec<i64>, String> {
-    let c: BaseConsumer = config
-        .create()
-        .map_err(|e| format!("cannot create consumer: {e}"))?;
+pub fn ends(config: &ClientConfig, layout: &Layout) -> Result<Vec<i64>, AdminError> {
+    let c: BaseConsumer = config.create().map_err(AdminError::EndsConsumer)?;
     let mut out = Vec::with_capacity(layout.len());
     for t in &layout.topics {
         for p in 0..layout.partitions {
-            let (_, high) = c
-                .fetch_watermarks(t, p, Duration::from_secs(10))
-                .map_err(|e| format!("cannot read the end of {t} partition {p}: {e}"))?;
+            let (_, high) =
+                c.fetch_watermarks(t, p, Duration::from_secs(10))
+                    .map_err(|source| AdminError::End {
+                        topic: t.clone(),
+                        partition: p,
+                        source,
+                    })?;
             out.push(high.max(0));
         }
     }

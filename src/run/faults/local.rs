@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use super::capture::{self, Capture, REDIRECT};
+use super::error::FaultError;
 
 /// How long the script may take to bring a restarted node's port up.
 const START_TIMEOUT_SECS: &str = "60";
@@ -35,7 +36,7 @@ pub struct LocalCluster {
 /// `KAFKA_LOCAL_HOME`, then `.cache/kafka-local` under the current directory and under the
 /// repository kafkabench was built from (the script's default home); a home matches when one
 /// of its nodes' addresses is one of the bootstrap servers.
-pub fn local_cluster(bootstrap: &str) -> Result<LocalCluster, String> {
+pub fn local_cluster(bootstrap: &str) -> Result<LocalCluster, FaultError> {
     let wanted = addresses(bootstrap);
     let mut looked = Vec::new();
     for home in candidates() {
@@ -60,61 +61,56 @@ pub fn local_cluster(bootstrap: &str) -> Result<LocalCluster, String> {
         c.nodes = parse_nodes(&c.call(&["nodes"])?);
         return Ok(c);
     }
-    Err(format!(
-        "kill, pause and restart act on a cluster started by scripts/kafka-local, and none runs at \
-         {bootstrap} (looked in {}); set KAFKA_LOCAL_HOME to its home, or use `run \"...\"` for \
-         other clusters",
-        looked.join(", ")
-    ))
+    Err(FaultError::NoLocalCluster {
+        bootstrap: bootstrap.to_string(),
+        looked,
+    })
 }
 
 impl LocalCluster {
     /// Node `id`, or why it is not one of this cluster's.
-    pub fn node(&self, id: i32) -> Result<&Node, String> {
-        self.nodes.iter().find(|n| n.id == id).ok_or_else(|| {
-            format!(
-                "broker {id} is not a node of the kafka-local cluster in {} (its brokers are {})",
-                self.home.display(),
-                self.nodes
-                    .iter()
-                    .map(|n| n.id.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        })
+    pub fn node(&self, id: i32) -> Result<&Node, FaultError> {
+        self.nodes
+            .iter()
+            .find(|n| n.id == id)
+            .ok_or_else(|| FaultError::NotANode {
+                id,
+                home: self.home.clone(),
+                ids: self.nodes.iter().map(|n| n.id).collect(),
+            })
     }
 
     /// SIGKILL: no controlled shutdown, the way a machine dies.
-    pub fn kill(&self, id: i32) -> Result<String, String> {
+    pub fn kill(&self, id: i32) -> Result<String, FaultError> {
         self.call(&["stop", &id.to_string(), "--kill"])
     }
 
     /// A controlled shutdown (SIGTERM), as a rolling restart does it.
-    pub fn stop(&self, id: i32) -> Result<String, String> {
+    pub fn stop(&self, id: i32) -> Result<String, FaultError> {
         self.call(&["stop", &id.to_string()])
     }
 
     /// Starts a stopped node on its data and waits until its port accepts connections.
-    pub fn start(&self, id: i32) -> Result<String, String> {
+    pub fn start(&self, id: i32) -> Result<String, FaultError> {
         self.call(&["start", &id.to_string()])
     }
 
     /// SIGSTOP: the node keeps its connections and answers nothing.
-    pub fn pause(&self, id: i32) -> Result<String, String> {
+    pub fn pause(&self, id: i32) -> Result<String, FaultError> {
         self.call(&["pause", &id.to_string()])
     }
 
-    pub fn resume(&self, id: i32) -> Result<String, String> {
+    pub fn resume(&self, id: i32) -> Result<String, FaultError> {
         self.call(&["resume", &id.to_string()])
     }
 
     /// The nodes as they are now.
-    pub fn refresh(&self) -> Result<Vec<Node>, String> {
+    pub fn refresh(&self) -> Result<Vec<Node>, FaultError> {
         Ok(parse_nodes(&self.call(&["nodes"])?))
     }
 
     /// Runs the script on this home; its output, or its error message.
-    fn call(&self, args: &[&str]) -> Result<String, String> {
+    fn call(&self, args: &[&str]) -> Result<String, FaultError> {
         let capture = Capture::new();
         let status = Command::new("sh")
             .arg("-c")
@@ -128,21 +124,20 @@ impl LocalCluster {
             // Its own process group: a Ctrl-C meant for kafkabench must not cut a restart short.
             .process_group(0)
             .status()
-            .map_err(|e| format!("cannot run {}: {e}", self.script.display()))?;
+            .map_err(|e| FaultError::Script {
+                script: self.script.clone(),
+                source: std::sync::Arc::new(e),
+            })?;
         let said = capture.text().trim().to_string();
         if status.success() {
             return Ok(said);
         }
         let last = said.lines().last().unwrap_or("");
-        Err(format!(
-            "scripts/kafka-local {} failed ({status}){}",
-            args.join(" "),
-            if last.is_empty() {
-                String::new()
-            } else {
-                format!(": {}", last.trim_start_matches("kafka-local: "))
-            }
-        ))
+        Err(FaultError::ScriptFailed {
+            args: args.join(" "),
+            status,
+            last: last.trim_start_matches("kafka-local: ").to_string(),
+        })
     }
 }
 
@@ -225,7 +220,7 @@ mod tests {
 
     #[test]
     fn a_bootstrap_no_home_serves_is_refused_naming_where_it_looked() {
-        let e = local_cluster("192.0.2.1:9999").unwrap_err();
+        let e = local_cluster("192.0.2.1:9999").unwrap_err().to_string();
         assert!(e.contains("none runs at 192.0.2.1:9999"), "{e}");
         assert!(e.contains("KAFKA_LOCAL_HOME"), "{e}");
     }

@@ -8,6 +8,7 @@ use rdkafka::client::DefaultClientContext;
 use rdkafka::metadata::Metadata;
 use rdkafka::{Offset, TopicPartitionList};
 
+use super::error::FaultError;
 use crate::model::Props;
 use crate::run::admin;
 
@@ -29,44 +30,49 @@ pub(super) struct Snapshot {
 }
 
 impl Meta {
-    pub(super) fn connect(props: &Props, bootstrap_for_errors: &str) -> Result<Meta, String> {
-        let client = admin::config(props).create().map_err(|e| {
-            format!(
-                "cannot create a Kafka client for the fault timeline ({bootstrap_for_errors}): {e}"
-            )
-        })?;
+    pub(super) fn connect(props: &Props, bootstrap_for_errors: &str) -> Result<Meta, FaultError> {
+        let client = admin::config(props)
+            .create()
+            .map_err(|source| FaultError::Client {
+                bootstrap: bootstrap_for_errors.to_string(),
+                source,
+            })?;
         Ok(Meta { client })
     }
 
-    fn ask(&self, topic: Option<&str>) -> Result<Metadata, String> {
-        let mut last = String::new();
-        for _ in 0..TRIES {
+    fn ask(&self, topic: Option<&str>) -> Result<Metadata, FaultError> {
+        let mut tries = 1;
+        loop {
             match self.client.inner().fetch_metadata(topic, ASK) {
                 Ok(md) => return Ok(md),
-                Err(e) => last = e.to_string(),
+                Err(e) if tries == TRIES => return Err(FaultError::NoMetadata(e)),
+                Err(_) => tries += 1,
             }
         }
-        Err(format!("no metadata from the cluster ({last})"))
     }
 
     /// The current leader of `partition` of `topic`.
-    pub(super) fn leader(&self, topic: &str, partition: i32) -> Result<i32, String> {
+    pub(super) fn leader(&self, topic: &str, partition: i32) -> Result<i32, FaultError> {
         let md = self.ask(Some(topic))?;
         let t = md
             .topics()
             .iter()
             .find(|t| t.name() == topic)
-            .ok_or_else(|| format!("topic {topic} is not in the cluster's metadata"))?;
+            .ok_or_else(|| FaultError::TopicUnknown(topic.to_string()))?;
         let p = t
             .partitions()
             .iter()
             .find(|p| p.id() == partition)
-            .ok_or_else(|| format!("topic {topic} has no partition {partition}"))?;
+            .ok_or_else(|| FaultError::NoPartition {
+                topic: topic.to_string(),
+                partition,
+            })?;
         match p.leader() {
             l if l >= 0 => Ok(l),
-            _ => Err(format!(
-                "partition {partition} of {topic} has no leader now"
-            )),
+            _ => Err(FaultError::NoLeader {
+                topic: topic.to_string(),
+                partition,
+            }),
         }
     }
 
@@ -77,35 +83,34 @@ impl Meta {
         topic: &str,
         partition: i32,
         before: Option<u64>,
-    ) -> Result<i64, String> {
+    ) -> Result<i64, FaultError> {
         let offset = match before {
             Some(b) => Offset::Offset(b as i64),
             None => Offset::End,
         };
         let mut tpl = TopicPartitionList::new();
         tpl.add_partition_offset(topic, partition, offset)
-            .map_err(|e| e.to_string())?;
+            .map_err(FaultError::Kafka)?;
         let done = self
             .client
             .delete_records(&tpl, &admin::options())
             .await
-            .map_err(|e| format!("the cluster refused to delete records: {e}"))?;
+            .map_err(FaultError::DeleteRefused)?;
         let e = done
             .find_partition(topic, partition)
-            .ok_or_else(|| format!("the cluster did not answer for partition {partition}"))?;
-        e.error()
-            .map_err(|e| format!("the cluster refused to delete records: {e}"))?;
+            .ok_or(FaultError::NoAnswer(partition))?;
+        e.error().map_err(FaultError::DeleteRefused)?;
         match e.offset() {
             Offset::Offset(low) => Ok(low),
-            o => Err(format!("the cluster answered with no offset ({o:?})")),
+            o => Err(FaultError::NoOffset(o)),
         }
     }
 
-    pub(super) fn broker_count(&self) -> Result<usize, String> {
+    pub(super) fn broker_count(&self) -> Result<usize, FaultError> {
         Ok(self.ask(None)?.brokers().len())
     }
 
-    pub(super) fn snapshot(&self, topic: &str) -> Result<Snapshot, String> {
+    pub(super) fn snapshot(&self, topic: &str) -> Result<Snapshot, FaultError> {
         let md = self.ask(Some(topic))?;
         let leaders = md
             .topics()

@@ -206,7 +206,47 @@ fn an_outcome_says_how_the_fault_ended() {
         "ok; restarted when the measured phase ended"
     );
     assert_eq!(
-        ended(true, Some(Err("boom".into())), "restarted"),
-        "not undone: boom"
+        ended(true, Some(Err(FaultError::NoMetadataClient)), "restarted"),
+        "not undone: no metadata client"
+    );
+}
+
+#[test]
+fn a_fault_error_says_what_it_always_said() {
+    use std::os::unix::process::ExitStatusExt;
+    let failed = |last: &str| FaultError::ScriptFailed {
+        args: "stop 2 --kill".into(),
+        status: std::process::ExitStatus::from_raw(1 << 8),
+        last: last.into(),
+    };
+    assert_eq!(
+        failed("").to_string(),
+        "scripts/kafka-local stop 2 --kill failed (exit status: 1)"
+    );
+    assert_eq!(
+        failed("no node 2").to_string(),
+        "scripts/kafka-local stop 2 --kill failed (exit status: 1): no node 2"
+    );
+    let not_a_node = FaultError::Action {
+        text: "at 1s kill broker 4".into(),
+        cause: Box::new(FaultError::NotANode {
+            id: 4,
+            home: "/h".into(),
+            ids: vec![1, 2, 3],
+        }),
+    };
+    let problems = Problems(vec![
+        not_a_node,
+        FaultError::NodeNotRunning {
+            id: 2,
+            home: "/h".into(),
+            state: "paused".into(),
+        },
+    ]);
+    assert_eq!(
+        problems.to_string(),
+        "`at 1s kill broker 4`: broker 4 is not a node of the kafka-local cluster in /h (its \
+         brokers are 1, 2, 3); broker 2 of the kafka-local cluster in /h is paused; \
+         `scripts/kafka-local up` repairs it"
     );
 }

@@ -4,6 +4,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use super::error::FaultError;
 use super::local::LocalCluster;
 use crate::run::shared::Shared;
 
@@ -21,7 +22,7 @@ pub(super) enum Undo {
 
 impl Undo {
     /// Undoes the fault, on this thread; what was done, or why it could not be.
-    pub(super) fn perform(self) -> Result<String, String> {
+    pub(super) fn perform(self) -> Result<String, FaultError> {
         match self {
             Undo::Resume(c, id) => c.resume(id).map(|_| format!("continued broker {id}")),
             Undo::Start(c, id) => c.start(id).map(|_| format!("started broker {id}")),
@@ -76,7 +77,7 @@ impl LiveFaults {
     }
 
     /// Undoes one fault, unless an exit path has undone it already (None).
-    pub(super) fn undo(&self, key: u64) -> Option<Result<String, String>> {
+    pub(super) fn undo(&self, key: u64) -> Option<Result<String, FaultError>> {
         let _busy = self.busy.lock().unwrap_or_else(|e| e.into_inner());
         let undo = self.take(key)?;
         Some(undo.perform())

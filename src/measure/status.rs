@@ -1,0 +1,181 @@
+//! How a run ended: complete, interrupted, cluster lost, or failed, with why. A result file
+//! keeps it as its three historical fields (`complete`, `cluster_lost`, `error`,
+//! docs/result-format.md), so files read and write exactly as before.
+
+use serde::{Deserialize, Serialize};
+
+/// The `error` a run stopped by a signal says.
+const INTERRUPTED: &str = "interrupted";
+
+/// How a run's measured phase ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "StatusFields", into = "StatusFields")]
+pub enum RunStatus {
+    /// The measured phase finished.
+    Complete,
+    /// A signal stopped the run.
+    Interrupted,
+    /// The cluster stopped answering (librdkafka: all brokers down), or a sharded run's
+    /// barrier failed.
+    ClusterLost { reason: String },
+    /// The run could not finish (a producer that failed, nothing delivered, a shard that
+    /// failed). An empty reason is one the file did not give (`error: null`).
+    Failed { reason: String },
+}
+
+/// Not finished and no reason yet: what a result is until its run says how it ended.
+impl Default for RunStatus {
+    fn default() -> RunStatus {
+        RunStatus::Failed {
+            reason: String::new(),
+        }
+    }
+}
+
+impl RunStatus {
+    /// The measured phase finished (the file's `complete`).
+    pub fn is_complete(&self) -> bool {
+        matches!(self, RunStatus::Complete)
+    }
+
+    /// The cluster was lost during the run (the file's `cluster_lost`).
+    pub fn is_cluster_lost(&self) -> bool {
+        matches!(self, RunStatus::ClusterLost { .. })
+    }
+
+    /// Why the run is not complete (the file's `error`); None when it is, or when no reason
+    /// was given.
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            RunStatus::Complete => None,
+            RunStatus::Interrupted => Some(INTERRUPTED),
+            RunStatus::ClusterLost { reason } | RunStatus::Failed { reason } => {
+                (!reason.is_empty()).then_some(reason.as_str())
+            }
+        }
+    }
+
+    /// The status of a run merged from its shards': complete when every shard is, cluster
+    /// lost when any shard's was, and every shard's reason named by its shard (0-based).
+    pub fn merged<'a>(shards: impl IntoIterator<Item = &'a RunStatus>) -> RunStatus {
+        let mut fields = StatusFields {
+            complete: true,
+            cluster_lost: false,
+            error: None,
+        };
+        let mut errors = Vec::new();
+        for (k, s) in shards.into_iter().enumerate() {
+            fields.complete &= s.is_complete();
+            fields.cluster_lost |= s.is_cluster_lost();
+            if let Some(e) = s.reason() {
+                errors.push(format!("shard {k}: {e}"));
+            }
+        }
+        fields.error = (!errors.is_empty()).then(|| errors.join("; "));
+        fields.into()
+    }
+}
+
+/// The status as a result file holds it.
+#[derive(Serialize, Deserialize)]
+struct StatusFields {
+    complete: bool,
+    cluster_lost: bool,
+    error: Option<String>,
+}
+
+impl From<RunStatus> for StatusFields {
+    fn from(s: RunStatus) -> StatusFields {
+        StatusFields {
+            complete: s.is_complete(),
+            cluster_lost: s.is_cluster_lost(),
+            error: s.reason().map(str::to_string),
+        }
+    }
+}
+
+// kafkabench writes `complete: true` only with no error and the cluster not lost, so the
+// complete flag decides first.
+impl From<StatusFields> for RunStatus {
+    fn from(f: StatusFields) -> RunStatus {
+        let reason = f.error.unwrap_or_default();
+        if f.complete {
+            RunStatus::Complete
+        } else if f.cluster_lost {
+            RunStatus::ClusterLost { reason }
+        } else if reason == INTERRUPTED {
+            RunStatus::Interrupted
+        } else {
+            RunStatus::Failed { reason }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A result's status as its three fields, alone in an object.
+    #[derive(Serialize, Deserialize)]
+    struct Holder {
+        #[serde(flatten)]
+        status: RunStatus,
+    }
+
+    #[test]
+    fn every_status_writes_its_three_fields_and_reads_back_the_same() {
+        let cases = [
+            (
+                RunStatus::Complete,
+                r#"{"complete":true,"cluster_lost":false,"error":null}"#,
+            ),
+            (
+                RunStatus::Interrupted,
+                r#"{"complete":false,"cluster_lost":false,"error":"interrupted"}"#,
+            ),
+            (
+                RunStatus::ClusterLost {
+                    reason: "all brokers are down (x)".into(),
+                },
+                r#"{"complete":false,"cluster_lost":true,"error":"all brokers are down (x)"}"#,
+            ),
+            (
+                RunStatus::Failed {
+                    reason: "nothing was delivered".into(),
+                },
+                r#"{"complete":false,"cluster_lost":false,"error":"nothing was delivered"}"#,
+            ),
+            (
+                RunStatus::default(),
+                r#"{"complete":false,"cluster_lost":false,"error":null}"#,
+            ),
+        ];
+        for (status, json) in cases {
+            let written = serde_json::to_string(&Holder {
+                status: status.clone(),
+            })
+            .unwrap();
+            assert_eq!(written, json);
+            let read: Holder = serde_json::from_str(json).unwrap();
+            assert_eq!(read.status, status, "{json}");
+        }
+    }
+
+    #[test]
+    fn a_merged_status_names_each_shards_reason() {
+        let lost = RunStatus::ClusterLost {
+            reason: "all brokers are down".into(),
+        };
+        let m = RunStatus::merged([&RunStatus::Complete, &lost, &RunStatus::Interrupted]);
+        assert_eq!(
+            m,
+            RunStatus::ClusterLost {
+                reason: "shard 1: all brokers are down; shard 2: interrupted".into()
+            }
+        );
+        assert_eq!(
+            RunStatus::merged([&RunStatus::Complete, &RunStatus::Complete]),
+            RunStatus::Complete
+        );
+    }
+}
