@@ -109,6 +109,46 @@ pub fn run_id_overflows(scenario: &Scenario, id: &str) -> Vec<String> {
     out
 }
 
+/// Which runs of a plan an invocation executes (`--only`): a mask over the plan, so every run
+/// keeps its index in reports, verdicts and failures.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Selection(Vec<bool>);
+
+impl Selection {
+    /// Every run of `p`.
+    pub fn all(p: &Plan) -> Selection {
+        Selection(vec![true; p.runs.len()])
+    }
+
+    /// The runs of `p` for which `keep(index)` holds.
+    pub fn of(p: &Plan, keep: impl Fn(usize) -> bool) -> Selection {
+        Selection((0..p.runs.len()).map(keep).collect())
+    }
+
+    pub fn contains(&self, index: usize) -> bool {
+        self.0.get(index).copied().unwrap_or(false)
+    }
+
+    /// How many runs are selected.
+    pub fn len(&self) -> usize {
+        self.0.iter().filter(|x| **x).count()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The selected runs of `p`, in plan order.
+    pub fn runs<'a>(&'a self, p: &'a Plan) -> impl Iterator<Item = &'a RunPlan> + 'a {
+        p.runs.iter().filter(|r| self.contains(r.index))
+    }
+
+    /// The mask, one entry per planned run.
+    pub fn mask(&self) -> &[bool] {
+        &self.0
+    }
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Plan {
     pub schema_version: u32,

@@ -9,7 +9,7 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::format::human_duration;
 use crate::model::{RateSpec, Warmup};
-use crate::plan::{Plan, RunPlan};
+use crate::plan::{Plan, RunPlan, Selection};
 use crate::run::{Progress, ProgressPhase, ProgressSink};
 
 /// How often a plain line is written when stderr is not a terminal.
@@ -86,10 +86,10 @@ pub struct Live {
 }
 
 /// Progress on stderr: bars and an overall line on a terminal, else plain periodic lines.
-pub fn on_stderr(plan: &Plan, terminal: bool) -> Arc<Live> {
-    let planned = plan
-        .runs
-        .iter()
+pub fn on_stderr(plan: &Plan, selection: &Selection, terminal: bool) -> Arc<Live> {
+    // Indexed by the run's position among the selected runs, as progress numbers them.
+    let planned = selection
+        .runs(plan)
         .map(|r| Planned {
             goal: goal(r),
             secs: planned_secs(r),
@@ -105,15 +105,11 @@ pub fn on_stderr(plan: &Plan, terminal: bool) -> Arc<Live> {
     } else {
         (None, None)
     };
-    let n = plan.runs.len();
-    let prefix_width = plan
-        .runs
-        .iter()
-        .map(|r| {
-            format!("run {}/{n} {}", r.index + 1, r.label)
-                .chars()
-                .count()
-        })
+    let n = selection.len();
+    let prefix_width = selection
+        .runs(plan)
+        .enumerate()
+        .map(|(k, r)| format!("run {}/{n} {}", k + 1, r.label).chars().count())
         .max()
         .unwrap_or(0);
     Arc::new(Live {

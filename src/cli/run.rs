@@ -13,7 +13,7 @@ use crate::assert::Verdict;
 use crate::exit::Outcome;
 use crate::format::plural;
 use crate::model::Scenario;
-use crate::plan::{new_run_id, plan, run_id_overflows, Plan, PlanOptions};
+use crate::plan::{new_run_id, plan, run_id_overflows, Plan, PlanOptions, Selection};
 use crate::report::json::ResultFile;
 use crate::report::junit::{Skipped, Suite};
 use crate::run::{execute, Coordination, Execution, LiveFaults, LiveTopic, RunOptions};
@@ -199,11 +199,9 @@ fn run_file(
         let gap = if ctx.first { "" } else { "\n" };
         let _ = writeln!(out, "{gap}== {} ==", file.path.display());
     }
-    let selected: Vec<bool> = (0..full.runs.len())
-        .map(|i| only::selects(&a.only, &file.scenario, i))
-        .collect();
-    let skipped = suite::skipped(full, &selected);
-    let chosen = selected.iter().filter(|x| **x).count();
+    let selection = Selection::of(full, |i| only::selects(&a.only, &file.scenario, i));
+    let skipped = suite::skipped(full, selection.mask());
+    let chosen = selection.len();
     if !a.only.is_empty() {
         let _ = writeln!(
             out,
@@ -213,11 +211,10 @@ fn run_file(
         );
     }
     drop(out);
-    let (sub, original) = selected_plan(full, &selected);
     // Bars where someone watches, a plain line every few seconds in a CI log; none with
     // --quiet.
-    let live = (!a.quiet && !sub.runs.is_empty())
-        .then(|| progress::on_stderr(&sub, std::io::stderr().is_terminal()));
+    let live = (!a.quiet && !selection.is_empty())
+        .then(|| progress::on_stderr(full, &selection, std::io::stderr().is_terminal()));
     let opts = RunOptions {
         keep_topics: a.keep_topics,
         progress: live.as_ref().map(|l| l.sink()),
@@ -227,7 +224,12 @@ fn run_file(
         shard: ctx.sharding.clone().map(|s| s as Arc<dyn Coordination>),
     };
     let started = SystemTime::now();
-    let exec = run_selected(ctx.rt, &sub, &original, &opts, ctx.interrupt);
+    let exec = if selection.is_empty() {
+        Execution::default()
+    } else {
+        ctx.rt
+            .block_on(execute(full, &selection, &opts, ctx.interrupt.clone()))
+    };
     if let Some(l) = &live {
         l.finish();
     }
@@ -353,49 +355,6 @@ struct FileRun {
     exec: Execution,
     verdicts: Vec<Verdict>,
     skipped: Vec<Skipped>,
-}
-
-/// The selected runs of `full`, numbered 1..n for progress, and each one's index in `full`.
-fn selected_plan(full: &Plan, selected: &[bool]) -> (Plan, Vec<usize>) {
-    let mut sub = full.clone();
-    let original: Vec<usize> = (0..full.runs.len()).filter(|i| selected[*i]).collect();
-    sub.runs = original
-        .iter()
-        .enumerate()
-        .map(|(j, i)| {
-            let mut r = full.runs[*i].clone();
-            r.index = j;
-            r
-        })
-        .collect();
-    (sub, original)
-}
-
-/// Executes `sub` (from `selected_plan`) and hands back results and failure numbered as in
-/// the whole plan.
-fn run_selected(
-    rt: &tokio::runtime::Runtime,
-    sub: &Plan,
-    original: &[usize],
-    opts: &RunOptions,
-    interrupt: &Arc<AtomicBool>,
-) -> Execution {
-    if sub.runs.is_empty() {
-        return Execution {
-            results: Vec::new(),
-            failure: None,
-            interrupted: false,
-            notes: Vec::new(),
-        };
-    }
-    let mut exec = rt.block_on(execute(sub, opts, interrupt.clone()));
-    for r in &mut exec.results {
-        r.index = original[r.index];
-    }
-    if let Some(f) = &mut exec.failure {
-        f.index = original[f.index];
-    }
-    exec
 }
 
 /// `SKIP` per assertion with instances `--only` left unjudged.

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use super::admin::Admin;
 use super::error::RunError;
 use super::interrupt::{name_list, unless_interrupted};
+use super::progress::Position;
 use super::topic::{self, Deleted, DELETE_BOUND};
 use super::{workers, RunOptions};
 use crate::measure::RunResult;
@@ -24,7 +25,7 @@ pub async fn blocking<T: Send + 'static>(
 /// before measuring is `RunError::Interrupted`; every wait on the cluster gives way to it.
 pub async fn run_one(
     rp: &RunPlan,
-    runs: usize,
+    at: Position,
     opts: &RunOptions,
     interrupt: Arc<AtomicBool>,
     notes: &mut Vec<String>,
@@ -53,14 +54,14 @@ pub async fn run_one(
         let partitions = topic::existing(&admin, &topic, &interrupt).await?;
         s.fits(partitions)?;
         return ready_and_measure(
-            rp, runs, opts, &interrupt, &admin, &brokers, partitions, notes,
+            rp, at, opts, &interrupt, &admin, &brokers, partitions, notes,
         )
         .await;
     }
     if rp.topic.existing {
         let partitions = topic::existing(&admin, &topic, &interrupt).await?;
         return ready_and_measure(
-            rp, runs, opts, &interrupt, &admin, &brokers, partitions, notes,
+            rp, at, opts, &interrupt, &admin, &brokers, partitions, notes,
         )
         .await;
     }
@@ -69,7 +70,7 @@ pub async fn run_one(
         Ok(()) => {
             let partitions = rp.topic.partitions;
             let measured = ready_and_measure(
-                rp, runs, opts, &interrupt, &admin, &brokers, partitions, notes,
+                rp, at, opts, &interrupt, &admin, &brokers, partitions, notes,
             )
             .await;
             (measured, rp.topics.clone())
@@ -142,7 +143,7 @@ fn not_deleted(left: &[(String, String)], of: usize) -> String {
 #[allow(clippy::too_many_arguments)]
 async fn ready_and_measure(
     rp: &RunPlan,
-    runs: usize,
+    at: Position,
     opts: &RunOptions,
     interrupt: &Arc<AtomicBool>,
     admin: &Admin,
@@ -151,14 +152,5 @@ async fn ready_and_measure(
     notes: &mut Vec<String>,
 ) -> Result<RunResult, RunError> {
     topic::leaders(admin, rp, partitions, interrupt).await?;
-    workers::measure(
-        rp,
-        runs,
-        opts,
-        interrupt.clone(),
-        brokers,
-        partitions,
-        notes,
-    )
-    .await
+    workers::measure(rp, at, opts, interrupt.clone(), brokers, partitions, notes).await
 }

@@ -33,13 +33,14 @@ pub use error::{RunError, RunFailure};
 pub use faults::LiveFaults;
 pub use interrupt::{unless_interrupted, LiveTopic};
 pub use lifecycle::blocking;
-pub use progress::{Progress, ProgressPhase, ProgressSink};
+pub use progress::{Position, Progress, ProgressPhase, ProgressSink};
 pub use shard::{Coordination, Phase, Shard};
 
 use crate::measure::{RunResult, RunStatus};
-use crate::plan::Plan;
+use crate::plan::{Plan, Selection};
 
 /// Everything `run` produced: the results so far and why it stopped early, if it did.
+#[derive(Default)]
 pub struct Execution {
     pub results: Vec<RunResult>,
     pub failure: Option<RunFailure>,
@@ -92,14 +93,18 @@ impl Default for RunOptions {
 
 /// Runs every planned run in order; stops at the first run that fails, and when `interrupt`
 /// is set (the caller sets it on a signal: Ctrl-C, SIGTERM).
-pub async fn execute(plan: &Plan, opts: &RunOptions, interrupt: Arc<AtomicBool>) -> Execution {
+pub async fn execute(
+    plan: &Plan,
+    selection: &Selection,
+    opts: &RunOptions,
+    interrupt: Arc<AtomicBool>,
+) -> Execution {
     let mut exec = Execution {
         results: Vec::new(),
         failure: None,
         interrupted: false,
         notes: Vec::new(),
     };
-    let runs = plan.runs.len();
     if let Some(s) = &opts.shard {
         if let Err(e) = s.join(plan, &interrupt).await {
             exec.interrupted = matches!(e, RunError::Interrupted);
@@ -114,13 +119,17 @@ pub async fn execute(plan: &Plan, opts: &RunOptions, interrupt: Arc<AtomicBool>)
             return exec;
         }
     }
-    for rp in &plan.runs {
+    for (k, rp) in selection.runs(plan).enumerate() {
         if interrupt.load(Ordering::SeqCst) {
             exec.interrupted = true;
             break;
         }
+        let at = Position {
+            number: k + 1,
+            of: selection.len(),
+        };
         let mut outcome =
-            lifecycle::run_one(rp, runs, opts, interrupt.clone(), &mut exec.notes).await;
+            lifecycle::run_one(rp, at, opts, interrupt.clone(), &mut exec.notes).await;
         if let Some(s) = &opts.shard {
             // The collector judges: every result goes to it, complete or not.
             match &outcome {

@@ -71,14 +71,19 @@ fn snapshot<'a>(
     }
 }
 
+/// Where a run stands among the runs an invocation executes: the one place a run's number is
+/// counted from 1. With `--only` it is the position among the selected runs, not the plan's
+/// index (that stays the run's identity everywhere else).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Position {
+    /// From 1.
+    pub number: usize,
+    pub of: usize,
+}
+
 impl Ticker {
-    pub fn start(
-        sink: ProgressSink,
-        shared: Arc<Shared>,
-        run: usize,
-        runs: usize,
-        label: String,
-    ) -> Ticker {
+    pub fn start(sink: ProgressSink, shared: Arc<Shared>, at: Position, label: String) -> Ticker {
+        let (run, runs) = (at.number, at.of);
         let (s, l, sh) = (sink.clone(), label.clone(), shared.clone());
         let start = Instant::now();
         let task = tokio::spawn(async move {

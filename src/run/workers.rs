@@ -14,7 +14,7 @@ use super::faults;
 use super::lifecycle::blocking;
 use super::pacer::Share;
 use super::producer::{self, ProducerJob, ProducerOutcome};
-use super::progress::Ticker;
+use super::progress::{Position, Ticker};
 use super::shard::{Coordination, Phase, Shard};
 use super::shared::Shared;
 use super::topic::{self, Disk};
@@ -54,7 +54,7 @@ struct Start {
 /// Starts the threads, runs warm-up and the measured phase, and merges their recordings.
 pub async fn measure(
     rp: &RunPlan,
-    runs: usize,
+    at: Position,
     opts: &RunOptions,
     interrupt: Arc<AtomicBool>,
     brokers: &[String],
@@ -77,7 +77,7 @@ pub async fn measure(
     let ticker = opts
         .progress
         .clone()
-        .map(|sink| Ticker::start(sink, shared.clone(), rp.index + 1, runs, rp.label.clone()));
+        .map(|sink| Ticker::start(sink, shared.clone(), at, rp.label.clone()));
 
     let prods = join_producers(producer_handles, &shared).await?;
     // Before the consumer's drain: it reads from a whole cluster.
