@@ -109,6 +109,24 @@ pub fn run_id_overflows(scenario: &Scenario, id: &str) -> Vec<String> {
     out
 }
 
+/// A run as people count it: the plan's index from 1. Runs are identified by their index
+/// everywhere; this `Display` is the one place that adds 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunNo(pub usize);
+
+impl RunNo {
+    /// The number of the run at `index` (a reference too: thiserror's fields are).
+    pub fn of(index: impl std::borrow::Borrow<usize>) -> RunNo {
+        RunNo(*index.borrow())
+    }
+}
+
+impl std::fmt::Display for RunNo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0 + 1)
+    }
+}
+
 /// Which runs of a plan an invocation executes (`--only`): a mask over the plan, so every run
 /// keeps its index in reports, verdicts and failures.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -5,6 +5,7 @@ use std::io::{self, Write};
 
 use crate::format::{human_bytes, human_duration, human_rate, plural};
 use crate::model::{Fault, FaultAction, KeySpec, PayloadSpec, Props, RateSpec, Warmup, Workload};
+use crate::plan::RunNo;
 use crate::plan::{Estimate, PhaseEstimate, Plan, Reference};
 
 /// Human-readable plan: one block per run with its effective settings.
@@ -43,7 +44,7 @@ pub fn plan_text(p: &Plan, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "  estimated sending time {}", total_text(p))?;
     for r in &p.runs {
         writeln!(out)?;
-        writeln!(out, "run {}/{}  {}", r.index + 1, p.runs.len(), r.label)?;
+        writeln!(out, "run {}/{}  {}", RunNo(r.index), p.runs.len(), r.label)?;
         writeln!(out, "  cluster   {}", r.bootstrap)?;
         let t = &r.topic;
         writeln!(
@@ -126,7 +127,7 @@ fn instance_text(p: &Plan, refs: &[Reference]) -> String {
     let mut parts: Vec<String> = Vec::new();
     for r in refs {
         let run = &p.runs[r.run];
-        let target = format!("run {} ({})", r.run + 1, run.label);
+        let target = format!("run {} ({})", RunNo(r.run), run.label);
         let part = if r.select.is_empty() {
             target
         } else {

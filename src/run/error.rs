@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use super::admin::AdminError;
 use super::faults::Problems;
+use crate::plan::RunNo;
 
 /// What went wrong in one run. The exit code it leads to is decided in `crate::exit`.
 #[derive(Debug, thiserror::Error)]
@@ -87,7 +88,7 @@ impl std::fmt::Display for RunFailure {
             label,
             error,
         } = self;
-        let run = index + 1;
+        let run = RunNo(*index);
         if error.during_measurement() {
             write!(f, "run {run} ({label}) failed: {error}")
         } else {

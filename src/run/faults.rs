@@ -31,6 +31,7 @@ use super::lifecycle::blocking;
 use super::shared::Shared;
 use crate::measure::FaultRecord;
 use crate::model::{BrokerTarget, Fault, FaultAction};
+use crate::plan::RunNo;
 use crate::plan::{Plan, RunPlan};
 
 mod command;
@@ -98,7 +99,7 @@ pub fn preflight(plan: &Plan) -> Vec<String> {
             .expect("seen")
             .1;
         for p in targets_problems(timeline(rp), cluster) {
-            let line = format!("run {} ({}): {p}", rp.index + 1, rp.label);
+            let line = format!("run {} ({}): {p}", RunNo(rp.index), rp.label);
             if !problems.contains(&line) {
                 problems.push(line);
             }

@@ -23,6 +23,7 @@ use crate::measure::clock::rfc3339_utc;
 use crate::measure::consume::{group_rebalances, ReadSide};
 use crate::measure::{ConsumerRecording, Recordings, RunResult, RunStatus, TopicConfig};
 use crate::model::{Backlog, CommitPolicy, Props};
+use crate::plan::RunNo;
 use crate::plan::RunPlan;
 
 /// librdkafka's default `delivery.timeout.ms`, when the scenario does not set it.
@@ -87,7 +88,7 @@ pub async fn measure(
             notes.extend(
                 fault_notes
                     .into_iter()
-                    .map(|n| format!("run {}: {n}", rp.index + 1)),
+                    .map(|n| format!("run {}: {n}", RunNo(rp.index))),
             );
             Some(actions)
         }
@@ -108,7 +109,7 @@ pub async fn measure(
     let (disk_by_topic, disk_bytes) =
         disk_growth_of(rp, &shared, start.disk, start.disk_before, notes).await?;
     for e in outcomes.iter().filter_map(|c| c.error.as_ref()) {
-        let note = format!("run {}: {e}", rp.index + 1);
+        let note = format!("run {}: {e}", RunNo(rp.index));
         if !notes.contains(&note) {
             notes.push(note);
         }
@@ -460,7 +461,7 @@ async fn disk_growth_of(
             Err(e) => {
                 notes.push(format!(
                     "run {}: on-disk size unavailable: {e}",
-                    rp.index + 1
+                    RunNo(rp.index)
                 ));
                 (None, None)
             }

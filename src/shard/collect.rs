@@ -12,6 +12,7 @@ use super::error::ShardError;
 use super::execution::{execution, Gathered, Part};
 use super::letdown::{Letdown, Missed};
 use crate::measure::RunResult;
+use crate::plan::RunNo;
 use crate::plan::{Plan, RunPlan};
 use crate::run::admin::Admin;
 use crate::run::topic::{self, Deleted, Disk, DELETE_BOUND};
@@ -296,10 +297,10 @@ impl Coordinator {
         let at = control::unix_ms() + control::START_LEAD.as_millis() as u64;
         let n = self.shards.active().count();
         self.say(match phase {
-            Phase::Warmup => format!("run {}: {n} shards ready; starting", run + 1),
+            Phase::Warmup => format!("run {}: {n} shards ready; starting", RunNo(run)),
             Phase::Measure => format!(
                 "run {}: {n} shards warmed up; the measured phase starts",
-                run + 1
+                RunNo(run)
             ),
         });
         self.control.send(&Message::Start {
@@ -339,14 +340,16 @@ async fn collect_run(
     };
     if !rp.topic.existing {
         if o.keep_topics {
-            out.notes
-                .push(format!("run {}: topics kept (--keep-topics)", rp.index + 1));
+            out.notes.push(format!(
+                "run {}: topics kept (--keep-topics)",
+                RunNo(rp.index)
+            ));
         } else if !created.is_empty() {
             match topic::delete(admin, &created).await {
                 Deleted::All => {}
                 Deleted::Left(left) => out.notes.push(format!(
                     "run {}: could not delete {} of its topics ({})",
-                    rp.index + 1,
+                    RunNo(rp.index),
                     left.len(),
                     left.iter()
                         .map(|(n, why)| format!("{n}: {why}"))
@@ -355,7 +358,7 @@ async fn collect_run(
                 )),
                 Deleted::NoAnswer => out.notes.push(format!(
                     "run {}: could not delete its topics: no answer within {}s",
-                    rp.index + 1,
+                    RunNo(rp.index),
                     DELETE_BOUND.as_secs()
                 )),
             }
@@ -412,7 +415,10 @@ async fn run_barriers(
         return Ok(None);
     }
     let run = rp.index;
-    c.say(format!("run {}: waiting for the shards' results", run + 1));
+    c.say(format!(
+        "run {}: waiting for the shards' results",
+        RunNo(run)
+    ));
     let all = c
         .until(move |s| s.active().all(|i| s.results.contains_key(&(i, run))))
         .await?;

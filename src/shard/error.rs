@@ -4,6 +4,7 @@
 use rdkafka::error::KafkaError;
 
 use crate::measure::merge::MergeError;
+use crate::plan::RunNo;
 use crate::run::{Phase, RunError};
 
 #[derive(Debug, thiserror::Error)]
@@ -56,14 +57,14 @@ pub enum ShardError {
     #[error(
         "the collector did not create run {}'s topics in time (is `kafkabench collect` \
          running with this --run-id?)",
-        .run + 1
+        RunNo::of(.run)
     )]
     NoTopics { run: usize },
     #[error("interrupted at the barrier")]
     InterruptedAtBarrier,
     #[error(
         "no start from the collector before the deadline (run {}, {})",
-        .run + 1,
+        RunNo::of(.run),
         match .phase { Phase::Warmup => "before warm-up", Phase::Measure => "before the measured phase" }
     )]
     NoStart { run: usize, phase: Phase },
@@ -81,14 +82,14 @@ pub enum ShardError {
     #[error("its result cannot be read: {0}")]
     ResultUnreadable(serde_json::Error),
     /// A result file holds a run its scenario does not plan.
-    #[error("{file} holds run {} `{label}`, which the scenario does not plan", .run + 1)]
+    #[error("{file} holds run {} `{label}`, which the scenario does not plan", RunNo::of(.run))]
     NotPlanned {
         file: String,
         run: usize,
         label: String,
     },
     /// A result file's run cannot be merged with the others' (`measure::merge` says why).
-    #[error("{file}: run {} ({label}): {source}", .run + 1)]
+    #[error("{file}: run {} ({label}): {source}", RunNo::of(.run))]
     Unmergeable {
         file: String,
         run: usize,

@@ -11,6 +11,7 @@ use crate::measure::merge::merge;
 use crate::measure::series::Planned;
 use crate::measure::RunResult;
 use crate::plan::Plan;
+use crate::plan::RunNo;
 use crate::run::{Execution, RunError, RunFailure};
 
 /// One shard's part of the run, as gathered.
@@ -74,7 +75,10 @@ pub fn execution(
                         measured.map(|(_, total)| *total),
                     );
                     if measured.is_none() {
-                        notes.push(format!("run {}: on-disk size unavailable", run.index + 1));
+                        notes.push(format!(
+                            "run {}: on-disk size unavailable",
+                            RunNo(run.index)
+                        ));
                     }
                 }
                 results.push(m);

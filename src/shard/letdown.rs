@@ -2,6 +2,7 @@
 //! a shard's hello: typed, each worded in one `Display`.
 
 use super::error::ShardError;
+use crate::plan::RunNo;
 
 /// Why the collector refuses a shard (sent to it in a `refused` message, and reported).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -46,7 +47,7 @@ pub enum Letdown {
     #[error("refused: {0}")]
     Refused(Refusal),
     /// Its result of run `run` came in parts that do not fit, or do not read.
-    #[error("run {}: {error}", .run + 1)]
+    #[error("run {}: {error}", RunNo::of(.run))]
     Result { run: usize, error: ShardError },
     /// It said it cannot go on (at run `run`, if at one).
     #[error("reported a failure: {}{reason}", at(*.run))]

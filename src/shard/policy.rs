@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use super::error::ShardError;
 use crate::plan::Plan;
+use crate::plan::RunNo;
 use crate::run::Shard;
 
 /// `I/N` as written after `--shard`; an empty `I` (`/N`) is the index Kubernetes gives an
@@ -44,7 +45,7 @@ pub fn fits(shards: u32, partitions: i32) -> Option<ShardError> {
 pub fn problems(p: &Plan, shards: u32) -> Vec<String> {
     let mut out = Vec::new();
     for rp in &p.runs {
-        let run = format!("run {} ({})", rp.index + 1, rp.label);
+        let run = format!("run {} ({})", RunNo(rp.index), rp.label);
         if !rp.faults.is_empty() {
             out.push(format!(
                 "{run} has a faults timeline: faults cannot be staged from a sharded run yet \

@@ -15,6 +15,7 @@ use crate::assert::Verdict;
 use crate::format::{human_bytes, human_duration};
 use crate::measure::RunResult;
 use crate::model::Props;
+use crate::plan::RunNo;
 use crate::report::json::ResultFile;
 use crate::report::table::ReadColumns;
 use crate::report::verdict;
@@ -274,7 +275,7 @@ fn run(h: &mut String, r: &RunResult, total: usize) {
         h,
         "<section class=\"run\" id=\"run-{}\"><h2>run {} of {total} · {}</h2>",
         r.index,
-        r.index + 1,
+        RunNo(r.index),
         esc(&r.label)
     );
     let _ = write!(h, "<p>topic <code>{}</code>", esc(&r.topic));
