@@ -416,3 +416,7 @@ impl Admin {
         Ok(())
     }
 }
+
+#[cfg(test)]
+#[path = "admin_tests.rs"]
+mod tests;
