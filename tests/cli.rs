@@ -1,13 +1,11 @@
 //! The binary as a user runs it: check and plan, exit codes, bad files.
 
-mod common;
-
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{fixture, kafkabench, text};
+use crate::common::{self, fixture, kafkabench, text};
 
 #[test]
 fn every_shipped_scenario_checks_clean() {

@@ -1,11 +1,9 @@
 //! `kafkabench plan` as data to diff and keep, `--run-id`, and the help text: no broker needed.
 
-mod common;
-
 use std::path::Path;
 
+use crate::common::{self, expect_exit, kafkabench, text};
 use clap::CommandFactory;
-use common::{expect_exit, kafkabench, text};
 
 fn shipped() -> Vec<String> {
     let mut files: Vec<String> = std::fs::read_dir(common::repo().join("scenarios"))

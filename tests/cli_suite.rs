@@ -1,11 +1,9 @@
 //! Several scenario files as one test run (`kafkabench test DIR`, `kafkabench run A B`), and
 //! `--only`. The refusals need no broker; the runs use the local one.
 
-mod common;
-
 use std::path::Path;
 
-use common::{expect_exit, fixture, kafkabench, text};
+use crate::common::{self, expect_exit, fixture, kafkabench, text};
 
 fn write(dir: &Path, name: &str, body: &str) -> String {
     let p = dir.join(name);

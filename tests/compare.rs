@@ -2,11 +2,9 @@
 //! regression, malformed bounds that exit 2. Synthetic result files need no broker; one test
 //! measures a real regression (linger.ms raised to 200 ms) on the local broker.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::{expect_exit, fixture, kafkabench, text};
+use crate::common::{self, expect_exit, fixture, kafkabench, text};
 use kafkabench::measure::{new_histogram, record, LatencySummary, RunResult, RunStatus};
 use kafkabench::report::json::{ResultFile, SCHEMA_VERSION};
 

@@ -5,15 +5,13 @@
 //! (tests/common/reader.rs), `kafka-consumer-groups --describe`, and the group coordinator's
 //! log. A verifier that always said 0 fails each of them.
 
-mod common;
-
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
-use common::reader::{self, Contents};
-use common::{bootstrap, expect_exit, kafkabench, repo};
+use crate::common::reader::{self, Contents};
+use crate::common::{self, bootstrap, expect_exit, kafkabench, repo};
 
 /// A name no other test run uses (groups and files outlive a run; topics get a run id anyway).
 fn unique(prefix: &str) -> String {

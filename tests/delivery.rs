@@ -6,21 +6,17 @@
 //! tests/common/reader.rs (rust-rdkafka's own consumer, the stamps decoded by hand) and Kafka's
 //! GetOffsetShell. A verifier that always said 0 fails every one of them.
 //!
-//! The deletion runs on CI's broker; what needs a leader paused or killed runs on a 3-node
-//! cluster of this file's own (tests/common/cluster.rs), so CI's broker is never touched.
-
-mod common;
+//! The deletion runs on CI's broker; what needs a leader paused or killed runs on the tests'
+//! 3-node cluster (tests/common/cluster.rs), so CI's broker is never touched.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::cluster::Nodes;
-use common::reader::{delete_topic, offset_shell, read_topic, Contents};
-use common::{repo, text, wait_bounded};
+use crate::common::cluster::NODES;
+use crate::common::reader::{delete_topic, offset_shell, read_topic, Contents};
+use crate::common::{self, repo, text, wait_bounded};
 use serde_json::Value;
-
-const NODES: Nodes = Nodes { port: 20092 };
 
 /// Runs `body` as a scenario against `bootstrap` with `--keep-topics` (the independent reader
 /// reads the topic afterwards); the exit code, stdout and stderr, and the run's JSON.

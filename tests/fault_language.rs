@@ -2,12 +2,10 @@
 //! its own snapshot), `plan` in text and JSON, `--scale`, `fmt`, and the report's fault lines.
 //! No broker needed.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::{expect_exit, fixture, kafkabench};
+use crate::common::{expect_exit, fixture, kafkabench};
 use kafkabench::diagnostic::render_text;
 use kafkabench::measure::{FaultFigures, FaultRecord, LatencySummary, RunResult, RunStatus};
 use kafkabench::model::{BrokerTarget, FaultAction};

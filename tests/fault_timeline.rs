@@ -1,22 +1,16 @@
-//! The fault timeline against a real 3-node cluster of its own (scripts/kafka-local, beside
+//! The fault timeline against the tests' real 3-node cluster (tests/common/cluster.rs, beside
 //! CI's broker, never touching it): a leader killed mid-run loses nothing with acks=all and
 //! idempotence, and whatever ends kafkabench in a fault window leaves every broker running.
 //!
-//! The cluster is started once for the whole file (the first test to need it starts it) and
-//! stopped when the test binary exits, failed tests included.
-
-mod common;
+//! The cluster is started once for the test process (the first test to need it starts it) and
+//! stopped when the process exits, failed tests included.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::cluster::Nodes;
-use common::{repo, text, wait_bounded};
-
-/// The cluster of this file: nodes on 19692, 19792 and 19892 (tests/common/cluster.rs lists
-/// every test cluster's ports).
-const NODES: Nodes = Nodes { port: 19692 };
+use crate::common::cluster::NODES;
+use crate::common::{self, repo, text, wait_bounded};
 
 /// The process state letter of `pid` (`S`, `R`, `T` for stopped by a signal...).
 fn process_state(pid: i32) -> char {

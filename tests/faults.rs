@@ -3,15 +3,12 @@
 //! and kafkabench returns in bounded time. The broker-loss test starts a second local broker of
 //! its own (scripts/kafka-local with another home and port) and kills it mid-run.
 
-mod common;
-mod watch;
-
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use common::{fixture, repo, text, wait_bounded};
-use watch::Watched;
+use crate::common::watch::Watched;
+use crate::common::{self, fixture, repo, text, wait_bounded};
 
 /// Starts kafkabench on the two-run fixture, writing JSON to `json`, and waits until the long
 /// run (the second) has records acknowledged: the short one finished, the long one measuring,

@@ -1,12 +1,10 @@
 //! `kafkabench fmt`: the layout (snapshots), its properties on every `.kbs` file in the
 //! repository (idempotent, same AST, every comment kept), and the command as a user runs it.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use common::{expect_exit, kafkabench, repo, text};
+use crate::common::{expect_exit, kafkabench, repo, text};
 use kafkabench::source::FileId;
 use kafkabench::syntax;
 

@@ -1,9 +1,7 @@
 //! Consumer groups, backlogs and a group member stopped mid-run, against the real local broker;
 //! and the check stage's diagnostics for `consumers`, `commit` and `backlog`.
 
-mod common;
-
-use common::{expect_exit, fixture, kafkabench, text};
+use crate::common::{self, expect_exit, fixture, kafkabench, text};
 
 /// Runs a groups fixture with `--json` (and extra environment), returns its one run.
 fn run(name: &str, env: &[(&str, &str)]) -> (String, serde_json::Value) {

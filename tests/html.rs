@@ -4,12 +4,10 @@
 //! script errors, its plots, axis labels and legends. Screenshots land in
 //! target/tmp/html-report/ for a person to look at.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{expect_exit, fixture, kafkabench, require_broker, text};
+use crate::common::{self, expect_exit, fixture, kafkabench, require_broker, text};
 use kafkabench::assert::{Bound, RunRef, Shortfall, Verdict};
 use kafkabench::measure::{
     new_histogram, record, LatencySummary, RunResult, RunStatus, SeriesPoint, TimeSeries,

@@ -3,7 +3,7 @@
 //! sizes, rates and client settings as the OMB files; the scenario text is snapshotted. Bad
 //! files are reported as rendered diagnostics, snapshotted too.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -1,11 +1,9 @@
 //! `kafkabench k8s` as a user runs it: the manifests of a sharded run, snapshot-tested, and
 //! the fields that matter read back through the typed Kubernetes structs.
 
-mod common;
-
 use std::process::{Command, Output};
 
-use common::{expect_exit, fixture, text};
+use crate::common::{self, expect_exit, fixture, text};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{ConfigMap, PodSpec};
 use serde::Deserialize;

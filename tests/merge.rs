@@ -2,11 +2,9 @@
 //! judged once on the merged figures. The broker-free tests build result files from known
 //! histograms; the last one splits a real run against the local broker.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::{expect_exit, fixture, kafkabench, text};
+use crate::common::{self, expect_exit, fixture, hdr, kafkabench, text};
 use kafkabench::measure::series::{SeriesPoint, TimeSeries};
 use kafkabench::measure::{new_histogram, record, Delivery, LatencySummary, RunResult, RunStatus};
 use kafkabench::report::json::{IncludedFile, ResultFile, SCHEMA_VERSION};
@@ -64,11 +62,11 @@ fn shard_run(k: u64) -> RunResult {
 }
 
 fn encode_interval(values: impl Iterator<Item = u64>) -> String {
-    let mut h = kafkabench::measure::intervals::new_interval_histogram();
+    let mut h = hdr::interval_histogram();
     for v in values {
         record(&mut h, v);
     }
-    kafkabench::measure::codec::encode(&h)
+    hdr::encode(&h)
 }
 
 /// A result file as a shard would write it, carrying the fixture's texts.

@@ -1,9 +1,7 @@
 //! Progress in a CI log: with stderr a pipe, `kafkabench run` writes plain lines (no bars, no
 //! cursor movement) at each run's start and end and every few seconds, each with the time left.
 
-mod common;
-
-use common::{expect_exit, fixture, kafkabench, text};
+use crate::common::{self, expect_exit, fixture, kafkabench, text};
 
 #[test]
 fn a_ci_log_gets_plain_progress_lines_at_start_end_and_every_few_seconds() {

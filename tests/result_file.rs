@@ -3,18 +3,15 @@
 //! decode to the percentiles beside them, a time series that adds up to the run's counts,
 //! warm-up left out, the target rate per interval, the scenario text with secrets masked.
 
-mod common;
-mod watch;
-
 use std::path::Path;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use common::{expect_exit, fixture, kafkabench};
-use kafkabench::measure::{codec, LatencySummary, RunResult};
+use crate::common::watch::Watched;
+use crate::common::{self, expect_exit, fixture, hdr, kafkabench};
+use kafkabench::measure::{LatencySummary, RunResult};
 use kafkabench::report::json::ResultFile;
 use serde_json::Value;
-use watch::Watched;
 
 /// The 9-run matrix, run once for every test that reads its result file (about 30 s).
 fn matrix() -> &'static (Value, ResultFile) {
@@ -85,7 +82,7 @@ fn a_nine_run_matrix_keeps_every_histogram_decodable_to_the_percentiles_beside_i
             let text = s["histogram"].as_str().unwrap_or_else(|| {
                 panic!("run {i} {family}: no histogram in {s}");
             });
-            let h = codec::decode(text).unwrap();
+            let h = hdr::decode(text).unwrap();
             let ms = |ns: u64| ns as f64 / 1e6;
             assert_eq!(h.len(), s["count"].as_u64().unwrap(), "run {i} {family}");
             for (field, q) in [
@@ -139,7 +136,7 @@ fn every_runs_time_series_adds_up_to_its_counts() {
         for (i, p) in s.points.iter().enumerate() {
             assert!((p.t_secs - i as f64 * 0.5).abs() < 1e-9, "{}", r.label);
             if p.acked > 0 {
-                let h = codec::decode(p.ack_histogram.as_deref().unwrap()).unwrap();
+                let h = hdr::decode(p.ack_histogram.as_deref().unwrap()).unwrap();
                 assert_eq!(h.len(), p.acked, "{} interval {i}", r.label);
                 assert_eq!(Some(h.max() as f64 / 1e6), p.ack_max_ms);
             } else {

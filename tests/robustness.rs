@@ -323,8 +323,14 @@ fn watch_worker(
     cases: u64,
     began: Instant,
 ) -> Result<Option<u64>, (String, u64)> {
+    // The worker's test name in the one test binary: its module path less the crate's name.
+    let worker = module_path!()
+        .split_once("::")
+        .map_or("", |(_, m)| m)
+        .to_owned()
+        + "::fuzz_worker";
     let mut cmd = Command::new(std::env::current_exe().expect("test binary"));
-    cmd.args(["fuzz_worker", "--exact", "--nocapture", "--test-threads=1"])
+    cmd.args([&worker, "--exact", "--nocapture", "--test-threads=1"])
         .env(WORKER, progress)
         .env("KB_FUZZ_SEED", seed.to_string())
         .env("KB_FUZZ_START", start.to_string())

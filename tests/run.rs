@@ -1,8 +1,6 @@
 //! `kafkabench run` end to end against the real local broker, as a user runs it.
 
-mod common;
-
-use common::{expect_exit, fixture, kafkabench, text};
+use crate::common::{self, expect_exit, fixture, kafkabench, text};
 
 #[test]
 fn reachable_bound_exits_0_and_json_holds_every_figure() {

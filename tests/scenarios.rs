@@ -9,12 +9,10 @@
 //! (docs/results.md): here it must be measured, and a miss is printed, but a busy CI machine
 //! missing a figure does not fail the suite. So the suite may exit 1, only for such figures.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use common::{kafkabench, text};
+use crate::common::{self, kafkabench, text};
 use kafkabench::model::{Expr, Metric, Test};
 use kafkabench::source::Sources;
 

@@ -4,7 +4,7 @@
 //! commands that read result files (`report`, `merge`, `compare`) and a sharded run with its
 //! collector are chained on one run's files in `every_output_of_a_sharded_run_...` below.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};

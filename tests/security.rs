@@ -4,8 +4,6 @@
 //! SASL_SSL broker of their own (scripts/kafka-local --security sasl_ssl, another home and port)
 //! and share it: it is started once and stopped when the test process exits.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -16,7 +14,7 @@ use std::time::{Duration, Instant};
 use rdkafka::config::ClientConfig;
 use rdkafka::producer::{BaseProducer, Producer};
 
-use common::{fixture, repo, text};
+use crate::common::{fixture, repo, text};
 
 /// Client port; the controller listens one above and the brokers' PLAINTEXT listener two above.
 /// Clear of the main broker (9092-9094) and of tests/faults.rs's second broker (19092-19093).

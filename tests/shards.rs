@@ -2,14 +2,12 @@
 //! `kafkabench collect`, coordinated through the local broker's control topic; the merged
 //! report, one verdict per check, one exit code, and nothing left on the broker.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use common::{expect_exit, fixture, kafkabench, repo, wait_bounded};
+use crate::common::{self, expect_exit, fixture, kafkabench, repo, wait_bounded};
 use rdkafka::ClientConfig;
 
 fn spawn(args: &[&str]) -> Child {

@@ -4,14 +4,12 @@
 //! parser: every comment, property, section, unit, string, variable and metric it finds has the
 //! scope meant for it, and no token is left without a scope. Fails, never skips, without Node.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 
-use common::repo;
+use crate::common::repo;
 use kafkabench::source::{FileId, Span};
 use kafkabench::syntax::{self, Entry, Expr, Test, Value, ValueKind};
 

@@ -2,12 +2,10 @@
 //! no broker; against the real one, a 10-topic run reports each topic and their totals and
 //! leaves no topic behind, interrupted or not.
 
-mod common;
-
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::{expect_exit, fixture, kafkabench, text};
+use crate::common::{self, expect_exit, fixture, kafkabench, text};
 use kafkabench::diagnostic::render_text;
 use kafkabench::source::Sources;
 

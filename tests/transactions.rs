@@ -4,19 +4,16 @@
 //! the schedule's counts of committed and aborted transactions are what was run, and a fenced
 //! producer is a failed run that says so.
 
-mod common;
-mod watch;
-
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{expect_exit, fixture};
+use crate::common::watch::Watched;
+use crate::common::{self, expect_exit, fixture};
 use kafkabench::diagnostic::render_text;
 use kafkabench::model::{Scenario, TxnSize, TxnSpec};
 use kafkabench::source::Sources;
 use serde_json::Value;
-use watch::Watched;
 
 const FIXTURES: &str = "tests/fixtures/transactions";
 

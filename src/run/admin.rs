@@ -431,3 +431,7 @@ impl Admin {
         Ok(())
     }
 }
+
+#[cfg(test)]
+#[path = "admin_tests.rs"]
+mod tests;

@@ -328,3 +328,57 @@ fn the_shares_of_p_senders_of_a_ramp_together_are_exactly_the_single_schedule() 
         assert_eq!(union, single, "over {of} senders");
     }
 }
+
+/// Each run's rate of a scenario written as a user writes it, through parse and check: the
+/// habits (tests/habits.rs) become these schedules.
+fn checked_rates(body: &str) -> Vec<RateSpec> {
+    let text =
+        format!("scenario \"habits\" {{\ntopic \"orders\" {{ existing = true }}\n{body}\n}}\n");
+    let mut sources = crate::source::Sources::default();
+    let file = sources.add("habits.kbs".into(), text.clone());
+    let ast = crate::syntax::parse(file, &text).unwrap_or_else(|d| panic!("{body}: {d:?}"));
+    let scenario = crate::check::check(&ast, &sources).unwrap_or_else(|d| {
+        let shown = crate::diagnostic::render_text(&d, &sources, false, 100);
+        panic!("{body}\n{shown}")
+    });
+    scenario
+        .cells
+        .iter()
+        .map(|c| c.spec.workload.rate.clone())
+        .collect()
+}
+
+#[test]
+fn the_habits_rates_schedule_the_records_people_expect() {
+    let totals = |body: &str| -> Vec<Option<u64>> {
+        checked_rates(body)
+            .iter()
+            .map(|r| Schedule::new(r).total())
+            .collect()
+    };
+    assert_eq!(
+        totals("workload { rate = ramp 1000/s to 20000/s over 30s }"),
+        [Some(315_000)]
+    );
+    assert_eq!(
+        totals(
+            "workload { rate = {r} } matrix { r = [100/s for 10s, ramp 10/s to 100/s over 10s] }"
+        ),
+        [Some(1000), Some(550)]
+    );
+    assert_eq!(
+        totals("workload { messages = 300k  rate = {r} } matrix { r = [100k/s, ramp 1k/s to 20k/s over 30s] }"),
+        [None, Some(315_000)]
+    );
+}
+
+#[test]
+fn after_a_pause_in_a_habits_shape_the_next_record_is_due_when_the_pause_ends() {
+    let rates = checked_rates(
+        "workload { rate = ramp 0/s to 100/s over 10s, then 100/s for 10s, then 0/s for 5s, then ramp 100/s to 0/s over 10s }",
+    );
+    let schedule = Schedule::new(&rates[0]);
+    assert_eq!(schedule.total(), Some(500 + 1000 + 500));
+    // The first record after the pause is due when it ends, 25s in.
+    assert_eq!(schedule.slot(1500), Slot::At(25_000_000_000));
+}

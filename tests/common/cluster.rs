@@ -1,7 +1,8 @@
-//! A 3-node kafka-local cluster of a test binary's own, beside CI's broker and never touching
-//! it: started once per test binary by the first test that needs it (a leftover from a killed
-//! binary is repaired and reused), stopped and wiped when the binary exits, failed tests
-//! included. Each binary picks its own client port so two binaries never share nodes.
+//! The 3-node kafka-local cluster of the test process, beside CI's broker and never touching
+//! it: started by the first test that needs it (a leftover from a killed process is repaired
+//! and reused), stopped and wiped when the process exits, failed tests included. Every test
+//! that pauses, kills or restarts a broker (tests/delivery.rs, tests/fault_timeline.rs) shares
+//! it and leaves it whole.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -11,11 +12,14 @@ use std::time::{Duration, Instant};
 use super::{repo, text};
 
 /// Ports in use: CI's broker 9092-9094, the broker-loss test 19092-19093, the security test
-/// 19492-19494, the fault timeline 19692/19792/19892, the delivery controls 20092/20192/20292.
+/// 19492-19494, this cluster 19692/19792/19892.
 pub struct Nodes {
     /// Node 1's client port; node i listens on it + 100·(i-1), its controller one above.
     pub port: u16,
 }
+
+/// The one cluster: one test process, one cluster, so the nodes start once.
+pub const NODES: Nodes = Nodes { port: 19692 };
 
 static STARTED: OnceLock<u16> = OnceLock::new();
 
@@ -61,7 +65,7 @@ impl Nodes {
             );
             self.port
         });
-        assert_eq!(port, self.port, "one test binary, one cluster");
+        assert_eq!(port, self.port, "one test process, one cluster");
     }
 
     /// `(id, pid, state)` of every node, as kafka-local sees them.

@@ -1,15 +1,15 @@
 //! Shared helpers for integration tests: where the broker is, and running the real binary.
-//! A directory module, so cargo does not build it as a test binary of its own.
-// Each test binary uses some of these helpers, not all.
+// reader.rs keeps `offsets` and `group_lag` for controls that no test uses today.
 #![allow(dead_code)]
 
 pub mod cluster;
+pub mod hdr;
 pub mod reader;
+pub mod watch;
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The broker the integration tests use: KAFKA_BOOTSTRAP, default 127.0.0.1:9092.
 pub fn bootstrap() -> String {
@@ -83,38 +83,10 @@ pub fn fixture(p: &str) -> String {
     Path::new("tests/fixtures").join(p).display().to_string()
 }
 
-/// Waits for the child at most `limit` and returns its exit code, output and how long it took;
-/// kills it and fails the test past that.
-pub fn wait_bounded(mut child: Child, limit: Duration) -> (i32, String, String, Duration) {
-    let started = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            let (mut out, mut err) = (String::new(), String::new());
-            child
-                .stdout
-                .take()
-                .unwrap()
-                .read_to_string(&mut out)
-                .unwrap();
-            child
-                .stderr
-                .take()
-                .unwrap()
-                .read_to_string(&mut err)
-                .unwrap();
-            return (status.code().unwrap_or(-1), out, err, started.elapsed());
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
-            panic!(
-                "kafkabench did not return within {limit:?}\nstdout:\n{}\nstderr:\n{}",
-                text(&out.stdout),
-                text(&out.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+/// Waits for the child (spawned with stdout and stderr piped) at most `limit` and returns its
+/// exit code, output and how long it took; kills it and fails the test past that.
+pub fn wait_bounded(child: Child, limit: Duration) -> (i32, String, String, Duration) {
+    watch::Watched::new(child).wait(limit)
 }
 
 /// The names of the topics on the broker that `keep` accepts.

@@ -1,9 +1,7 @@
 //! A kafkabench child whose progress lines (stderr, a pipe) are read while it runs, so a test
 //! acts when the run says it has got somewhere (a run producing, records acknowledged) instead
-//! of after a sleep that a busy machine outlasts. A directory module, so cargo does not build
-//! it as a test binary of its own.
-// Each test binary uses some of these helpers, not all.
-#![allow(dead_code)]
+//! of after a sleep that a busy machine outlasts. `common::wait_bounded` is this without the
+//! watching.
 
 use std::io::Read;
 use std::process::Child;
@@ -83,8 +81,12 @@ impl Watched {
                 let _ = self.child.kill();
                 let _ = self.child.wait();
                 self.reader.take().map(JoinHandle::join);
+                let mut out = String::new();
+                if let Some(mut pipe) = self.child.stdout.take() {
+                    let _ = pipe.read_to_string(&mut out);
+                }
                 panic!(
-                    "kafkabench did not return within {limit:?}\nstderr:\n{}",
+                    "kafkabench did not return within {limit:?}\nstdout:\n{out}\nstderr:\n{}",
                     self.stderr.lock().unwrap()
                 );
             }

@@ -1,0 +1,41 @@
+//! The one integration-test binary: every tests/*.rs is a module of it, so librdkafka and
+//! OpenSSL are linked (with thin LTO) once, not once per file. The shared helpers live once, in
+//! tests/common/; one process runs every test, so what a file starts (a cluster, a broker) is
+//! started once and stopped when the process exits.
+
+mod common;
+
+mod assert;
+mod cli;
+mod cli_plan;
+mod cli_suite;
+mod compare;
+mod consumer_controls;
+mod delivery;
+mod diagnostics;
+mod fault_language;
+mod fault_timeline;
+mod faults;
+mod fmt;
+mod grammar;
+mod grammar_habits;
+mod groups;
+mod habits;
+mod html;
+mod import_omb;
+mod k8s;
+mod layers;
+mod lowering;
+mod merge;
+mod progress;
+mod result_file;
+mod robustness;
+mod run;
+mod scenarios;
+mod secrets;
+mod security;
+mod shards;
+mod textmate;
+mod topics;
+mod transactions;
+mod values;
