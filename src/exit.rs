@@ -3,19 +3,19 @@
 use std::process::ExitCode;
 
 /// Every assertion held (or there were none).
-pub const OK: u8 = 0;
+pub(crate) const OK: u8 = 0;
 /// The runs completed, and at least one assertion failed.
-pub const ASSERTION_FAILED: u8 = 1;
+pub(crate) const ASSERTION_FAILED: u8 = 1;
 /// The scenario or the command line is invalid (a report file that cannot be written
 /// included); nothing was run.
-pub const INVALID: u8 = 2;
+pub(crate) const INVALID: u8 = 2;
 /// The cluster could not be reached, or a run failed (broker lost, topic refused, nothing
 /// delivered), or a report file could not be written after the run.
-pub const RUN_FAILED: u8 = 3;
+pub(crate) const RUN_FAILED: u8 = 3;
 /// Interrupted by Ctrl-C or SIGTERM; what was measured has been reported.
-pub const INTERRUPTED: u8 = 130;
+pub(crate) const INTERRUPTED: u8 = 130;
 
-pub const HELP: &str = "\
+pub(crate) const HELP: &str = "\
 Exit codes:
   0    every assertion held
   1    an assertion failed (the report says which bound, and by how much)

@@ -1,7 +1,7 @@
 //! Human-readable numbers: durations, sizes, rates and plurals, as every reporter and
 //! diagnostic spells them. A foundation: imports nothing from the crate.
 
-pub fn human_duration(secs: f64) -> String {
+pub(crate) fn human_duration(secs: f64) -> String {
     if secs == 0.0 {
         "0".into()
     } else if secs < 1e-3 {
@@ -15,7 +15,7 @@ pub fn human_duration(secs: f64) -> String {
     }
 }
 
-pub fn human_rate(r: f64) -> String {
+pub(crate) fn human_rate(r: f64) -> String {
     if r >= 1000.0 {
         format!("{:.0}/s", r)
     } else {
@@ -23,7 +23,7 @@ pub fn human_rate(r: f64) -> String {
     }
 }
 
-pub fn human_bytes(b: f64) -> String {
+pub(crate) fn human_bytes(b: f64) -> String {
     const K: f64 = 1024.0;
     if b < K {
         format!("{b:.0}B")
@@ -45,7 +45,7 @@ fn trim(s: String) -> String {
 }
 
 /// `"s"` unless there is exactly one.
-pub fn plural(n: usize) -> &'static str {
+pub(crate) fn plural(n: usize) -> &'static str {
     if n == 1 {
         ""
     } else {

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::source::Span;
 
-pub mod fault;
+pub(crate) mod fault;
 mod props;
 mod rate;
 mod seconds;

@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::common::{self, expect_exit, fixture, hdr, kafkabench, text};
-use kafkabench::measure::series::{SeriesPoint, TimeSeries};
 use kafkabench::measure::{new_histogram, record, Delivery, LatencySummary, RunResult, RunStatus};
+use kafkabench::measure::{SeriesPoint, TimeSeries};
 use kafkabench::report::json::{IncludedFile, ResultFile, SCHEMA_VERSION};
 
 const MS: u64 = 1_000_000;

@@ -35,11 +35,11 @@ pub(super) struct Picks<'a> {
 
 impl Picks<'_> {
     /// No axis at all: for values that may not refer to a variable.
-    pub fn none() -> Picks<'static> {
+    pub(super) fn none() -> Picks<'static> {
         Picks { chosen: vec![] }
     }
 
-    pub fn lookup(&self, name: &str) -> Option<&AxisValue> {
+    pub(super) fn lookup(&self, name: &str) -> Option<&AxisValue> {
         self.chosen
             .iter()
             .find(|(a, _)| a.name == name)
@@ -47,7 +47,7 @@ impl Picks<'_> {
     }
 
     /// The variable names in scope, for "did you mean".
-    pub fn names(&self) -> Vec<&str> {
+    pub(super) fn names(&self) -> Vec<&str> {
         self.chosen.iter().map(|(a, _)| a.name.as_str()).collect()
     }
 }

@@ -3,7 +3,7 @@
 
 /// Why `list` is not a bootstrap list (`host:port,host:port`; the port may be left out, a
 /// `SSL://` prefix and `[v6]` brackets are allowed), or None when it is one.
-pub fn problem(list: &str) -> Option<String> {
+pub(crate) fn problem(list: &str) -> Option<String> {
     if list.trim().is_empty() {
         return Some("the bootstrap list is empty; give at least one host:port".into());
     }

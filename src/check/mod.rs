@@ -11,7 +11,7 @@
 //! `payload` the payload and key calls, `units` literals with units, `expect` assertions.
 
 mod axes;
-pub mod bootstrap;
+pub(crate) mod bootstrap;
 mod expect;
 mod faults;
 mod lower;

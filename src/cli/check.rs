@@ -7,7 +7,7 @@ use crate::diagnostic::render_json;
 use crate::exit::Outcome;
 use crate::format::plural;
 
-pub fn command(a: &CheckArgs) -> Outcome {
+pub(super) fn command(a: &CheckArgs) -> Outcome {
     let mut outcome = Outcome::Ok;
     let mut json_out = Vec::new();
     let mut out = std::io::stdout().lock();

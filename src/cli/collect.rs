@@ -48,7 +48,7 @@ pub struct CollectArgs {
     pub keep_topics: bool,
 }
 
-pub fn command(a: &CollectArgs) -> Outcome {
+pub(super) fn command(a: &CollectArgs) -> Outcome {
     let (sources, checked) = load(&a.file);
     let scenario = match checked {
         Ok(s) => s,

@@ -7,7 +7,7 @@ use crate::exit::Outcome;
 use crate::report::compare::{compare, parse_bounds, write, Sides};
 use crate::report::json::ResultFile;
 
-pub fn command(a: &CompareArgs) -> Outcome {
+pub(super) fn command(a: &CompareArgs) -> Outcome {
     // Every problem of the invocation at once: both files and every bound.
     let bounds = parse_bounds(a.fail_on.iter().map(String::as_str));
     let baseline = ResultFile::read(&a.baseline);

@@ -12,7 +12,7 @@ use crate::source::Sources;
 /// At most this many lines of diff per file: enough to see what changes, not a second copy.
 const DIFF_LINES: usize = 40;
 
-pub fn command(a: &FmtArgs) -> Outcome {
+pub(super) fn command(a: &FmtArgs) -> Outcome {
     let mut invalid = false;
     let mut unformatted = false;
     let mut out = std::io::stdout().lock();

@@ -35,7 +35,7 @@ pub struct OmbArgs {
     pub output: Option<PathBuf>,
 }
 
-pub fn command(a: &ImportArgs) -> Outcome {
+pub(super) fn command(a: &ImportArgs) -> Outcome {
     match &a.tool {
         ImportTool::Omb(o) => import_omb(o),
     }

@@ -11,7 +11,7 @@ const INTERVAL_MIN: Duration = Duration::from_millis(10);
 const INTERVAL_MAX: Duration = Duration::from_secs(3600);
 
 /// `--interval DURATION`: a number and a unit (`500ms`, `1s`, `1.5s`, `2m`), 10ms to 1h.
-pub fn parse_interval(text: &str) -> Result<Duration, String> {
+pub(super) fn parse_interval(text: &str) -> Result<Duration, String> {
     let secs = seconds(text)?;
     // Compared as seconds first: a huge number would not fit a Duration.
     if !(INTERVAL_MIN.as_secs_f64()..=INTERVAL_MAX.as_secs_f64()).contains(&secs) {
@@ -23,7 +23,7 @@ pub fn parse_interval(text: &str) -> Result<Duration, String> {
 }
 
 /// `--deadline DURATION`: 1s to a week.
-pub fn parse_deadline(text: &str) -> Result<Duration, String> {
+pub(super) fn parse_deadline(text: &str) -> Result<Duration, String> {
     let secs = seconds(text)?;
     if !(1.0..=7.0 * 86_400.0).contains(&secs) {
         return Err(format!(

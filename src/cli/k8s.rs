@@ -40,7 +40,7 @@ pub struct K8sArgs {
     pub out: PathBuf,
 }
 
-pub fn command(a: &K8sArgs) -> Outcome {
+pub(super) fn command(a: &K8sArgs) -> Outcome {
     let (sources, checked) = load(&a.file);
     let scenario = match checked {
         Ok(s) => s,

@@ -37,7 +37,7 @@ pub struct MergeArgs {
     pub html: Option<PathBuf>,
 }
 
-pub fn command(a: &MergeArgs) -> Outcome {
+pub(super) fn command(a: &MergeArgs) -> Outcome {
     let files = match read(a) {
         Ok(files) => files,
         Err(errors) => return invalid(errors),

@@ -16,7 +16,7 @@ pub struct Selector {
 }
 
 /// clap's parser for `--only`: `var=value`, both non-empty.
-pub fn parse(s: &str) -> Result<Selector, String> {
+pub(super) fn parse(s: &str) -> Result<Selector, String> {
     match s.split_once('=') {
         Some((var, value)) if !var.trim().is_empty() && !value.trim().is_empty() => Ok(Selector {
             var: var.trim().to_string(),
@@ -30,7 +30,7 @@ pub fn parse(s: &str) -> Result<Selector, String> {
 }
 
 /// Whether run `cell` of `s` is selected (every run when there are no selectors).
-pub fn selects(only: &[Selector], s: &Scenario, cell: usize) -> bool {
+pub(super) fn selects(only: &[Selector], s: &Scenario, cell: usize) -> bool {
     let c = &s.cells[cell];
     only.iter().map(|x| x.var.as_str()).all(|var| {
         c.coord(var)
@@ -40,7 +40,7 @@ pub fn selects(only: &[Selector], s: &Scenario, cell: usize) -> bool {
 
 /// One message per selector that matches no run of any file, with what exists (did you
 /// mean). `scenarios` are the files that loaded.
-pub fn problems(only: &[Selector], scenarios: &[&Scenario]) -> Vec<String> {
+pub(super) fn problems(only: &[Selector], scenarios: &[&Scenario]) -> Vec<String> {
     let mut out = Vec::new();
     for x in only {
         let dims: Vec<_> = scenarios

@@ -6,7 +6,7 @@ use super::{finish_output, load, print_diagnostics, PlanArgs, PlanFormat};
 use crate::exit::Outcome;
 use crate::plan::{plan, run_id_overflows, PlanOptions, RUN_ID_PLACEHOLDER};
 
-pub fn command(a: &PlanArgs) -> Outcome {
+pub(super) fn command(a: &PlanArgs) -> Outcome {
     let (sources, result) = load(&a.file);
     let scenario = match result {
         Ok(s) => s,

@@ -75,7 +75,7 @@ struct State {
 }
 
 /// Renders progress snapshots on stderr; `finish` clears what a terminal still shows.
-pub struct Live {
+pub(super) struct Live {
     planned: Vec<Planned>,
     /// The widest `run i/n label`, so the bars line up.
     prefix_width: usize,
@@ -86,7 +86,7 @@ pub struct Live {
 }
 
 /// Progress on stderr: bars and an overall line on a terminal, else plain periodic lines.
-pub fn on_stderr(plan: &Plan, selection: &Selection, terminal: bool) -> Arc<Live> {
+pub(super) fn on_stderr(plan: &Plan, selection: &Selection, terminal: bool) -> Arc<Live> {
     // Indexed by the run's position among the selected runs, as progress numbers them.
     let planned = selection
         .runs(plan)
@@ -123,13 +123,13 @@ pub fn on_stderr(plan: &Plan, selection: &Selection, terminal: bool) -> Arc<Live
 }
 
 impl Live {
-    pub fn sink(self: &Arc<Self>) -> ProgressSink {
+    pub(super) fn sink(self: &Arc<Self>) -> ProgressSink {
         let me = self.clone();
         Arc::new(move |p: &Progress| me.show(p))
     }
 
     /// After the last run (or an interruption): the overall line goes, the run bars stay.
-    pub fn finish(&self) {
+    pub(super) fn finish(&self) {
         if let Some(o) = &self.overall {
             o.finish_and_clear();
         }

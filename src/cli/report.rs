@@ -8,7 +8,7 @@ use super::{finish_output, run::writable, ReportArgs};
 use crate::exit::Outcome;
 use crate::report::json::ResultFile;
 
-pub fn command(a: &ReportArgs) -> Outcome {
+pub(super) fn command(a: &ReportArgs) -> Outcome {
     let file = match ResultFile::read(&a.file) {
         Ok(f) => f,
         Err(e) => {
@@ -60,13 +60,13 @@ fn render(f: &ResultFile, out: &mut dyn Write) -> std::io::Result<()> {
 }
 
 /// Writes the HTML report of a result file (also what `run --html` calls).
-pub fn write_html(f: &ResultFile, path: &std::path::Path) -> std::io::Result<()> {
+pub(super) fn write_html(f: &ResultFile, path: &std::path::Path) -> std::io::Result<()> {
     std::fs::write(path, crate::report::html::page(f))
 }
 
 /// The report files of a merged run (`merge`, `collect`), asked for with `--junit`, `--json`
 /// and `--html`.
-pub struct Outputs<'a> {
+pub(super) struct Outputs<'a> {
     pub junit: Option<&'a std::path::Path>,
     pub json: Option<&'a std::path::Path>,
     pub html: Option<&'a std::path::Path>,
@@ -75,7 +75,7 @@ pub struct Outputs<'a> {
 /// Writes the JUnit file first, then the result file (made by `result` from the outcome so
 /// far, so a JUnit file that failed is in it) and its HTML page; each failure is said on
 /// stderr and makes the outcome a failed run.
-pub fn write_outputs(
+pub(super) fn write_outputs(
     o: &Outputs,
     p: &crate::plan::Plan,
     exec: &crate::run::Execution,

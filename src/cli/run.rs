@@ -20,7 +20,7 @@ use crate::run::{execute, Coordination, Execution, LiveFaults, LiveTopic, RunOpt
 use crate::shard::{ShardArgs, ShardRun};
 use crate::source::Sources;
 
-pub fn command(a: &RunArgs, always_summary: bool) -> Outcome {
+pub(super) fn command(a: &RunArgs, always_summary: bool) -> Outcome {
     let prepared = match prepare(a) {
         Ok(p) => p,
         Err(outcome) => return outcome,

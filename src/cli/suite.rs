@@ -12,7 +12,7 @@ use crate::report::junit::Skipped;
 
 /// The files a list of paths names: a file as given, a directory as its `.kbs` files in name
 /// order (not recursive). A directory without any is an error, said once.
-pub fn expand(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<String>) {
+pub(super) fn expand(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<String>) {
     let (mut files, mut errors) = (Vec::new(), Vec::new());
     for p in paths {
         if !p.is_dir() {
@@ -44,7 +44,7 @@ pub fn expand(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<String>) {
 /// Where a file's report goes (`--json`, and any other per-file report such as `--html`):
 /// the path itself for one file; for several, the path is a directory and each file gets
 /// `STEM.EXT` in it (`STEM-2.EXT` when two files share a stem).
-pub fn report_path(
+pub(super) fn report_path(
     given: &Path,
     file: &Path,
     several: bool,
@@ -69,7 +69,7 @@ pub fn report_path(
 
 /// The assertion instances of `full` that read a run `selected` leaves out: not judged,
 /// reported as skipped (not failed), with the reason.
-pub fn skipped(full: &Plan, selected: &[bool]) -> Vec<Skipped> {
+pub(super) fn skipped(full: &Plan, selected: &[bool]) -> Vec<Skipped> {
     full.instances()
         .filter(|(_, i)| i.runs.iter().any(|r| !selected[*r]))
         .map(|(a, i)| {
@@ -94,7 +94,7 @@ pub fn skipped(full: &Plan, selected: &[bool]) -> Vec<Skipped> {
 
 /// What the suite's files came to, for the summary line.
 #[derive(Default, Debug, PartialEq, Eq)]
-pub struct Tally {
+pub(super) struct Tally {
     pub passed: usize,
     pub failed: usize,
     pub skipped: usize,
@@ -107,7 +107,7 @@ pub struct Tally {
 impl Tally {
     /// Counts one file's verdicts; `cut` are the runs (indices) cut short, whose verdicts are
     /// partial and count as skipped (as in JUnit).
-    pub fn add(&mut self, verdicts: &[Verdict], cut: &[usize], skipped: usize) {
+    pub(super) fn add(&mut self, verdicts: &[Verdict], cut: &[usize], skipped: usize) {
         self.files += 1;
         self.skipped += skipped;
         for v in verdicts {
@@ -122,7 +122,7 @@ impl Tally {
     }
 
     /// `12 passed, 1 failed, 2 skipped (9 files)`, with the files that did not complete.
-    pub fn line(&self) -> String {
+    pub(super) fn line(&self) -> String {
         let mut s = format!(
             "{} passed, {} failed, {} skipped ({} file{}",
             self.passed,

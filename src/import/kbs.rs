@@ -26,14 +26,14 @@ pub(super) struct Block {
 }
 
 impl Block {
-    pub fn new(head: impl Into<String>) -> Block {
+    pub(super) fn new(head: impl Into<String>) -> Block {
         Block {
             head: head.into(),
             items: Vec::new(),
         }
     }
 
-    pub fn set(&mut self, key: &str, value: impl Into<String>, comment: Option<String>) {
+    pub(super) fn set(&mut self, key: &str, value: impl Into<String>, comment: Option<String>) {
         self.items.push(Item::Set {
             key: key.to_string(),
             value: value.into(),
@@ -41,7 +41,7 @@ impl Block {
         });
     }
 
-    pub fn note(&mut self, text: impl Into<String>) {
+    pub(super) fn note(&mut self, text: impl Into<String>) {
         self.items.push(Item::Note(text.into()));
     }
 }

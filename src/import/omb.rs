@@ -10,7 +10,7 @@ use super::yaml::Fields;
 /// `keyDistributor`: how OMB keys records.
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
 #[allow(clippy::enum_variant_names)]
-pub enum KeyDistributor {
+pub(super) enum KeyDistributor {
     /// Null keys.
     #[serde(rename = "NO_KEY")]
     NoKey,
@@ -22,14 +22,14 @@ pub enum KeyDistributor {
     RandomNano,
 }
 
-pub const KEY_DISTRIBUTORS: &[&str] = &["NO_KEY", "KEY_ROUND_ROBIN", "RANDOM_NANO"];
+pub(super) const KEY_DISTRIBUTORS: &[&str] = &["NO_KEY", "KEY_ROUND_ROBIN", "RANDOM_NANO"];
 
 /// How many distinct keys OMB's key distributors draw from (`KeyDistributor.UNIQUE_COUNT`).
-pub const OMB_KEYS: u32 = 10_000;
+pub(super) const OMB_KEYS: u32 = 10_000;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
-pub struct Workload {
+pub(super) struct Workload {
     pub name: Option<String>,
     pub topics: Option<u32>,
     pub partitions_per_topic: Option<u32>,
@@ -50,7 +50,7 @@ pub struct Workload {
     pub warmup_duration_minutes: Option<u32>,
 }
 
-pub const WORKLOAD: Fields = Fields {
+pub(super) const WORKLOAD: Fields = Fields {
     names: &[
         "name",
         "topics",
@@ -92,7 +92,7 @@ fn workload_takes(field: &str) -> String {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
-pub struct Driver {
+pub(super) struct Driver {
     pub name: Option<String>,
     pub driver_class: Option<String>,
     pub replication_factor: Option<i16>,
@@ -104,7 +104,7 @@ pub struct Driver {
     pub consumer_config: Option<String>,
 }
 
-pub const DRIVER: Fields = Fields {
+pub(super) const DRIVER: Fields = Fields {
     names: &[
         "name",
         "driverClass",
@@ -131,4 +131,5 @@ fn driver_takes(field: &str) -> String {
 }
 
 /// The driver class the Kafka driver files name.
-pub const KAFKA_DRIVER: &str = "io.openmessaging.benchmark.driver.kafka.KafkaBenchmarkDriver";
+pub(super) const KAFKA_DRIVER: &str =
+    "io.openmessaging.benchmark.driver.kafka.KafkaBenchmarkDriver";

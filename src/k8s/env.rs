@@ -5,14 +5,14 @@ use crate::syntax::{Entry, Value, ValueKind};
 
 /// One variable the scenario reads.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct EnvRead {
+pub(crate) struct EnvRead {
     pub name: String,
     /// Every `env()` of it gives a default, so the pod may start without it.
     pub optional: bool,
 }
 
 /// The variables read by `entries`, in the order first met, added to `into`.
-pub fn reads(entries: &[Entry], into: &mut Vec<EnvRead>) {
+pub(crate) fn reads(entries: &[Entry], into: &mut Vec<EnvRead>) {
     for e in entries {
         match e {
             Entry::Setting(s) => value(&s.value, into),

@@ -6,7 +6,7 @@ use std::path::{Component, Path, PathBuf};
 
 /// One file of the ConfigMap.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Placed {
+pub(super) struct Placed {
     /// The ConfigMap key: unique, of the characters keys take.
     pub key: String,
     /// Where it lands below the mount point, `/`-separated.
@@ -15,7 +15,7 @@ pub struct Placed {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Content {
+pub(super) enum Content {
     Text(String),
     /// Not UTF-8: a ConfigMap keeps it in `binaryData`.
     Binary(Vec<u8>),
@@ -23,7 +23,7 @@ pub enum Content {
 
 impl Content {
     /// Bytes it takes in the ConfigMap object (base64 for binary data).
-    pub fn stored_len(&self) -> usize {
+    pub(super) fn stored_len(&self) -> usize {
         match self {
             Content::Text(t) => t.len(),
             Content::Binary(b) => b.len().div_ceil(3) * 4,
@@ -33,7 +33,7 @@ impl Content {
 
 /// The files placed: the scenario first. `cwd` makes relative paths absolute, so files named
 /// relative to the scenario and files named absolute share one tree.
-pub fn place(files: Vec<(PathBuf, Content)>, cwd: &Path) -> Vec<Placed> {
+pub(super) fn place(files: Vec<(PathBuf, Content)>, cwd: &Path) -> Vec<Placed> {
     let absolute: Vec<PathBuf> = files.iter().map(|(p, _)| normalize(&cwd.join(p))).collect();
     let common = absolute
         .iter()

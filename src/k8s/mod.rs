@@ -3,7 +3,7 @@
 //! values from, by reference only. Built from k8s-openapi's typed structs and written as
 //! multi-document YAML (docs/distributed.md).
 
-pub mod env;
+pub(crate) mod env;
 mod layout;
 mod objects;
 
@@ -13,21 +13,20 @@ use std::path::{Path, PathBuf};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::ConfigMap;
 
-pub use env::EnvRead;
-pub use objects::RUN_LABEL;
+pub(crate) use env::EnvRead;
 
 use crate::model::{PayloadSpec, Scenario};
 use crate::source::{FileId, Sources};
-use layout::{Content, Placed};
+use layout::Content;
 
 /// Where the scenario's files are mounted in every pod.
-pub const MOUNT: &str = "/scenario";
+pub(crate) const MOUNT: &str = "/scenario";
 /// What a ConfigMap may hold, all files together.
-pub const CONFIG_MAP_LIMIT: usize = 1 << 20;
+pub(crate) const CONFIG_MAP_LIMIT: usize = 1 << 20;
 
 /// What `kafkabench k8s` was asked for.
 #[derive(Clone, Debug)]
-pub struct Options {
+pub(crate) struct Options {
     pub shards: u32,
     pub image: String,
     pub namespace: Option<String>,
@@ -39,7 +38,7 @@ pub struct Options {
 
 /// The objects' names, derived from the scenario and the run id.
 #[derive(Clone, Debug)]
-pub struct Names {
+pub(crate) struct Names {
     pub config_map: String,
     pub shards: String,
     pub collector: String,
@@ -85,12 +84,10 @@ fn slug(text: &str, max: usize) -> String {
 }
 
 /// The manifests of one sharded run.
-pub struct Manifests {
+pub(crate) struct Manifests {
     pub scenario: String,
     pub names: Names,
     pub opts: Options,
-    /// Where each file landed below [`MOUNT`], the scenario first.
-    pub files: Vec<String>,
     pub env: Vec<EnvRead>,
     pub config_map: ConfigMap,
     pub shards: Job,
@@ -99,7 +96,7 @@ pub struct Manifests {
 
 /// Why no manifests could be written; all wording here.
 #[derive(Debug, thiserror::Error)]
-pub enum K8sError {
+pub(crate) enum K8sError {
     #[error(
         "{file}:{line} holds a secret value written in the file; a ConfigMap is readable by \
          anyone who may read the namespace"
@@ -122,7 +119,7 @@ pub enum K8sError {
 
 impl K8sError {
     /// The fix.
-    pub fn help(&self) -> String {
+    pub(crate) fn help(&self) -> String {
         match self {
             K8sError::LiteralSecret { .. } => "read it with env(\"NAME\"): the pods take env() \
                 values from the Secret, which this command names but never holds"
@@ -144,7 +141,7 @@ impl K8sError {
 
 /// The manifests of `scenario`, loaded into `sources`; `cwd` resolves relative paths. Every
 /// problem at once.
-pub fn manifests(
+pub(crate) fn manifests(
     sources: &Sources,
     scenario: &Scenario,
     opts: &Options,
@@ -218,7 +215,6 @@ pub fn manifests(
         config_map: objects::config_map(&placed, &names, opts),
         shards: objects::shards(&placed, &env, &main, &names, opts),
         collector: objects::collector(&placed, &env, &main, &names, opts),
-        files: placed.iter().map(|p: &Placed| p.path.clone()).collect(),
         names,
         opts: opts.clone(),
         env,
@@ -240,7 +236,7 @@ fn data_files(scenario: &Scenario) -> Vec<PathBuf> {
 
 impl Manifests {
     /// The manifests as files: a name and its YAML, in the order to apply them.
-    pub fn documents(&self) -> io::Result<Vec<(&'static str, String)>> {
+    pub(crate) fn documents(&self) -> io::Result<Vec<(&'static str, String)>> {
         Ok(vec![
             (
                 "01-scenario.yaml",
@@ -252,7 +248,7 @@ impl Manifests {
     }
 
     /// All of it as one multi-document YAML stream.
-    pub fn write(&self, out: &mut dyn Write) -> io::Result<()> {
+    pub(crate) fn write(&self, out: &mut dyn Write) -> io::Result<()> {
         for (i, (_, doc)) in self.documents()?.iter().enumerate() {
             if i > 0 {
                 writeln!(out, "---")?;

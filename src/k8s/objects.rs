@@ -19,7 +19,7 @@ use super::{Names, Options, MOUNT};
 
 const VOLUME: &str = "scenario";
 /// The label every object of one run carries, and the shards' anti-affinity selects by.
-pub const RUN_LABEL: &str = "kafkabench/run-id";
+pub(crate) const RUN_LABEL: &str = "kafkabench/run-id";
 const COMPONENT: &str = "app.kubernetes.io/component";
 
 fn meta(name: &str, names: &Names, opts: &Options, component: &str) -> ObjectMeta {
@@ -43,7 +43,7 @@ fn labels(names: &Names, component: &str) -> BTreeMap<String, String> {
 }
 
 /// The scenario's files, text in `data`, anything else in `binaryData`.
-pub fn config_map(files: &[Placed], names: &Names, opts: &Options) -> ConfigMap {
+pub(super) fn config_map(files: &[Placed], names: &Names, opts: &Options) -> ConfigMap {
     let (mut data, mut binary) = (BTreeMap::new(), BTreeMap::new());
     for f in files {
         match &f.content {
@@ -65,7 +65,7 @@ pub fn config_map(files: &[Placed], names: &Names, opts: &Options) -> ConfigMap 
 
 /// The Indexed Job of shards: pod i runs shard i, once (`backoffLimit: 0`, `restartPolicy:
 /// Never`): a shard run again would send its share twice and start after the barrier.
-pub fn shards(
+pub(super) fn shards(
     files: &[Placed],
     env: &[EnvRead],
     scenario: &str,
@@ -123,7 +123,7 @@ pub fn shards(
 
 /// The collector: one pod that creates the topics, waits for the shards' results on the
 /// control topic, merges them and judges `expect` once; its exit code is the run's.
-pub fn collector(
+pub(super) fn collector(
     files: &[Placed],
     env: &[EnvRead],
     scenario: &str,

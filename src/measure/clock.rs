@@ -3,7 +3,7 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// `t` as RFC 3339 UTC, to the millisecond. Instants before 1970 show as the epoch.
-pub fn rfc3339_utc(t: SystemTime) -> String {
+pub(crate) fn rfc3339_utc(t: SystemTime) -> String {
     let since = t.duration_since(UNIX_EPOCH).unwrap_or_default();
     let secs = since.as_secs();
     let (days, rem) = (secs / 86_400, secs % 86_400);

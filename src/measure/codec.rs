@@ -8,7 +8,7 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 
 /// The histogram as base64 of its V2 deflate serialization.
-pub fn encode(h: &Histogram<u64>) -> String {
+pub(crate) fn encode(h: &Histogram<u64>) -> String {
     let mut bytes = Vec::new();
     // Serializing into memory fails only on a histogram too large to describe, which the
     // fixed bounds of `new_histogram` rule out.
@@ -19,7 +19,7 @@ pub fn encode(h: &Histogram<u64>) -> String {
 }
 
 /// Decodes what `encode` wrote (or any V2/V2-deflate histogram in base64).
-pub fn decode(text: &str) -> Result<Histogram<u64>, String> {
+pub(crate) fn decode(text: &str) -> Result<Histogram<u64>, String> {
     let bytes = STANDARD
         .decode(text.trim())
         .map_err(|e| format!("not base64: {e}"))?;

@@ -58,7 +58,7 @@ pub struct ReadSide {
 /// one took part in) undercounts when no member was in every generation: the first to join
 /// is alone in generation 1 and is then stopped, say. Without generations (a librdkafka that
 /// did not say), the most any member took part in.
-pub fn group_rebalances(members: &[&ConsumerRecording]) -> u64 {
+pub(crate) fn group_rebalances(members: &[&ConsumerRecording]) -> u64 {
     let gens: std::collections::BTreeSet<i32> = members
         .iter()
         .flat_map(|c| c.generations.iter().copied())
@@ -75,7 +75,7 @@ pub fn group_rebalances(members: &[&ConsumerRecording]) -> u64 {
 }
 
 /// The read side's figures from the consumers' merged recording and the merged series.
-pub fn derive(
+pub(crate) fn derive(
     c: &ConsumerRecording,
     side: &ReadSide,
     series: Option<&super::TimeSeries>,

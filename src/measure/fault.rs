@@ -16,7 +16,7 @@ use super::{codec, LatencySummary, ProducerRecording, Recordings, RunResult, Tim
 /// A silence between two acknowledgements of one producer shorter than this is not a gap: the
 /// resolution of `unavailable.time`. Records due further apart than this (a producer paced
 /// under 10/s) make every pause between them a gap, which is what the figure then says.
-pub const GAP_NS: u64 = 100_000_000;
+pub(crate) const GAP_NS: u64 = 100_000_000;
 
 /// `recovery.time`'s window, and what "back at the target rate" means: at least this share of
 /// the records due in the window acknowledged in it.
@@ -146,7 +146,7 @@ impl AckTimeline {
 
 /// The figures of a run's faults, from the actions as they happened and what the run
 /// recorded: windows are the actions' [fired, ended] spans on the measured phase's clock.
-pub fn derive(
+pub(crate) fn derive(
     actions: Vec<FaultRecord>,
     result: &RunResult,
     recordings: &Recordings,
@@ -207,7 +207,7 @@ fn measured_end(result: &RunResult) -> f64 {
 
 /// The actions that fired, each as `[fired, ended]` (to the end of the measured phase when it
 /// never ended), sorted and merged where they overlap.
-pub fn windows(actions: &[FaultRecord], end: f64) -> Vec<(f64, f64)> {
+pub(crate) fn windows(actions: &[FaultRecord], end: f64) -> Vec<(f64, f64)> {
     let mut w: Vec<(f64, f64)> = actions
         .iter()
         .filter_map(|a| {
@@ -242,7 +242,7 @@ fn unavailable(producers: &[ProducerRecording], origin: u64) -> Option<f64> {
 }
 
 /// The intersection of two sorted lists of disjoint stretches.
-pub fn intersect(a: &[(u64, u64)], b: &[(u64, u64)]) -> Vec<(u64, u64)> {
+pub(crate) fn intersect(a: &[(u64, u64)], b: &[(u64, u64)]) -> Vec<(u64, u64)> {
     let (mut i, mut j) = (0, 0);
     let mut out = Vec::new();
     while i < a.len() && j < b.len() {

@@ -17,10 +17,10 @@ use hdrhistogram::Histogram;
 use super::{record, MAX_NS};
 
 /// Significant digits of every interval histogram (1 % resolution).
-pub const INTERVAL_DIGITS: u8 = 2;
+pub(crate) const INTERVAL_DIGITS: u8 = 2;
 
 /// A histogram for one interval: nanoseconds, 1 ns to one hour, 2 significant digits.
-pub fn new_interval_histogram() -> Histogram<u64> {
+pub(crate) fn new_interval_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, MAX_NS, INTERVAL_DIGITS)
         .expect("static histogram bounds are valid")
 }

@@ -72,7 +72,7 @@ impl Problem {
 
 /// The one result of a planned run from its shards' results. `schedule` is the run's whole
 /// schedule (every shard's share together), from the plan: the target rates come from it.
-pub fn merge(shards: &[&RunResult], schedule: &Planned) -> Result<RunResult, MergeError> {
+pub(crate) fn merge(shards: &[&RunResult], schedule: &Planned) -> Result<RunResult, MergeError> {
     let first = *shards.first().ok_or(Problem::Nothing.at(0))?;
     for (k, s) in shards.iter().enumerate() {
         if s.index != first.index || s.label != first.label {

@@ -3,17 +3,17 @@
 //! and merged once at the end; nothing is stored per sample. Figures are derived here and
 //! only here; `report` prints them.
 
-pub mod clock;
-pub mod codec;
-pub mod consume;
-pub mod fault;
-pub mod intervals;
-pub mod merge;
-pub mod recording;
-pub mod series;
-pub mod status;
-pub mod topics;
-pub mod txn;
+pub(crate) mod clock;
+pub(crate) mod codec;
+pub(crate) mod consume;
+pub(crate) mod fault;
+pub(crate) mod intervals;
+pub(crate) mod merge;
+pub(crate) mod recording;
+pub(crate) mod series;
+pub(crate) mod status;
+pub(crate) mod topics;
+pub(crate) mod txn;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -98,7 +98,7 @@ impl RunResult {
     }
 }
 
-pub fn disk_growth(before: &[u64], after: &[u64]) -> (Vec<u64>, u64) {
+pub(crate) fn disk_growth(before: &[u64], after: &[u64]) -> (Vec<u64>, u64) {
     let each: Vec<u64> = before
         .iter()
         .zip(after)

@@ -66,7 +66,7 @@ impl TxnRecording {
 }
 
 /// The producers' transactions together; None when no producer ran transactions.
-pub fn merge<'a>(all: impl Iterator<Item = &'a TxnRecording>) -> Option<TxnFigures> {
+pub(crate) fn merge<'a>(all: impl Iterator<Item = &'a TxnRecording>) -> Option<TxnFigures> {
     let mut commit = new_histogram();
     let mut out: Option<TxnFigures> = None;
     for t in all {

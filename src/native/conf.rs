@@ -4,7 +4,7 @@ use std::ffi::CStr;
 
 /// Every property name librdkafka's configuration dump lists (the defaults of a fresh
 /// configuration), in dump order.
-pub fn property_names() -> Vec<String> {
+pub(crate) fn property_names() -> Vec<String> {
     let mut names = Vec::new();
     // SAFETY: conf_new/dump/dump_free/destroy are used as librdkafka documents: the dump
     // array holds cnt alternating key/value C strings and is freed by dump_free.

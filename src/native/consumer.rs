@@ -26,7 +26,7 @@ use rdkafka::consumer::{BaseConsumer, Consumer as _, ConsumerContext};
 use rdkafka::types::RDKafkaErrorCode;
 
 /// A consumer's native handles, valid while the rust-rdkafka consumer they came from lives.
-pub struct Consumer<'c> {
+pub(crate) struct Consumer<'c> {
     rk: *mut rd::rd_kafka_t,
     queue: *mut rd::rd_kafka_queue_t,
     /// The linked librdkafka is the one whose message layout `MsgHead` copies.
@@ -37,7 +37,7 @@ pub struct Consumer<'c> {
 impl<'c> Consumer<'c> {
     /// The consumer queue (rust-rdkafka forwards the main queue to it when a `group.id` is
     /// set, so statistics and errors arrive on it too); the main queue without a group.
-    pub fn new<C: ConsumerContext>(consumer: &'c BaseConsumer<C>) -> Consumer<'c> {
+    pub(crate) fn new<C: ConsumerContext>(consumer: &'c BaseConsumer<C>) -> Consumer<'c> {
         let rk = consumer.client().native_ptr();
         // SAFETY: rk is a live consumer handle (borrowed for 'c); both calls return a new
         // reference (or null), released in Drop.
@@ -62,7 +62,7 @@ impl<'c> Consumer<'c> {
     /// The next event (a record, a rebalance, statistics, an error), waiting at most
     /// `timeout_ms` for one.
     #[inline]
-    pub fn next_event(&self, timeout_ms: i32) -> Option<Event> {
+    pub(crate) fn next_event(&self, timeout_ms: i32) -> Option<Event> {
         // SAFETY: queue is live; a non-null event is ours to destroy (Event's Drop).
         let ev = unsafe { rd::rd_kafka_queue_poll(self.queue, timeout_ms) };
         (!ev.is_null()).then_some(Event {
@@ -73,7 +73,7 @@ impl<'c> Consumer<'c> {
 
     /// A partition's high watermark as of its last fetch response (librdkafka's cached
     /// value: no request); None before any response.
-    pub fn cached_end(&self, topic: &str, partition: i32) -> Option<i64> {
+    pub(crate) fn cached_end(&self, topic: &str, partition: i32) -> Option<i64> {
         let topic = CString::new(topic).ok()?;
         let (mut low, mut high) = (-1i64, -1i64);
         // SAFETY: rk is live; topic is NUL-terminated; the two outputs are written or left.
@@ -92,7 +92,11 @@ impl<'c> Consumer<'c> {
     /// Answers a rebalance event: takes the partitions it assigns, or gives up those it
     /// revokes, incrementally under the cooperative protocol. Returns the partitions, and
     /// whether they are a change to the assignment (cooperative) rather than all of it.
-    pub fn answer(&self, ev: &Event, assign: bool) -> Result<(Vec<(String, i32)>, bool), String> {
+    pub(crate) fn answer(
+        &self,
+        ev: &Event,
+        assign: bool,
+    ) -> Result<(Vec<(String, i32)>, bool), String> {
         // SAFETY: ev is a live rebalance event; its list is owned by the event, borrowed here.
         let tpl = unsafe { rd::rd_kafka_event_topic_partition_list(ev.ptr) };
         let parts = partitions(tpl);
@@ -129,7 +133,7 @@ impl<'c> Consumer<'c> {
     /// The group generation this member is in (librdkafka's, from its last JoinGroup
     /// response); None outside a group. Read at an assignment, it names the rebalance the
     /// assignment ends: members of one group see the same number for the same rebalance.
-    pub fn generation(&self) -> Option<i32> {
+    pub(crate) fn generation(&self) -> Option<i32> {
         // SAFETY: rk is live; the metadata returned is a copy, ours to destroy.
         unsafe {
             let md = rd::rd_kafka_consumer_group_metadata(self.rk);
@@ -171,13 +175,13 @@ fn partitions(tpl: *const rd::rd_kafka_topic_partition_list_t) -> Vec<(String, i
 }
 
 /// One event taken from the consumer queue.
-pub struct Event {
+pub(crate) struct Event {
     ptr: *mut rd::rd_kafka_event_t,
     raw_headers: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EventKind {
+pub(crate) enum EventKind {
     /// A record (or a consumer error carried as one).
     Fetch,
     /// Partitions assigned (true) or revoked (false).
@@ -189,7 +193,7 @@ pub enum EventKind {
 
 impl Event {
     #[inline]
-    pub fn kind(&self) -> EventKind {
+    pub(crate) fn kind(&self) -> EventKind {
         // SAFETY: ptr is a live event.
         match unsafe { rd::rd_kafka_event_type(self.ptr) } {
             rd::RD_KAFKA_EVENT_FETCH => EventKind::Fetch,
@@ -206,7 +210,7 @@ impl Event {
 
     /// The record of a Fetch event.
     #[inline]
-    pub fn message(&self) -> Option<Message<'_>> {
+    pub(crate) fn message(&self) -> Option<Message<'_>> {
         // SAFETY: the event is live; its message lives as long as it does.
         let m = unsafe { rd::rd_kafka_event_message_next(self.ptr) };
         (!m.is_null()).then_some(Message {
@@ -217,18 +221,19 @@ impl Event {
     }
 
     /// The JSON document of a Stats event.
-    pub fn stats_json(&self) -> Option<&str> {
+    pub(crate) fn stats_json(&self) -> Option<&str> {
         // SAFETY: for a stats event librdkafka returns a NUL-terminated string owned by the
         // event, which outlives the borrow.
         let p = unsafe { rd::rd_kafka_event_stats(self.ptr) };
         if p.is_null() {
             return None;
         }
+        // SAFETY: not null, and NUL-terminated by librdkafka (above).
         unsafe { CStr::from_ptr(p) }.to_str().ok()
     }
 
     /// The error of an Error event, with librdkafka's explanation, and whether it is fatal.
-    pub fn error(&self) -> (RDKafkaErrorCode, String, bool) {
+    pub(crate) fn error(&self) -> (RDKafkaErrorCode, String, bool) {
         // SAFETY: ptr is a live event; the string is owned by it.
         unsafe {
             let code = RDKafkaErrorCode::from(rd::rd_kafka_event_error(self.ptr));
@@ -248,7 +253,7 @@ impl Event {
 
     /// The partition an Error event is about (a partition read to its end), as topic name
     /// bytes and partition, handed to `f`.
-    pub fn with_partition<T>(&self, f: impl FnOnce(&[u8], i32) -> T) -> Option<T> {
+    pub(crate) fn with_partition<T>(&self, f: impl FnOnce(&[u8], i32) -> T) -> Option<T> {
         // SAFETY: a new copy (or null), destroyed below; its topic is NUL-terminated.
         unsafe {
             let tp = rd::rd_kafka_event_topic_partition(self.ptr);
@@ -270,12 +275,12 @@ impl Drop for Event {
 }
 
 /// Whether an error code is librdkafka's "partition read to its end" (`enable.partition.eof`).
-pub fn is_partition_eof(code: RDKafkaErrorCode) -> bool {
+pub(crate) fn is_partition_eof(code: RDKafkaErrorCode) -> bool {
     code == RDKafkaErrorCode::PartitionEOF
 }
 
 /// One record read.
-pub struct Message<'e> {
+pub(crate) struct Message<'e> {
     m: *const rd::rd_kafka_message_t,
     raw_headers: bool,
     _ev: PhantomData<&'e Event>,
@@ -284,26 +289,26 @@ pub struct Message<'e> {
 impl Message<'_> {
     /// A consumer error carried as a record (a partition's end, a fetch error).
     #[inline]
-    pub fn error(&self) -> Option<RDKafkaErrorCode> {
+    pub(crate) fn error(&self) -> Option<RDKafkaErrorCode> {
         // SAFETY: m points into a live event (lifetime 'e).
         super::error::of_message(unsafe { (*self.m).err })
     }
 
     #[inline]
-    pub fn partition(&self) -> i32 {
+    pub(crate) fn partition(&self) -> i32 {
         // SAFETY: as above.
         unsafe { (*self.m).partition }
     }
 
     #[inline]
-    pub fn offset(&self) -> i64 {
+    pub(crate) fn offset(&self) -> i64 {
         // SAFETY: as above.
         unsafe { (*self.m).offset }
     }
 
     /// Key and value bytes.
     #[inline]
-    pub fn key_value_bytes(&self) -> u64 {
+    pub(crate) fn key_value_bytes(&self) -> u64 {
         // SAFETY: as above.
         unsafe { ((*self.m).len + (*self.m).key_len) as u64 }
     }
@@ -311,13 +316,13 @@ impl Message<'_> {
     /// The record's topic handle, as an identity: the same topic gives the same value for the
     /// client's lifetime, so callers map it to their own index without comparing names.
     #[inline]
-    pub fn topic_id(&self) -> usize {
+    pub(crate) fn topic_id(&self) -> usize {
         // SAFETY: as above.
         unsafe { (*self.m).rkt as usize }
     }
 
     /// The record's topic name (for the first record of a topic handle; then `topic_id`).
-    pub fn topic_name(&self) -> &[u8] {
+    pub(crate) fn topic_name(&self) -> &[u8] {
         // SAFETY: the topic handle lives as long as the message; its name is NUL-terminated.
         unsafe {
             let rkt = (*self.m).rkt;
@@ -332,7 +337,7 @@ impl Message<'_> {
     /// header bytes as fetched when librdkafka is the version `MsgHead` was read from and the
     /// record's own fields agree with it; through `rd_kafka_message_headers` otherwise.
     #[inline]
-    pub fn header(&self, name: &CStr) -> Option<&[u8]> {
+    pub(crate) fn header(&self, name: &CStr) -> Option<&[u8]> {
         if let Some(raw) = self.raw_headers() {
             return last_header(raw, name.to_bytes());
         }

@@ -6,7 +6,7 @@ use rdkafka::types::RDKafkaErrorCode;
 
 /// The error a message carries (`rd_kafka_message_t.err`); None for no error.
 #[inline]
-pub fn of_message(err: rd::rd_kafka_resp_err_t) -> Option<RDKafkaErrorCode> {
+pub(crate) fn of_message(err: rd::rd_kafka_resp_err_t) -> Option<RDKafkaErrorCode> {
     (err != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR)
         .then(|| RDKafkaErrorCode::from(err))
 }

@@ -2,7 +2,7 @@
 //! touches librdkafka lives under this module, each with a SAFETY comment). rust-rdkafka does
 //! everything else. A foundation: it imports nothing from the crate.
 
-pub mod conf;
-pub mod consumer;
-pub mod error;
-pub mod producer;
+pub(crate) mod conf;
+pub(crate) mod consumer;
+pub(crate) mod error;
+pub(crate) mod producer;

@@ -21,7 +21,7 @@ use rdkafka::types::RDKafkaErrorCode;
 
 /// The producer's native handles: a topic handle and its main event queue, valid while the
 /// rust-rdkafka producer they came from lives.
-pub struct Producer<'p> {
+pub(crate) struct Producer<'p> {
     rk: *mut rd::rd_kafka_t,
     /// The topic records go to: one of `rkts`.
     rkt: *mut rd::rd_kafka_topic_t,
@@ -36,7 +36,7 @@ pub struct Producer<'p> {
 }
 
 impl<'p> Producer<'p> {
-    pub fn new<C: ProducerContext>(
+    pub(crate) fn new<C: ProducerContext>(
         producer: &'p BaseProducer<C>,
         name: &str,
     ) -> Result<Self, String> {
@@ -61,7 +61,7 @@ impl<'p> Producer<'p> {
     }
 
     /// A handle for one more topic (the next index); records still go to the selected one.
-    pub fn add_topic(&mut self, name: &str) -> Result<(), String> {
+    pub(crate) fn add_topic(&mut self, name: &str) -> Result<(), String> {
         let cname = CString::new(name).map_err(|_| format!("topic name {name:?} contains NUL"))?;
         // SAFETY: as in `new`; the handle is released in Drop.
         let rkt = unsafe { rd::rd_kafka_topic_new(self.rk, cname.as_ptr(), ptr::null_mut()) };
@@ -75,20 +75,20 @@ impl<'p> Producer<'p> {
     /// Sends the next records to topic `i` (in the order the topics were added; 0 is the
     /// first): a handle swap, no lookup by name.
     #[inline]
-    pub fn select(&mut self, i: usize) {
+    pub(crate) fn select(&mut self, i: usize) {
         self.rkt = self.rkts[i];
     }
 
     /// Sends the next records to partition `p` of the selected topic.
     #[inline]
-    pub fn set_partition(&mut self, p: i32) {
+    pub(crate) fn set_partition(&mut self, p: i32) {
         self.partition = p;
     }
 
     /// Which topic a delivered record went to, as an index of `select`; `hint` is tried
     /// first (the records of one delivery event usually share their topic).
     #[inline]
-    pub fn topic_of(&self, d: &Delivery, hint: usize) -> Option<usize> {
+    pub(crate) fn topic_of(&self, d: &Delivery, hint: usize) -> Option<usize> {
         // SAFETY: d points into a live event; rkt is the handle the record was produced with.
         let rkt = unsafe { (*d.m).rkt };
         if self.rkts.get(hint) == Some(&rkt) {
@@ -100,21 +100,21 @@ impl<'p> Producer<'p> {
     /// The next event on the main queue (delivery reports, statistics, errors), waiting at most
     /// `timeout_ms` for one.
     #[inline]
-    pub fn next_event(&self, timeout_ms: i32) -> Option<Event> {
+    pub(crate) fn next_event(&self, timeout_ms: i32) -> Option<Event> {
         // SAFETY: queue is live; a non-null event is ours to destroy (Event's Drop).
         let ev = unsafe { rd::rd_kafka_queue_poll(self.queue, timeout_ms) };
         (!ev.is_null()).then_some(Event { ptr: ev })
     }
 
     /// Records not yet delivered or failed, including reports not yet served.
-    pub fn outq_len(&self) -> i32 {
+    pub(crate) fn outq_len(&self) -> i32 {
         // SAFETY: rk is live.
         unsafe { rd::rd_kafka_outq_len(self.rk) }
     }
 
     /// Fails every record still queued or in flight (each gets a Purge* delivery report): for
     /// a cluster that is gone, where waiting would only run into `message.timeout.ms`.
-    pub fn purge(&self) {
+    pub(crate) fn purge(&self) {
         // SAFETY: rk is live; purging without blocking is allowed from any thread.
         unsafe {
             rd::rd_kafka_purge(
@@ -126,7 +126,7 @@ impl<'p> Producer<'p> {
 
     /// Sends lingering batches now instead of when their timer fires (the start of a flush;
     /// the caller serves events until `outq_len` is 0).
-    pub fn begin_flush(&self) {
+    pub(crate) fn begin_flush(&self) {
         // SAFETY: rk is live; with a zero timeout this only wakes the broker threads.
         unsafe {
             rd::rd_kafka_flush(self.rk, 0);
@@ -137,7 +137,7 @@ impl<'p> Producer<'p> {
     /// in the delivery report. On failure the headers are handed back so a retry after
     /// `QueueFull` sends the same record.
     #[inline]
-    pub fn produce(
+    pub(crate) fn produce(
         &self,
         value: &[u8],
         key: Option<&[u8]>,
@@ -155,7 +155,7 @@ impl<'p> Producer<'p> {
     /// `value` must stay valid and unchanged until the rust-rdkafka producer is destroyed
     /// (queued and in-flight records point into it until then).
     #[inline]
-    pub unsafe fn produce_shared(
+    pub(crate) unsafe fn produce_shared(
         &self,
         value: &[u8],
         key: Option<&[u8]>,
@@ -240,7 +240,7 @@ impl<'p> Producer<'p> {
 
 /// A failed transaction call, as librdkafka classified it.
 #[derive(Debug)]
-pub struct TxnError {
+pub(crate) struct TxnError {
     pub code: RDKafkaErrorCode,
     pub message: String,
     /// The producer cannot go on (fenced by a newer instance with the same transactional.id).
@@ -260,25 +260,25 @@ impl std::fmt::Display for TxnError {
 /// The transaction calls (librdkafka's transactional producer API). Each blocks at most
 /// `timeout_ms`; a timeout is retriable and the same call resumes the work.
 impl Producer<'_> {
-    pub fn init_transactions(&self, timeout_ms: i32) -> Result<(), TxnError> {
+    pub(crate) fn init_transactions(&self, timeout_ms: i32) -> Result<(), TxnError> {
         // SAFETY: rk is live; the error, if any, is ours to destroy (txn_result).
         txn_result(unsafe { rd::rd_kafka_init_transactions(self.rk, timeout_ms) })
     }
 
-    pub fn begin_transaction(&self) -> Result<(), TxnError> {
+    pub(crate) fn begin_transaction(&self) -> Result<(), TxnError> {
         // SAFETY: as above.
         txn_result(unsafe { rd::rd_kafka_begin_transaction(self.rk) })
     }
 
     /// Commits the open transaction. librdkafka flushes first, but with delivery reports as
     /// events it does not serve them, so the caller drains its queue before calling this.
-    pub fn commit_transaction(&self, timeout_ms: i32) -> Result<(), TxnError> {
+    pub(crate) fn commit_transaction(&self, timeout_ms: i32) -> Result<(), TxnError> {
         // SAFETY: as above.
         txn_result(unsafe { rd::rd_kafka_commit_transaction(self.rk, timeout_ms) })
     }
 
     /// Aborts the open transaction (what is still queued is purged).
-    pub fn abort_transaction(&self, timeout_ms: i32) -> Result<(), TxnError> {
+    pub(crate) fn abort_transaction(&self, timeout_ms: i32) -> Result<(), TxnError> {
         // SAFETY: as above.
         txn_result(unsafe { rd::rd_kafka_abort_transaction(self.rk, timeout_ms) })
     }
@@ -324,11 +324,11 @@ impl Drop for Producer<'_> {
 }
 
 /// One event taken from the main queue.
-pub struct Event {
+pub(crate) struct Event {
     ptr: *mut rd::rd_kafka_event_t,
 }
 
-pub enum EventKind {
+pub(crate) enum EventKind {
     Delivery,
     Stats,
     Error,
@@ -336,7 +336,7 @@ pub enum EventKind {
 }
 
 impl Event {
-    pub fn kind(&self) -> EventKind {
+    pub(crate) fn kind(&self) -> EventKind {
         // SAFETY: ptr is a live event.
         match unsafe { rd::rd_kafka_event_type(self.ptr) } {
             rd::RD_KAFKA_EVENT_DR => EventKind::Delivery,
@@ -347,23 +347,24 @@ impl Event {
     }
 
     /// The delivery reports of a Delivery event.
-    pub fn deliveries(&self) -> Deliveries<'_> {
+    pub(crate) fn deliveries(&self) -> Deliveries<'_> {
         Deliveries { ev: self }
     }
 
     /// The JSON document of a Stats event.
-    pub fn stats_json(&self) -> Option<&str> {
+    pub(crate) fn stats_json(&self) -> Option<&str> {
         // SAFETY: for a stats event librdkafka returns a NUL-terminated string owned by the
         // event, which outlives the borrow.
         let p = unsafe { rd::rd_kafka_event_stats(self.ptr) };
         if p.is_null() {
             return None;
         }
+        // SAFETY: not null, and NUL-terminated by librdkafka (above).
         unsafe { std::ffi::CStr::from_ptr(p) }.to_str().ok()
     }
 
     /// The error of an Error event, with librdkafka's explanation.
-    pub fn error(&self) -> (RDKafkaErrorCode, String) {
+    pub(crate) fn error(&self) -> (RDKafkaErrorCode, String) {
         // SAFETY: ptr is a live event; the string is owned by it.
         unsafe {
             let code = RDKafkaErrorCode::from(rd::rd_kafka_event_error(self.ptr));
@@ -385,7 +386,7 @@ impl Drop for Event {
     }
 }
 
-pub struct Deliveries<'e> {
+pub(crate) struct Deliveries<'e> {
     ev: &'e Event,
 }
 
@@ -404,35 +405,35 @@ impl<'e> Iterator for Deliveries<'e> {
 }
 
 /// One record's delivery report.
-pub struct Delivery<'e> {
+pub(crate) struct Delivery<'e> {
     m: *const rd::rd_kafka_message_t,
     _ev: PhantomData<&'e Event>,
 }
 
 impl Delivery<'_> {
     #[inline]
-    pub fn error(&self) -> Option<RDKafkaErrorCode> {
+    pub(crate) fn error(&self) -> Option<RDKafkaErrorCode> {
         // SAFETY: m points into a live event (lifetime 'e).
         super::error::of_message(unsafe { (*self.m).err })
     }
 
     /// The opaque passed to `produce`.
     #[inline]
-    pub fn opaque(&self) -> usize {
+    pub(crate) fn opaque(&self) -> usize {
         // SAFETY: as above; for delivery reports _private is the per-message opaque.
         unsafe { (*self.m)._private as usize }
     }
 
     /// Key and value bytes of the record.
     #[inline]
-    pub fn key_value_bytes(&self) -> u64 {
+    pub(crate) fn key_value_bytes(&self) -> u64 {
         // SAFETY: as above.
         unsafe { ((*self.m).len + (*self.m).key_len) as u64 }
     }
 
     /// The value of the record's last header named `name`. It searches the header list, so
     /// the caller asks only on the rare path (a failed record's stamp).
-    pub fn header(&self, name: &std::ffi::CStr) -> Option<&[u8]> {
+    pub(crate) fn header(&self, name: &std::ffi::CStr) -> Option<&[u8]> {
         let mut hdrs: *mut rd::rd_kafka_headers_t = ptr::null_mut();
         let (mut value, mut size): (*const c_void, usize) = (ptr::null(), 0);
         let ok = rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR;
@@ -450,26 +451,25 @@ impl Delivery<'_> {
 
     /// librdkafka's own produce() → delivery time in microseconds. It reads the clock, so the
     /// caller asks only when it needs it (paced runs).
-    pub fn latency_us(&self) -> i64 {
+    pub(crate) fn latency_us(&self) -> i64 {
         // SAFETY: as above.
         unsafe { rd::rd_kafka_message_latency(self.m) }
     }
 }
 
 /// Record headers in librdkafka's own list (names and values copied in).
-pub struct Headers {
+pub(crate) struct Headers {
     ptr: *mut rd::rd_kafka_headers_t,
 }
 
 impl Headers {
-    pub fn with_capacity(n: usize) -> Headers {
+    pub(crate) fn with_capacity(n: usize) -> Headers {
         // SAFETY: plain allocation; freed in Drop unless a produce call took ownership.
-        Headers {
-            ptr: unsafe { rd::rd_kafka_headers_new(n) },
-        }
+        let ptr = unsafe { rd::rd_kafka_headers_new(n) };
+        Headers { ptr }
     }
 
-    pub fn add(&mut self, name: &str, value: &[u8]) {
+    pub(crate) fn add(&mut self, name: &str, value: &[u8]) {
         // SAFETY: explicit sizes, so no NUL terminators are needed; librdkafka copies both.
         unsafe {
             rd::rd_kafka_header_add(

@@ -103,7 +103,7 @@ fn cap(count: Option<u64>, n: u64) -> u64 {
 }
 
 /// The sum over runs: known durations added, unknown ones counted.
-pub fn total(runs: impl IntoIterator<Item = Estimate>) -> PlanEstimate {
+pub(super) fn total(runs: impl IntoIterator<Item = Estimate>) -> PlanEstimate {
     let mut t = PlanEstimate {
         known: Duration::ZERO,
         unknown_runs: 0,

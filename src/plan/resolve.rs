@@ -54,7 +54,7 @@ pub fn target(runs: &[RunPlan], from: usize, select: &[(String, Scalar)]) -> Opt
 
 /// Every instance of `a` over `runs`, the ones `assert::evaluate` judges: per run its `when`
 /// admits, skipping one whose selectors name no run, once per distinct set of references.
-pub fn instances(runs: &[RunPlan], a: &Assertion) -> Vec<Instance> {
+pub(super) fn instances(runs: &[RunPlan], a: &Assertion) -> Vec<Instance> {
     let mut out: Vec<Instance> = Vec::new();
     for from in 0..runs.len() {
         if !a.when.iter().all(|c| c.holds(&runs[from].cell)) {

@@ -5,7 +5,7 @@ mod bound;
 
 use std::io::{self, Write};
 
-pub use bound::{better, metric_name, parse_bound, parse_bounds, Better, Bound, BoundError};
+pub(crate) use bound::{better, metric_name, parse_bounds, Better, Bound};
 
 use super::json::ResultFile;
 use crate::format::plural;
@@ -31,7 +31,7 @@ const NOISE_PCT: f64 = 0.05;
 
 /// One figure of one run on both sides.
 #[derive(Clone, Debug)]
-pub struct Figure {
+pub(crate) struct Figure {
     pub name: String,
     pub metric: Metric,
     pub baseline: Option<f64>,
@@ -42,7 +42,7 @@ pub struct Figure {
 
 /// A run found on both sides.
 #[derive(Clone, Debug)]
-pub struct RunDelta {
+pub(crate) struct RunDelta {
     pub label: String,
     /// False when either side's run was cut short.
     pub complete: bool,
@@ -51,7 +51,7 @@ pub struct RunDelta {
 
 /// A figure that moved past a bound.
 #[derive(Clone, Debug)]
-pub struct Breach {
+pub(crate) struct Breach {
     pub label: String,
     pub name: String,
     pub baseline: f64,
@@ -63,7 +63,7 @@ pub struct Breach {
 
 /// Everything `compare` found, ready to write.
 #[derive(Clone, Debug, Default)]
-pub struct Comparison {
+pub(crate) struct Comparison {
     pub runs: Vec<RunDelta>,
     pub only_baseline: Vec<String>,
     pub only_current: Vec<String>,
@@ -78,13 +78,13 @@ pub struct Comparison {
 
 impl Comparison {
     /// Whether a bound was exceeded: the gate fails (exit 1).
-    pub fn regressed(&self) -> bool {
+    pub(crate) fn regressed(&self) -> bool {
         !self.breaches.is_empty()
     }
 }
 
 /// Matches runs by label (in order, when a label repeats) and measures every change.
-pub fn compare(baseline: &ResultFile, current: &ResultFile, bounds: &[Bound]) -> Comparison {
+pub(crate) fn compare(baseline: &ResultFile, current: &ResultFile, bounds: &[Bound]) -> Comparison {
     let mut c = Comparison::default();
     if baseline.scenario != current.scenario {
         c.notes.push(format!(
@@ -262,7 +262,7 @@ fn value(r: &RunResult, m: Metric, hist: bool) -> Option<f64> {
 }
 
 /// Where the compared files came from, for the header.
-pub struct Sides<'a> {
+pub(crate) struct Sides<'a> {
     pub baseline: (&'a str, &'a ResultFile),
     pub current: (&'a str, &'a ResultFile),
 }
@@ -274,7 +274,12 @@ const RESET: &str = "\x1b[0m";
 
 /// Writes the comparison: a header per side, the table of changes, runs found on one side
 /// only, and each bound exceeded with the run, the metric, baseline → current and by how much.
-pub fn write(c: &Comparison, sides: &Sides, color: bool, out: &mut dyn Write) -> io::Result<()> {
+pub(crate) fn write(
+    c: &Comparison,
+    sides: &Sides,
+    color: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     for (role, (path, f)) in [("baseline", sides.baseline), ("current ", sides.current)] {
         writeln!(out, "{role} {path}: {}", describe(f))?;
     }
@@ -335,7 +340,7 @@ fn describe(f: &ResultFile) -> String {
 }
 
 /// `ack.p50 rose 58.3% (1.2ms → 1.9ms), more than the +50% allowed by ack.p50:+50%`
-pub fn breach_text(br: &Breach) -> String {
+pub(crate) fn breach_text(br: &Breach) -> String {
     let b = &br.bound;
     let verb = if br.change >= 0.0 { "rose" } else { "fell" };
     let by = if b.percent {
@@ -472,6 +477,7 @@ fn write_table(c: &Comparison, color: bool, out: &mut dyn Write) -> io::Result<(
 
 #[cfg(test)]
 mod tests {
+    use super::bound::parse_bound;
     use super::*;
     use crate::measure::{new_histogram, record};
 

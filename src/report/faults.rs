@@ -7,7 +7,7 @@ use crate::format::human_duration;
 use crate::measure::{FaultFigures, FaultRecord, LatencySummary, RunResult};
 
 /// One block per run that had a fault timeline; nothing for runs without one.
-pub fn write(results: &[RunResult], out: &mut dyn Write) -> io::Result<()> {
+pub(super) fn write(results: &[RunResult], out: &mut dyn Write) -> io::Result<()> {
     for r in results {
         if let Some(f) = &r.faults {
             writeln!(out, "  faults of {}:", r.label)?;

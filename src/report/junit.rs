@@ -34,7 +34,7 @@ fn run_error(exec: &Execution) -> Option<String> {
 }
 
 /// One scenario of a suite: a `<testsuite>` of its own.
-pub struct Suite<'a> {
+pub(crate) struct Suite<'a> {
     pub plan: &'a Plan,
     pub exec: &'a Execution,
     pub verdicts: &'a [Verdict],
@@ -45,14 +45,14 @@ pub struct Suite<'a> {
 
 /// An assertion instance that was not judged, and why.
 #[derive(Clone, Debug)]
-pub struct Skipped {
+pub(crate) struct Skipped {
     pub assertion: String,
     pub runs: Vec<String>,
     pub reason: String,
 }
 
 /// A single scenario's JUnit file.
-pub fn write(
+pub(crate) fn write(
     p: &Plan,
     exec: &Execution,
     verdicts: &[Verdict],
@@ -89,7 +89,7 @@ impl Counts {
 
 /// One JUnit file for a suite: a `<testsuite>` per scenario, a `<testcase>` per assertion
 /// instance.
-pub fn write_suites(suites: &[Suite], out: &mut dyn Write) -> io::Result<()> {
+pub(crate) fn write_suites(suites: &[Suite], out: &mut dyn Write) -> io::Result<()> {
     let mut body = Vec::new();
     let mut all = Counts::default();
     for s in suites {

@@ -1,10 +1,10 @@
 //! Stage 7, report. Every reporter writes to any `Write`, so tests can read what a user sees.
 
-pub mod compare;
+pub(crate) mod compare;
 mod faults;
-pub mod html;
+pub(crate) mod html;
 pub mod json;
-pub mod junit;
+pub(crate) mod junit;
 mod plan_text;
 pub mod table;
 pub mod verdict;

@@ -13,17 +13,17 @@ use rdkafka::types::RDKafkaErrorCode;
 use crate::model::{Props, TopicSpec};
 
 mod error;
-pub use error::{AdminError, LogDirsCause};
+pub(crate) use error::{AdminError, LogDirsCause};
 
 /// How long the first contact with a cluster may take before it is called unreachable.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Topics per CreateTopics or DeleteTopics request of a many-topic run: the cluster works
 /// on a request's topics together, and a few hundred keep each request well within its
 /// timeout.
-pub const TOPICS_PER_REQUEST: usize = 500;
+pub(crate) const TOPICS_PER_REQUEST: usize = 500;
 
-pub struct Admin {
+pub(crate) struct Admin {
     client: AdminClient<DefaultClientContext>,
     bootstrap: String,
 }
@@ -37,7 +37,7 @@ pub(crate) fn options() -> AdminOptions {
         .request_timeout(Some(ADMIN_TIMEOUT))
 }
 
-pub fn config(props: &Props) -> ClientConfig {
+pub(crate) fn config(props: &Props) -> ClientConfig {
     let mut c = ClientConfig::new();
     for p in props.iter() {
         c.set(&p.key, &p.value);
@@ -153,7 +153,7 @@ fn client_error(bootstrap: &str, source: KafkaError) -> AdminError {
 }
 
 impl Admin {
-    pub fn connect(props: &Props, bootstrap: &str) -> Result<Admin, AdminError> {
+    pub(crate) fn connect(props: &Props, bootstrap: &str) -> Result<Admin, AdminError> {
         first_contact(props, bootstrap)?;
         let client: AdminClient<DefaultClientContext> = config(props)
             .create()
@@ -167,7 +167,7 @@ impl Admin {
     }
 
     /// `host:port` of every broker, proving the cluster answers.
-    pub fn brokers(&self) -> Result<Vec<String>, AdminError> {
+    pub(crate) fn brokers(&self) -> Result<Vec<String>, AdminError> {
         let md = self
             .client
             .inner()
@@ -186,7 +186,7 @@ impl Admin {
         Ok(v)
     }
 
-    pub async fn create_topic(&self, t: &TopicSpec) -> Result<(), AdminError> {
+    pub(crate) async fn create_topic(&self, t: &TopicSpec) -> Result<(), AdminError> {
         let mut nt = NewTopic::new(
             &t.name,
             t.partitions,
@@ -219,7 +219,7 @@ impl Admin {
     /// Creates every topic of `names` with `t`'s partitions, replication and configs: a
     /// request per [`TOPICS_PER_REQUEST`] names, each created by the cluster in parallel.
     /// Every name gets its own answer: created, or why not.
-    pub async fn create_topics(
+    pub(crate) async fn create_topics(
         &self,
         t: &TopicSpec,
         names: &[String],
@@ -270,7 +270,7 @@ impl Admin {
 
     /// Creates a sharded run's control topic unless another participant already did: one
     /// partition (one order for everyone), replicated like a small internal topic.
-    pub async fn ensure_control_topic(&self, name: &str) -> Result<(), AdminError> {
+    pub(crate) async fn ensure_control_topic(&self, name: &str) -> Result<(), AdminError> {
         let brokers = self.brokers()?.len() as i32;
         let nt = NewTopic::new(name, 1, TopicReplication::Fixed(brokers.clamp(1, 3)));
         let opts = options();
@@ -299,7 +299,7 @@ impl Admin {
 
     /// Deletes every topic of `names` (a request per [`TOPICS_PER_REQUEST`]); the ones that
     /// could not be deleted, each with why. A topic already gone counts as deleted.
-    pub async fn delete_topics(&self, names: &[String]) -> Vec<(String, String)> {
+    pub(crate) async fn delete_topics(&self, names: &[String]) -> Vec<(String, String)> {
         let opts = options();
         let mut left = Vec::new();
         for batch in names.chunks(TOPICS_PER_REQUEST) {
@@ -319,7 +319,7 @@ impl Admin {
 
     /// Waits until every partition of every topic in `names` has a leader: one metadata
     /// request per try for them all (one topic asks for itself alone).
-    pub async fn wait_for_all_leaders(
+    pub(crate) async fn wait_for_all_leaders(
         &self,
         names: &[String],
         partitions: i32,
@@ -366,7 +366,7 @@ impl Admin {
     }
 
     /// Waits until every partition has a leader (a created topic is not writable at once).
-    pub async fn wait_for_leaders(
+    pub(crate) async fn wait_for_leaders(
         &self,
         topic: &str,
         partitions: i32,
@@ -401,7 +401,7 @@ impl Admin {
     }
 
     /// How many partitions `topic` has; None when it does not exist.
-    pub async fn topic_partitions(&self, topic: &str) -> Result<Option<i32>, AdminError> {
+    pub(crate) async fn topic_partitions(&self, topic: &str) -> Result<Option<i32>, AdminError> {
         let md = self
             .client
             .inner()
@@ -414,7 +414,8 @@ impl Admin {
             .map(|t| t.partitions().len() as i32))
     }
 
-    pub async fn delete_topic(&self, topic: &str) -> Result<(), AdminError> {
+    #[cfg(test)]
+    pub(crate) async fn delete_topic(&self, topic: &str) -> Result<(), AdminError> {
         let opts = options();
         let res = self
             .client

@@ -17,7 +17,7 @@ const WARMUP_BIT: usize = 1 << 63;
 
 /// The delivery opaque of a record: its intended send time, and whether it is measured.
 #[inline]
-pub fn opaque(intended_ns: u64, measured: bool) -> usize {
+pub(super) fn opaque(intended_ns: u64, measured: bool) -> usize {
     intended_ns as usize | if measured { 0 } else { WARMUP_BIT }
 }
 
@@ -29,7 +29,7 @@ const EVENTS_PER_SERVE: usize = 64;
 
 /// The producer's native handles and what its events told; a value of its own so the send
 /// loop can serve events while it holds a borrowed payload.
-pub struct Events<'a> {
+pub(super) struct Events<'a> {
     pub producer: native::Producer<'a>,
     pub rec: Recorder,
     t0: Instant,
@@ -37,7 +37,11 @@ pub struct Events<'a> {
 }
 
 impl<'a> Events<'a> {
-    pub fn new(producer: native::Producer<'a>, rec: Recorder, shared: Arc<Shared>) -> Events<'a> {
+    pub(super) fn new(
+        producer: native::Producer<'a>,
+        rec: Recorder,
+        shared: Arc<Shared>,
+    ) -> Events<'a> {
         Events {
             producer,
             rec,
@@ -48,13 +52,13 @@ impl<'a> Events<'a> {
 
     /// Nanoseconds since the run's clock origin.
     #[inline]
-    pub fn now_ns(&self) -> u64 {
+    pub(super) fn now_ns(&self) -> u64 {
         self.t0.elapsed().as_nanos() as u64
     }
 
     /// Serves the producer's events: waits up to `timeout_ms` for the first, then takes what
     /// is already queued.
-    pub fn serve(&mut self, timeout_ms: i32) {
+    pub(super) fn serve(&mut self, timeout_ms: i32) {
         let mut wait = timeout_ms;
         for _ in 0..EVENTS_PER_SERVE {
             let Some(ev) = self.producer.next_event(wait) else {
@@ -138,7 +142,7 @@ impl<'a> Events<'a> {
     /// passes; false when records are still outstanding.
     /// With the cluster lost, what is outstanding is purged and reported failed at once; once
     /// interrupted, the wait is cut to `INTERRUPTED_DRAIN` (a person is waiting for the report).
-    pub fn drain(&mut self, timeout: Duration) -> bool {
+    pub(super) fn drain(&mut self, timeout: Duration) -> bool {
         self.producer.begin_flush();
         let mut deadline = Instant::now() + timeout;
         let mut purged = false;

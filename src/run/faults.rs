@@ -11,7 +11,7 @@
 
 mod capture;
 mod error;
-pub mod local;
+pub(crate) mod local;
 mod undo;
 
 use std::sync::atomic::Ordering;
@@ -21,9 +21,9 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-pub use error::{FaultError, Problems};
-pub use local::{local_cluster, LocalCluster};
-pub use undo::LiveFaults;
+pub(crate) use error::{FaultError, Problems};
+pub(crate) use local::{local_cluster, LocalCluster};
+pub(crate) use undo::LiveFaults;
 use undo::Undo;
 
 use super::error::RunError;
@@ -46,7 +46,7 @@ const POLL: Duration = Duration::from_millis(50);
 const REJOIN_BOUND: Duration = Duration::from_secs(45);
 
 /// The faults of one run, ready to fire: the cluster found, the targets checked.
-pub struct Timeline {
+pub(crate) struct Timeline {
     faults: Vec<Fault>,
     ctx: Arc<Ctx>,
 }
@@ -83,7 +83,7 @@ fn timeline(rp: &RunPlan) -> &[Fault] {
 /// What stands in the way of a plan's built-in fault actions, before anything runs: each run
 /// that kills, pauses or restarts a broker needs a kafka-local cluster at its bootstrap
 /// servers, with that broker among its nodes, running.
-pub fn preflight(plan: &Plan) -> Vec<String> {
+pub(crate) fn preflight(plan: &Plan) -> Vec<String> {
     let mut problems = Vec::new();
     let mut seen: Vec<(String, Result<LocalCluster, FaultError>)> = Vec::new();
     for rp in &plan.runs {
@@ -140,7 +140,7 @@ fn targets_problems(
 
 /// Finds the run's cluster and checks the timeline's targets; None for a run without faults.
 /// Called before the clock starts: a timeline that cannot run fails the run before it measures.
-pub async fn prepare(rp: &RunPlan, live: &LiveFaults) -> Result<Option<Timeline>, RunError> {
+pub(crate) async fn prepare(rp: &RunPlan, live: &LiveFaults) -> Result<Option<Timeline>, RunError> {
     let faults = timeline(rp).to_vec();
     if faults.is_empty() {
         return Ok(None);
@@ -181,7 +181,7 @@ pub async fn prepare(rp: &RunPlan, live: &LiveFaults) -> Result<Option<Timeline>
 
 /// A timeline firing. [`Running::finish`] ends it; dropped unfinished (an error, a panic), it
 /// undoes every fault in force before it goes.
-pub struct Running {
+pub(crate) struct Running {
     tasks: Vec<JoinHandle<FaultRecord>>,
     end: watch::Sender<bool>,
     ctx: Arc<Ctx>,
@@ -194,7 +194,7 @@ impl Timeline {
     /// `Shared::consumer_stopped`: set before the clock starts, so such a consumer reads no
     /// record of the measured phase before it leaves its group (the task that fires at 0s would
     /// race the first records).
-    pub fn consumers_stopped_at_start(&self) -> u64 {
+    pub(crate) fn consumers_stopped_at_start(&self) -> u64 {
         self.faults
             .iter()
             .filter(|f| f.at.is_zero())
@@ -206,7 +206,7 @@ impl Timeline {
     }
 
     /// Fires each action at its time from the measured phase's start (`shared`'s origin).
-    pub fn start(self, shared: Arc<Shared>) -> Running {
+    pub(crate) fn start(self, shared: Arc<Shared>) -> Running {
         let origin = shared.t0 + Duration::from_nanos(shared.measure_origin());
         let (end, rx) = watch::channel(false);
         let tasks = self
@@ -236,7 +236,7 @@ impl Running {
     /// Ends the timeline (every fault still in force is undone), waits until the brokers it
     /// restarted are back in the cluster, and hands back what each action did, in timeline
     /// order, and what is left to tell the user (an undo that failed).
-    pub async fn finish(mut self) -> (Vec<FaultRecord>, Vec<String>) {
+    pub(crate) async fn finish(mut self) -> (Vec<FaultRecord>, Vec<String>) {
         let _ = self.end.send(true);
         let mut records = Vec::new();
         for t in std::mem::take(&mut self.tasks) {

@@ -14,20 +14,16 @@ const POLL: Duration = Duration::from_millis(50);
 /// The topics a run has created (or may have: their creation was asked for) and not yet
 /// deleted, so whoever ends the process early can say what it leaves behind.
 #[derive(Clone, Default)]
-pub struct LiveTopic(Arc<Mutex<Vec<String>>>);
+pub(crate) struct LiveTopic(Arc<Mutex<Vec<String>>>);
 
 impl LiveTopic {
-    pub fn set(&self, topic: Option<String>) {
+    pub(crate) fn set(&self, topic: Option<String>) {
         self.set_all(topic.into_iter().collect());
     }
 
-    /// Every topic of a many-topic run at once.
-    pub fn set_all(&self, topics: Vec<String>) {
-        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = topics;
-    }
-
     /// The first live topic.
-    pub fn get(&self) -> Option<String> {
+    #[cfg(test)]
+    pub(crate) fn get(&self) -> Option<String> {
         self.0
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -35,9 +31,14 @@ impl LiveTopic {
             .cloned()
     }
 
+    /// Every topic of a many-topic run at once.
+    pub(crate) fn set_all(&self, topics: Vec<String>) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = topics;
+    }
+
     /// `topic t is left behind`, `3 topics are left behind: a, b, c`, `100 topics are left
     /// behind: a … z` (a run's topics differ only by their index), or that nothing is.
-    pub fn left_behind(&self) -> String {
+    pub(crate) fn left_behind(&self) -> String {
         let topics = self.0.lock().unwrap_or_else(|e| e.into_inner()).clone();
         match topics.as_slice() {
             [] => "nothing is left behind".into(),
@@ -48,7 +49,7 @@ impl LiveTopic {
 }
 
 /// `a, b, c` for a few names, `a … z` for more: a run's topics differ only by their index.
-pub fn name_list(names: &[String]) -> String {
+pub(super) fn name_list(names: &[String]) -> String {
     match names {
         [first, .., last] if names.len() > 3 => format!("{first} … {last}"),
         _ => names.join(", "),
@@ -56,7 +57,7 @@ pub fn name_list(names: &[String]) -> String {
 }
 
 /// Returns once `flag` is set.
-pub async fn interrupted(flag: &AtomicBool) {
+pub(super) async fn interrupted(flag: &AtomicBool) {
     while !flag.load(Ordering::SeqCst) {
         tokio::time::sleep(POLL).await;
     }
@@ -64,7 +65,10 @@ pub async fn interrupted(flag: &AtomicBool) {
 
 /// `fut`'s output, or None when `flag` is set first (`fut` is then dropped; a blocking call
 /// behind it finishes on its own thread, and its result is not waited for).
-pub async fn unless_interrupted<F: Future>(flag: &Arc<AtomicBool>, fut: F) -> Option<F::Output> {
+pub(crate) async fn unless_interrupted<F: Future>(
+    flag: &Arc<AtomicBool>,
+    fut: F,
+) -> Option<F::Output> {
     tokio::select! {
         out = fut => Some(out),
         () = interrupted(flag) => None,

@@ -14,7 +14,7 @@ use crate::measure::RunResult;
 use crate::plan::RunPlan;
 
 /// Runs blocking client calls off the orchestrator's thread.
-pub async fn blocking<T: Send + 'static>(
+pub(crate) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, RunError> {
     Ok(tokio::task::spawn_blocking(f).await?)
@@ -23,7 +23,7 @@ pub async fn blocking<T: Send + 'static>(
 /// One planned run from connecting to cleaning up. An `Ok` result may still be incomplete
 /// (the cluster was lost, an interrupt): its figures cover what was measured. An interrupt
 /// before measuring is `RunError::Interrupted`; every wait on the cluster gives way to it.
-pub async fn run_one(
+pub(super) async fn run_one(
     rp: &RunPlan,
     at: Position,
     opts: &RunOptions,

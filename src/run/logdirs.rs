@@ -24,7 +24,8 @@ const IO_TIMEOUT: Duration = Duration::from_secs(10);
 const MAX_RESPONSE: usize = 64 * 1024 * 1024;
 
 /// Size in bytes of each partition of `topic` (largest replica), asking every broker.
-pub fn partition_sizes(
+#[cfg(test)]
+pub(crate) fn partition_sizes(
     brokers: &[String],
     topic: &str,
     partitions: i32,
@@ -37,7 +38,7 @@ pub fn partition_sizes(
 
 /// Total on-disk bytes of each of `topics` (one replica per partition), in their order: one
 /// request per broker for them all.
-pub fn topics_bytes(
+pub(crate) fn topics_bytes(
     brokers: &[String],
     topics: &[String],
     partitions: i32,
@@ -92,7 +93,7 @@ fn sizes(
 /// Whether DescribeLogDirs can be asked of this cluster: it is sent over a plain socket, so a
 /// cluster that wants TLS or SASL gets no request (its reply would be garbage, or nothing).
 /// Err says why, for the report's note.
-pub fn speaks(admin: &Props) -> Result<(), AdminError> {
+pub(crate) fn speaks(admin: &Props) -> Result<(), AdminError> {
     match admin.get("security.protocol") {
         Some(p) if !p.eq_ignore_ascii_case("plaintext") => Err(AdminError::NotPlaintext {
             protocol: p.to_string(),
@@ -102,7 +103,12 @@ pub fn speaks(admin: &Props) -> Result<(), AdminError> {
 }
 
 /// Total on-disk bytes of `topic` (one replica per partition).
-pub fn topic_bytes(brokers: &[String], topic: &str, partitions: i32) -> Result<u64, AdminError> {
+#[cfg(test)]
+pub(crate) fn topic_bytes(
+    brokers: &[String],
+    topic: &str,
+    partitions: i32,
+) -> Result<u64, AdminError> {
     Ok(partition_sizes(brokers, topic, partitions)?.values().sum())
 }
 

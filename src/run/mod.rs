@@ -4,24 +4,24 @@
 //! and the consumer run on dedicated OS threads. Nothing here prints: progress goes to the
 //! caller's [`ProgressSink`], failures into the `Execution`.
 
-pub mod admin;
+pub(crate) mod admin;
 mod consumer;
 mod error;
 mod events;
-pub mod faults;
+pub(crate) mod faults;
 mod interrupt;
 mod lifecycle;
-pub mod logdirs;
-pub mod pacer;
-pub mod payload;
+pub(crate) mod logdirs;
+pub(crate) mod pacer;
+pub(crate) mod payload;
 mod producer;
 mod progress;
 mod recorder;
-pub mod shard;
+pub(crate) mod shard;
 mod shared;
 mod spread;
 mod stamp;
-pub mod topic;
+pub(crate) mod topic;
 mod txn;
 mod workers;
 
@@ -29,12 +29,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use error::{RunError, RunFailure};
-pub use faults::LiveFaults;
-pub use interrupt::{unless_interrupted, LiveTopic};
-pub use lifecycle::blocking;
-pub use progress::{Position, Progress, ProgressPhase, ProgressSink};
-pub use shard::{Coordination, Phase, Shard};
+pub(crate) use error::{RunError, RunFailure};
+pub(crate) use faults::LiveFaults;
+pub(crate) use interrupt::LiveTopic;
+pub(crate) use lifecycle::blocking;
+pub(crate) use progress::{Position, Progress, ProgressPhase, ProgressSink};
+pub(crate) use shard::{Coordination, Phase, Shard};
 
 use crate::measure::{RunResult, RunStatus};
 use crate::plan::{Plan, Selection};
@@ -60,10 +60,10 @@ impl Execution {
 }
 
 /// The time series' interval when none is asked for.
-pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
+pub(crate) const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
 
 #[derive(Clone)]
-pub struct RunOptions {
+pub(crate) struct RunOptions {
     pub keep_topics: bool,
     /// Where live progress goes, a few times a second; None for none.
     pub progress: Option<ProgressSink>,
@@ -93,7 +93,7 @@ impl Default for RunOptions {
 
 /// Runs every planned run in order; stops at the first run that fails, and when `interrupt`
 /// is set (the caller sets it on a signal: Ctrl-C, SIGTERM).
-pub async fn execute(
+pub(crate) async fn execute(
     plan: &Plan,
     selection: &Selection,
     opts: &RunOptions,

@@ -15,24 +15,25 @@ const ROUNDING_SLACK: f64 = 1e-9;
 
 /// Which records of the schedule one sender takes: those with `i % of == index`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Share {
+pub(crate) struct Share {
     pub index: u64,
     pub of: u64,
 }
 
 impl Share {
     /// The whole schedule, for a single sender.
-    pub const WHOLE: Share = Share { index: 0, of: 1 };
+    #[cfg(test)]
+    pub(crate) const WHOLE: Share = Share { index: 0, of: 1 };
 
     /// How many of the records 0..total this share takes.
-    pub fn count_of(&self, total: u64) -> u64 {
+    pub(crate) fn count_of(&self, total: u64) -> u64 {
         total / self.of + u64::from(self.index < total % self.of)
     }
 }
 
 /// When a record is due.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Slot {
+pub(crate) enum Slot {
     /// Unlimited rate: as soon as it can be sent.
     Now,
     /// At this many nanoseconds on the sender's clock.
@@ -64,12 +65,12 @@ enum Kind {
 
 /// The schedule of one rate: record index → time from the schedule's start.
 #[derive(Debug, Clone)]
-pub struct Schedule {
+pub(crate) struct Schedule {
     kind: Kind,
 }
 
 impl Schedule {
-    pub fn new(rate: &RateSpec) -> Schedule {
+    pub(crate) fn new(rate: &RateSpec) -> Schedule {
         let kind = match rate {
             RateSpec::Unlimited => Kind::Unlimited,
             RateSpec::Fixed(per_sec) => Kind::Fixed {
@@ -105,7 +106,8 @@ impl Schedule {
     }
 
     /// How many records the schedule has; None when it is unbounded (a constant or no rate).
-    pub fn total(&self) -> Option<u64> {
+    #[cfg(test)]
+    pub(crate) fn total(&self) -> Option<u64> {
         match &self.kind {
             Kind::Shape { total, .. } => Some(*total),
             Kind::Unlimited | Kind::Fixed { .. } => None,
@@ -113,7 +115,8 @@ impl Schedule {
     }
 
     /// When record `i` is due, in nanoseconds from the schedule's start.
-    pub fn slot(&self, i: u64) -> Slot {
+    #[cfg(test)]
+    pub(crate) fn slot(&self, i: u64) -> Slot {
         match &self.kind {
             Kind::Unlimited => Slot::Now,
             Kind::Fixed { ns_per_record } => Slot::At((i as f64 * ns_per_record) as u64),
@@ -154,7 +157,7 @@ fn time_in(s: &Segment, i: u64) -> u64 {
 
 /// Walks one share of a schedule on the sender's clock: the hot path's view of `Schedule`.
 /// Same answers as `Schedule::slot`, in O(1) per record (the segment only moves forward).
-pub struct Pacer {
+pub(crate) struct Pacer {
     schedule: Schedule,
     share: Share,
     origin_ns: u64,
@@ -164,7 +167,7 @@ pub struct Pacer {
 
 impl Pacer {
     /// The schedule starts at `origin_ns` on the sender's clock.
-    pub fn new(rate: &RateSpec, share: Share, origin_ns: u64) -> Pacer {
+    pub(crate) fn new(rate: &RateSpec, share: Share, origin_ns: u64) -> Pacer {
         Pacer {
             schedule: Schedule::new(rate),
             share,
@@ -176,7 +179,7 @@ impl Pacer {
 
     /// The next record of this share.
     #[inline]
-    pub fn next_slot(&mut self) -> Slot {
+    pub(crate) fn next_slot(&mut self) -> Slot {
         let i = self.next_record;
         let offset = match &self.schedule.kind {
             Kind::Unlimited => return Slot::Now,

@@ -23,7 +23,7 @@ fn push_hex(rng: &mut Rng, out: &mut Vec<u8>, n: usize) {
 
 /// Appends the decimal digits of `v` without allocating.
 #[inline]
-pub fn push_u64(out: &mut Vec<u8>, mut v: u64) {
+pub(crate) fn push_u64(out: &mut Vec<u8>, mut v: u64) {
     let mut tmp = [0u8; 20];
     let mut i = tmp.len();
     loop {
@@ -38,7 +38,7 @@ pub fn push_u64(out: &mut Vec<u8>, mut v: u64) {
 }
 
 /// Writes one record's value per call into a buffer it owns and reuses.
-pub struct PayloadGen {
+pub(crate) struct PayloadGen {
     spec: PayloadSpec,
     rng: Rng,
     buf: Vec<u8>,
@@ -46,7 +46,7 @@ pub struct PayloadGen {
 }
 
 impl PayloadGen {
-    pub fn new(spec: &PayloadSpec, seed: u64) -> PayloadGen {
+    pub(crate) fn new(spec: &PayloadSpec, seed: u64) -> PayloadGen {
         let cap = spec.nominal_size().max(64) + 128;
         PayloadGen {
             spec: spec.clone(),
@@ -58,7 +58,7 @@ impl PayloadGen {
 
     /// Whether every payload is a slice of data shared (`Arc`) with the run's spec and never
     /// written again (constant, file lines), so librdkafka may send it without copying.
-    pub fn is_shared(&self) -> bool {
+    pub(crate) fn is_shared(&self) -> bool {
         matches!(
             self.spec,
             PayloadSpec::Constant { .. } | PayloadSpec::File { .. }
@@ -67,7 +67,7 @@ impl PayloadGen {
 
     /// The value for record `seq`; `unix_ms` is stamped into JSON records.
     #[inline]
-    pub fn next(&mut self, seq: u64, unix_ms: u64) -> &[u8] {
+    pub(crate) fn next(&mut self, seq: u64, unix_ms: u64) -> &[u8] {
         match &self.spec {
             PayloadSpec::Constant { bytes, .. } => bytes,
             PayloadSpec::File { lines, .. } => {
@@ -111,7 +111,7 @@ impl PayloadGen {
 const KEY_STREAM: u64 = 0x6b65_7973;
 
 /// Writes one record's key per call.
-pub struct KeyGen {
+pub(crate) struct KeyGen {
     spec: KeySpec,
     rng: Rng,
     buf: Vec<u8>,
@@ -119,7 +119,7 @@ pub struct KeyGen {
 }
 
 impl KeyGen {
-    pub fn new(spec: &KeySpec, seed: u64) -> KeyGen {
+    pub(crate) fn new(spec: &KeySpec, seed: u64) -> KeyGen {
         let zipf = match spec {
             KeySpec::Zipf { n, s } => Some(Zipf::new(*n, *s)),
             _ => None,
@@ -133,7 +133,7 @@ impl KeyGen {
     }
 
     #[inline]
-    pub fn next(&mut self, seq: u64) -> Option<&[u8]> {
+    pub(crate) fn next(&mut self, seq: u64) -> Option<&[u8]> {
         let k = match &self.spec {
             KeySpec::None => return None,
             KeySpec::Fixed(s) => return Some(s.as_bytes()),
@@ -153,7 +153,7 @@ impl KeyGen {
 
 /// Zipf over 1..=n by rejection-inversion (Hörmann and Derflinger): O(1) per sample, no table,
 /// so ten million keys cost nothing.
-pub struct Zipf {
+pub(crate) struct Zipf {
     n: f64,
     s: f64,
     h_x1: f64,
@@ -162,7 +162,7 @@ pub struct Zipf {
 }
 
 impl Zipf {
-    pub fn new(n: u64, s: f64) -> Zipf {
+    pub(crate) fn new(n: u64, s: f64) -> Zipf {
         let mut z = Zipf {
             n: n as f64,
             s,
@@ -190,7 +190,7 @@ impl Zipf {
         (log1p_over_x(t) * x).exp()
     }
 
-    pub fn sample(&self, rng: &mut Rng) -> u64 {
+    pub(crate) fn sample(&self, rng: &mut Rng) -> u64 {
         loop {
             let u = self.h_n + rng.next_f64() * (self.h_x1 - self.h_n);
             let x = self.big_h_inv(u);

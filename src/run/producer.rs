@@ -50,7 +50,7 @@ const SERVE_EVERY: u64 = 32;
 /// write different random payloads and keys.
 const SEED_SPREAD: u64 = 0x9E37_79B9;
 
-pub struct ProducerJob {
+pub(super) struct ProducerJob {
     pub config: ClientConfig,
     pub topic: String,
     /// Every topic of the run, `topic` first (`topics = N`; see `spread.rs`).
@@ -74,7 +74,7 @@ pub struct ProducerJob {
 }
 
 /// What one producer measured, and why it could not finish if it could not.
-pub struct ProducerOutcome {
+pub(super) struct ProducerOutcome {
     pub recording: ProducerRecording,
     pub error: Option<String>,
 }
@@ -407,7 +407,7 @@ impl Sender<'_> {
     }
 }
 
-pub fn run(job: ProducerJob) -> ProducerOutcome {
+pub(super) fn run(job: ProducerJob) -> ProducerOutcome {
     let shared = job.shared.clone();
     // Constant and file payloads are sent without a copy, straight from this data: declared
     // before the producer, so it is dropped after it (and after every record in its queues).

@@ -7,11 +7,11 @@ use std::time::{Duration, Instant};
 use super::shared::Shared;
 
 /// Receives progress snapshots; called from the orchestrator's tasks.
-pub type ProgressSink = Arc<dyn Fn(&Progress) + Send + Sync>;
+pub(crate) type ProgressSink = Arc<dyn Fn(&Progress) + Send + Sync>;
 
 /// Where one run stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProgressPhase {
+pub(crate) enum ProgressPhase {
     Producing,
     /// The producers are done; delivery reports and the consumer are catching up.
     Draining,
@@ -21,13 +21,12 @@ pub enum ProgressPhase {
 
 /// One snapshot of a run in progress.
 #[derive(Debug, Clone)]
-pub struct Progress<'a> {
+pub(crate) struct Progress<'a> {
     /// 1-based, of `runs`.
     pub run: usize,
     pub runs: usize,
     pub label: &'a str,
     pub phase: ProgressPhase,
-    pub sent: u64,
     pub acked: u64,
     pub failed: u64,
     /// Since the measured phase started; once every record is reported, the time that took
@@ -40,7 +39,7 @@ const TICK: Duration = Duration::from_millis(250);
 
 /// Reports one run's progress until it is told the run is finished (or is dropped: a run that
 /// failed says nothing more).
-pub struct Ticker {
+pub(super) struct Ticker {
     task: tokio::task::JoinHandle<()>,
     sink: ProgressSink,
     shared: Arc<Shared>,
@@ -62,7 +61,6 @@ fn snapshot<'a>(
         runs,
         label,
         phase,
-        sent: shared.sent.load(Ordering::Relaxed),
         acked: shared.acked.load(Ordering::Relaxed),
         failed: shared.failed.load(Ordering::Relaxed),
         elapsed: shared
@@ -75,14 +73,19 @@ fn snapshot<'a>(
 /// counted from 1. With `--only` it is the position among the selected runs, not the plan's
 /// index (that stays the run's identity everywhere else).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Position {
+pub(crate) struct Position {
     /// From 1.
     pub number: usize,
     pub of: usize,
 }
 
 impl Ticker {
-    pub fn start(sink: ProgressSink, shared: Arc<Shared>, at: Position, label: String) -> Ticker {
+    pub(super) fn start(
+        sink: ProgressSink,
+        shared: Arc<Shared>,
+        at: Position,
+        label: String,
+    ) -> Ticker {
         let (run, runs) = (at.number, at.of);
         let (s, l, sh) = (sink.clone(), label.clone(), shared.clone());
         let start = Instant::now();
@@ -110,7 +113,7 @@ impl Ticker {
     }
 
     /// The last snapshot, with the run's final counts.
-    pub fn finish(self) {
+    pub(super) fn finish(self) {
         self.task.abort();
         (self.sink)(&snapshot(
             &self.shared,

@@ -12,7 +12,7 @@ use crate::measure::{
     new_histogram, record, AckTimeline, IntervalRecorder, ProducerStats, TopicTally,
 };
 
-pub struct Recorder {
+pub(super) struct Recorder {
     /// Statistics windows count towards the run from the measured phase on.
     pub measuring: bool,
     /// Paced runs keep service time (send → ack) apart from ack latency (intended → ack). At
@@ -61,7 +61,7 @@ struct StatsCounters {
 
 impl Recorder {
     /// Allocates the histograms (the interval one too): before the hot path.
-    pub fn new(paced: bool, interval_ns: u64) -> Recorder {
+    pub(super) fn new(paced: bool, interval_ns: u64) -> Recorder {
         Recorder {
             measuring: false,
             paced,
@@ -84,7 +84,7 @@ impl Recorder {
 
     /// One acknowledged measured record: ack latency from its intended send time.
     #[inline]
-    pub fn acked(&mut self, now_ns: u64, intended_ns: u64, key_value_bytes: u64) {
+    pub(super) fn acked(&mut self, now_ns: u64, intended_ns: u64, key_value_bytes: u64) {
         self.key_value_bytes += key_value_bytes;
         let latency = now_ns.saturating_sub(intended_ns);
         record(&mut self.ack, latency);
@@ -93,14 +93,14 @@ impl Recorder {
 
     /// One paced record's service time (produce → ack), as librdkafka measured it.
     #[inline]
-    pub fn service(&mut self, us: i64) {
+    pub(super) fn service(&mut self, us: i64) {
         if us >= 0 {
             record(&mut self.service, us as u64 * 1000);
         }
     }
 
     /// One statistics window.
-    pub fn stats(&mut self, s: &Statistics) {
+    pub(super) fn stats(&mut self, s: &Statistics) {
         let reqs: i64 = s
             .brokers
             .values()
@@ -127,7 +127,7 @@ impl Recorder {
 
     /// Batching as the statistics saw it over the measured phase, as sums: the run's averages
     /// are ratios of the threads' sums.
-    pub fn stats_sums(&self) -> ProducerStats {
+    pub(super) fn stats_sums(&self) -> ProducerStats {
         let acc = &self.stats;
         let n = |v: i64| v.max(0) as u64;
         ProducerStats {

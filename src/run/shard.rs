@@ -25,14 +25,14 @@ use crate::plan::Plan;
 
 /// Shard `index` of `count`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shard {
+pub(crate) struct Shard {
     pub index: u32,
     pub count: u32,
 }
 
 impl Shard {
     /// The share of the schedule of this shard's producer `k` of `producers`.
-    pub fn share(&self, k: u32, producers: u32) -> Share {
+    pub(crate) fn share(&self, k: u32, producers: u32) -> Share {
         let p = u64::from(producers.max(1));
         Share {
             index: u64::from(self.index) * p + u64::from(k),
@@ -41,12 +41,12 @@ impl Shard {
     }
 
     /// Whether partition `p` (of every topic of the run) is this shard's.
-    pub fn owns(&self, p: i32) -> bool {
+    pub(crate) fn owns(&self, p: i32) -> bool {
         p >= 0 && (p as u32) % self.count == self.index
     }
 
     /// This shard's partitions of a topic of `partitions`.
-    pub fn owned(&self, partitions: i32) -> Vec<i32> {
+    pub(crate) fn owned(&self, partitions: i32) -> Vec<i32> {
         (0..partitions).filter(|p| self.owns(*p)).collect()
     }
 }
@@ -60,11 +60,11 @@ pub enum Phase {
 }
 
 /// A future a [`Coordination`] hands back (boxed: the trait is used as `dyn`).
-pub type Pending<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub(crate) type Pending<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// What a shard's run asks of the sharded run it is part of, at the points where it meets
 /// the other shards. The `shard` stage implements it; the run stage only calls it.
-pub trait Coordination: Send + Sync {
+pub(crate) trait Coordination: Send + Sync {
     /// Which shard this process is.
     fn shard(&self) -> Shard;
     /// Before the first run: joins the sharded run (says hello to the collector).
@@ -93,18 +93,18 @@ pub trait Coordination: Send + Sync {
 /// The partition of a shard's next record: keyed records by a hash of the key over the
 /// shard's partitions (one key, one partition, within the shard), unkeyed ones in turn.
 #[derive(Debug, Clone)]
-pub struct Partitioner {
+pub(crate) struct Partitioner {
     owned: Vec<i32>,
     next: usize,
 }
 
 impl Partitioner {
-    pub fn new(owned: Vec<i32>) -> Partitioner {
+    pub(crate) fn new(owned: Vec<i32>) -> Partitioner {
         Partitioner { owned, next: 0 }
     }
 
     #[inline]
-    pub fn pick(&mut self, key: Option<&[u8]>) -> i32 {
+    pub(crate) fn pick(&mut self, key: Option<&[u8]>) -> i32 {
         let n = self.owned.len();
         let at = match key {
             Some(k) => (fnv1a(k) % n as u64) as usize,

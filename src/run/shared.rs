@@ -6,7 +6,7 @@ use std::time::Instant;
 
 /// State shared by the threads of one run and the orchestrator. The counters are for progress
 /// and for the consumer's stopping rule; the figures come from each thread's own recording.
-pub struct Shared {
+pub(crate) struct Shared {
     /// The run's clock origin: every recorded time is nanoseconds since this instant.
     pub t0: Instant,
     interrupt: Arc<AtomicBool>,
@@ -47,7 +47,7 @@ pub struct Shared {
 }
 
 impl Shared {
-    pub fn new(interrupt: Arc<AtomicBool>) -> Shared {
+    pub(crate) fn new(interrupt: Arc<AtomicBool>) -> Shared {
         Shared {
             t0: Instant::now(),
             interrupt,
@@ -73,35 +73,35 @@ impl Shared {
 
     /// Stop producing: Ctrl-C, or the cluster is gone.
     #[inline]
-    pub fn stopping(&self) -> bool {
+    pub(crate) fn stopping(&self) -> bool {
         self.interrupt.load(Ordering::Relaxed) || self.lost.load(Ordering::Relaxed)
     }
 
-    pub fn interrupted(&self) -> bool {
+    pub(crate) fn interrupted(&self) -> bool {
         self.interrupt.load(Ordering::Relaxed)
     }
 
     /// The cluster is gone: nothing more will be delivered, so nothing waits for it.
-    pub fn lost(&self) -> bool {
+    pub(crate) fn lost(&self) -> bool {
         self.lost.load(Ordering::Relaxed)
     }
 
     /// Marks the cluster lost; the first reason given is the one reported.
-    pub fn cluster_lost(&self, reason: String) {
+    pub(crate) fn cluster_lost(&self, reason: String) {
         if !self.lost.swap(true, Ordering::AcqRel) {
             *self.lost_reason.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason);
         }
     }
 
     /// Keeps the first client error; later ones are usually its consequences.
-    pub fn client_error(&self, reason: String) {
+    pub(crate) fn client_error(&self, reason: String) {
         self.client_error
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get_or_insert(reason);
     }
 
-    pub fn first_client_error(&self) -> Option<String> {
+    pub(crate) fn first_client_error(&self) -> Option<String> {
         self.client_error
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -111,7 +111,7 @@ impl Shared {
     /// One of `of` producers has every measured record acknowledged or failed (`reported`
     /// of them, and `aborted` more in aborted transactions); the last one sets what the
     /// consumers expect and marks the producers done.
-    pub fn producer_drained(&self, reported: u64, aborted: u64, of: u64) {
+    pub(crate) fn producer_drained(&self, reported: u64, aborted: u64, of: u64) {
         self.reported.fetch_add(reported, Ordering::AcqRel);
         self.reported_aborted.fetch_add(aborted, Ordering::AcqRel);
         if self.drained.fetch_add(1, Ordering::AcqRel) + 1 == of {
@@ -128,23 +128,23 @@ impl Shared {
     }
 
     /// How long the measured phase sent and had its records reported; None while it does.
-    pub fn sending_time(&self) -> Option<std::time::Duration> {
+    pub(crate) fn sending_time(&self) -> Option<std::time::Duration> {
         let done = self.producers_done_ns.load(Ordering::Acquire);
         (done > 0)
             .then(|| std::time::Duration::from_nanos(done.saturating_sub(self.measure_origin())))
     }
 
     /// Marks now as the start of the measured phase.
-    pub fn start_measuring(&self) {
+    pub(crate) fn start_measuring(&self) {
         let now = self.t0.elapsed().as_nanos() as u64;
         self.measure_origin_ns.store(now, Ordering::Release);
     }
 
-    pub fn measure_origin(&self) -> u64 {
+    pub(crate) fn measure_origin(&self) -> u64 {
         self.measure_origin_ns.load(Ordering::Acquire)
     }
 
-    pub fn lost_reason(&self) -> Option<String> {
+    pub(crate) fn lost_reason(&self) -> Option<String> {
         self.lost_reason
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -154,14 +154,14 @@ impl Shared {
 
 /// One meeting of a run's threads and its orchestrator: all arrived (the orchestrator acts),
 /// then go. Every thread meets twice: before warm-up and before the measured phase.
-pub fn meet(b: &Barrier) {
+pub(super) fn meet(b: &Barrier) {
     b.wait();
     b.wait();
 }
 
 /// A thread that cannot take part still meets the orchestrator at every point, so nothing
 /// waits for it forever.
-pub fn skip_meetings(b: &Barrier) {
+pub(super) fn skip_meetings(b: &Barrier) {
     meet(b);
     meet(b);
 }

@@ -13,7 +13,7 @@ use crate::measure::TopicTally;
 
 /// Where one producer's records go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Layout {
+pub(super) enum Layout {
     /// Every record to one topic (its index): a run over one topic, or a producer bound to one.
     Bound(usize),
     /// Record by record over the topics.
@@ -22,7 +22,7 @@ pub enum Layout {
 
 /// The topic of a round-robin producer's next record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Spread {
+pub(super) struct Spread {
     at: usize,
     step: usize,
     n: usize,
@@ -30,7 +30,7 @@ pub struct Spread {
 
 impl Layout {
     /// Producer `index` of `producers`, over `topics` topics.
-    pub fn of(index: u64, producers: u64, topics: usize) -> Layout {
+    pub(super) fn of(index: u64, producers: u64, topics: usize) -> Layout {
         let n = topics.max(1) as u64;
         let (at, step) = ((index % n) as usize, (producers % n) as usize);
         if step == 0 {
@@ -48,7 +48,7 @@ impl Layout {
 impl Spread {
     /// The topic of the next record, and moves on to the one after.
     #[inline]
-    pub fn next(&mut self) -> usize {
+    pub(super) fn next(&mut self) -> usize {
         let t = self.at;
         self.at += self.step;
         if self.at >= self.n {
@@ -59,7 +59,7 @@ impl Spread {
 }
 
 /// A bound producer's per-topic figures: everything it counted, on its topic.
-pub fn bound_tally(topic: usize, topics: usize, all: TopicTally) -> Vec<TopicTally> {
+pub(super) fn bound_tally(topic: usize, topics: usize, all: TopicTally) -> Vec<TopicTally> {
     if topics < 2 {
         return Vec::new();
     }

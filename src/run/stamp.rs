@@ -7,15 +7,15 @@
 //! started: read and verified, but no end-to-end latency).
 
 /// The header key the stamp travels under.
-pub const HEADER: &str = "kb";
+pub(super) const HEADER: &str = "kb";
 /// The same key for librdkafka's C API.
-pub const HEADER_C: &std::ffi::CStr = c"kb";
+pub(super) const HEADER_C: &std::ffi::CStr = c"kb";
 /// Encoded length; a header of another length under `HEADER` is not ours.
-pub const LEN: usize = 21;
+pub(super) const LEN: usize = 21;
 
 /// What the consumer needs to know about one record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stamp {
+pub(super) struct Stamp {
     pub intended_ns: u64,
     pub producer: u32,
     pub seq: u64,
@@ -30,7 +30,7 @@ const BACKLOG: u8 = 4;
 
 /// Writes `stamp` into a reused buffer (the hot path allocates nothing for it).
 #[inline]
-pub fn encode(stamp: &Stamp, out: &mut [u8; LEN]) {
+pub(super) fn encode(stamp: &Stamp, out: &mut [u8; LEN]) {
     out[..8].copy_from_slice(&stamp.intended_ns.to_le_bytes());
     out[8..12].copy_from_slice(&stamp.producer.to_le_bytes());
     out[12..20].copy_from_slice(&stamp.seq.to_le_bytes());
@@ -40,7 +40,7 @@ pub fn encode(stamp: &Stamp, out: &mut [u8; LEN]) {
 }
 
 /// The stamp in a header value; None when the value is not a stamp.
-pub fn decode(value: &[u8]) -> Option<Stamp> {
+pub(super) fn decode(value: &[u8]) -> Option<Stamp> {
     let bytes: &[u8; LEN] = value.try_into().ok()?;
     let (intended, rest) = bytes.split_at(8);
     let (producer, rest) = rest.split_at(4);

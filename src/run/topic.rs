@@ -17,12 +17,12 @@ use crate::plan::RunPlan;
 /// so creation and deletion are bounded here too.
 const CREATE_BOUND: Duration = Duration::from_secs(45);
 /// A cluster that stops answering at the end must not hold the report back.
-pub const DELETE_BOUND: Duration = Duration::from_secs(40);
+pub(crate) const DELETE_BOUND: Duration = Duration::from_secs(40);
 const LEADERS_BOUND: Duration = Duration::from_secs(30);
 
 /// An existing topic's partitions (`existing = true`, or a shard's topic the collector
 /// created): looked up, never created.
-pub async fn existing(
+pub(crate) async fn existing(
     admin: &Admin,
     topic: &str,
     interrupt: &Arc<AtomicBool>,
@@ -38,7 +38,7 @@ pub async fn existing(
 /// for they may exist, so `live` names them for whoever ends the process early. Err: why, and
 /// which of them to delete all the same (all but the ones the cluster refused: a refused
 /// topic may be someone else's of the same name).
-pub async fn create(
+pub(crate) async fn create(
     admin: &Admin,
     rp: &RunPlan,
     live: &LiveTopic,
@@ -107,7 +107,7 @@ async fn create_all(admin: &Admin, rp: &RunPlan) -> Result<(), Refused> {
 }
 
 /// Waits until every partition of the run's topics has a leader.
-pub async fn leaders(
+pub(crate) async fn leaders(
     admin: &Admin,
     rp: &RunPlan,
     partitions: i32,
@@ -123,7 +123,7 @@ pub async fn leaders(
 }
 
 /// What deleting topics came to.
-pub enum Deleted {
+pub(crate) enum Deleted {
     All,
     /// The topics left, each with why.
     Left(Vec<(String, String)>),
@@ -133,7 +133,7 @@ pub enum Deleted {
 
 /// Deletes `names`. Not raced with an interrupt: a first interrupt still cleans up, and a
 /// second one ends the process (naming the topics) without waiting for it.
-pub async fn delete(admin: &Admin, names: &[String]) -> Deleted {
+pub(crate) async fn delete(admin: &Admin, names: &[String]) -> Deleted {
     match tokio::time::timeout(DELETE_BOUND, admin.delete_topics(names)).await {
         Ok(left) if left.is_empty() => Deleted::All,
         Ok(left) => Deleted::Left(left),
@@ -143,7 +143,7 @@ pub async fn delete(admin: &Admin, names: &[String]) -> Deleted {
 
 /// Where the run's topics' size on disk is asked: every broker, by DescribeLogDirs.
 #[derive(Clone)]
-pub struct Disk {
+pub(crate) struct Disk {
     /// Whether this cluster can be asked at all (plain connections only), and why not.
     speaks: Result<(), String>,
     brokers: Vec<String>,
@@ -152,7 +152,7 @@ pub struct Disk {
 }
 
 impl Disk {
-    pub fn new(rp: &RunPlan, brokers: &[String], partitions: i32) -> Disk {
+    pub(crate) fn new(rp: &RunPlan, brokers: &[String], partitions: i32) -> Disk {
         Disk {
             speaks: logdirs::speaks(&rp.admin).map_err(|e| e.to_string()),
             brokers: brokers.to_vec(),
@@ -162,7 +162,7 @@ impl Disk {
     }
 
     /// Each topic's bytes now (largest replica per partition). Blocking: a request per broker.
-    pub fn bytes(&self) -> Result<Vec<u64>, String> {
+    pub(crate) fn bytes(&self) -> Result<Vec<u64>, String> {
         self.speaks.clone()?;
         logdirs::topics_bytes(&self.brokers, &self.topics, self.partitions)
             .map_err(|e| e.to_string())
@@ -171,7 +171,7 @@ impl Disk {
 
 /// The growth between a measurement before and one after: per topic, and in all. Err: why
 /// one of them is missing (the first's reason first).
-pub fn growth(
+pub(crate) fn growth(
     before: Result<Vec<u64>, String>,
     after: Result<Vec<u64>, String>,
 ) -> Result<(Vec<u64>, u64), String> {

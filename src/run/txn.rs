@@ -29,7 +29,7 @@ const PPM: u64 = 1_000_000;
 
 /// Whether transaction `index` aborts: exactly floor(n · fraction) of the first n do, evenly
 /// spread (with 10 %, transactions 9, 19, 29, …).
-pub fn aborts(index: u64, abort_ppm: u64) -> bool {
+pub(super) fn aborts(index: u64, abort_ppm: u64) -> bool {
     (index + 1) * abort_ppm / PPM > index * abort_ppm / PPM
 }
 
@@ -42,7 +42,7 @@ struct Open {
     due_ns: u64,
 }
 
-pub struct Txn {
+pub(super) struct Txn {
     size: TxnSize,
     abort_ppm: u64,
     /// The next transaction's index within the phase.
@@ -57,7 +57,7 @@ pub struct Txn {
 }
 
 impl Txn {
-    pub fn new(spec: &TxnSpec, timeout: Duration, shared: Arc<Shared>) -> Txn {
+    pub(super) fn new(spec: &TxnSpec, timeout: Duration, shared: Arc<Shared>) -> Txn {
         Txn {
             size: spec.size.clone(),
             abort_ppm: (spec.abort.clamp(0.0, 1.0) * PPM as f64).round() as u64,
@@ -71,14 +71,14 @@ impl Txn {
     }
 
     /// A phase starts: the schedule counts its transactions from 0.
-    pub fn start_phase(&mut self, measured: bool) {
+    pub(super) fn start_phase(&mut self, measured: bool) {
         self.index = 0;
         self.measured = measured;
     }
 
     /// When the open transaction's time is up, if it is bounded by time.
     #[inline]
-    pub fn due(&self) -> Option<u64> {
+    pub(super) fn due(&self) -> Option<u64> {
         self.open
             .as_ref()
             .map(|o| o.due_ns)
@@ -88,7 +88,7 @@ impl Txn {
     /// Before record `seq` is sent at `now`: ends the transaction whose time is up, begins one
     /// when none is open. Returns whether the record's transaction will abort.
     #[inline]
-    pub fn before(&mut self, ev: &mut Events, now: u64, seq: u64) -> Result<bool, String> {
+    pub(super) fn before(&mut self, ev: &mut Events, now: u64, seq: u64) -> Result<bool, String> {
         if self.open.as_ref().is_some_and(|o| now >= o.due_ns) {
             self.end(ev, seq)?;
         }
@@ -116,7 +116,7 @@ impl Txn {
     /// After a record was handed to the client (`next_seq` is the one after it): ends a
     /// counted transaction once it holds its records.
     #[inline]
-    pub fn after(&mut self, ev: &mut Events, next_seq: u64) -> Result<(), String> {
+    pub(super) fn after(&mut self, ev: &mut Events, next_seq: u64) -> Result<(), String> {
         let Some(o) = &mut self.open else {
             return Ok(());
         };
@@ -132,7 +132,7 @@ impl Txn {
     /// Its records are delivered first (their acks recorded as usual): librdkafka would flush
     /// them inside the call without serving their delivery reports, which only this thread
     /// does. Commit latency runs from here to the commit's return, as an application waits.
-    pub fn end(&mut self, ev: &mut Events, next_seq: u64) -> Result<(), String> {
+    pub(super) fn end(&mut self, ev: &mut Events, next_seq: u64) -> Result<(), String> {
         let Some(o) = self.open.take() else {
             return Ok(());
         };
@@ -200,7 +200,7 @@ impl Txn {
 /// Calls a transaction call in slices of [`CALL_SLICE_MS`], resuming it after each timeout,
 /// until it succeeds, fails for real, the cluster is lost, or `timeout` (5 s once
 /// interrupted) passes.
-pub fn call(
+pub(super) fn call(
     shared: &Shared,
     timeout: Duration,
     op: impl Fn(i32) -> Result<(), TxnError>,
@@ -225,7 +225,11 @@ pub fn call(
 /// when several producers would share it, as two instances of one id fence each other), or
 /// kafkabench's own `kb-<topic>-<k>`, unique per run (the topic name carries the run id) and
 /// producer.
-pub fn with_transactional_id(config: &ClientConfig, topic: &str, share: Share) -> ClientConfig {
+pub(super) fn with_transactional_id(
+    config: &ClientConfig,
+    topic: &str,
+    share: Share,
+) -> ClientConfig {
     let mut c = config.clone();
     let id = match config.get("transactional.id") {
         Some(user) if share.of == 1 => user.to_string(),
@@ -237,7 +241,7 @@ pub fn with_transactional_id(config: &ClientConfig, topic: &str, share: Share) -
 }
 
 /// A transaction error in words, with what it usually means.
-pub fn explain(e: &TxnError) -> String {
+pub(super) fn explain(e: &TxnError) -> String {
     use rdkafka::types::RDKafkaErrorCode as C;
     let hint = match e.code {
         C::InvalidProducerEpoch | C::ProducerFenced => {

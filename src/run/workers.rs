@@ -53,7 +53,7 @@ struct Start {
 }
 
 /// Starts the threads, runs warm-up and the measured phase, and merges their recordings.
-pub async fn measure(
+pub(super) async fn measure(
     rp: &RunPlan,
     at: Position,
     opts: &RunOptions,

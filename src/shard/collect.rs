@@ -22,7 +22,7 @@ mod shards;
 
 use shards::Shards;
 
-pub struct CollectOptions {
+pub(crate) struct CollectOptions {
     pub shards: u32,
     /// The digest of the scenario as the collector checked it: a shard with another is refused.
     pub hash: String,
@@ -35,7 +35,7 @@ pub struct CollectOptions {
 }
 
 /// One planned run as collected: each reporting shard's result, and the disk measured once.
-pub struct CollectedRun {
+pub(crate) struct CollectedRun {
     pub index: usize,
     pub results: BTreeMap<u32, RunResult>,
     pub disk: Option<(Vec<u64>, u64)>,
@@ -43,7 +43,7 @@ pub struct CollectedRun {
 
 /// Everything collected, and every shard that let the run down (with why).
 #[derive(Default)]
-pub struct Collected {
+pub(crate) struct Collected {
     pub runs: Vec<CollectedRun>,
     pub problems: BTreeMap<u32, Letdown>,
     pub notes: Vec<String>,
@@ -54,14 +54,14 @@ pub struct Collected {
 
 impl Collected {
     /// How many shards' results went into the last run collected.
-    pub fn reported(&self) -> usize {
+    pub(crate) fn reported(&self) -> usize {
         self.runs.last().map_or(0, |r| r.results.len())
     }
 
     /// The merged execution: each collected run merged from the shards that reported it,
     /// with the collector's own disk measurement; every shard that let the run down makes it
     /// a failed run (exit 3) naming the shard.
-    pub fn execution(self, p: &Plan) -> Execution {
+    pub(crate) fn execution(self, p: &Plan) -> Execution {
         // The shards let down the last run collected; the collector's own error stopped it at
         // the run after that.
         let last = self.runs.last().map_or(0, |r| r.index);
@@ -100,7 +100,11 @@ impl Collected {
 }
 
 /// Runs the collector's side of every planned run.
-pub async fn collect(plan: &Plan, o: &CollectOptions, interrupt: Arc<AtomicBool>) -> Collected {
+pub(crate) async fn collect(
+    plan: &Plan,
+    o: &CollectOptions,
+    interrupt: Arc<AtomicBool>,
+) -> Collected {
     let mut out = Collected::default();
     let Some(first) = plan.runs.first() else {
         return out;

@@ -15,27 +15,27 @@ use super::error::ShardError;
 use crate::measure::RunResult;
 use crate::model::Props;
 use crate::run::admin::{self, Admin};
-pub use crate::run::Phase;
+pub(crate) use crate::run::Phase;
 
 /// The protocol's version: a participant refuses messages of another.
-pub const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 1;
 /// A result travels in parts of at most this many bytes, well under a broker's default
 /// message size limit (1 MiB), so no topic or broker setting has to change.
 const PART_BYTES: usize = 256 * 1024;
 /// How far ahead of the last ready message an agreed start lies: long enough for the
 /// message to reach every shard, short enough not to be waited for.
-pub const START_LEAD: Duration = Duration::from_millis(1500);
+pub(crate) const START_LEAD: Duration = Duration::from_millis(1500);
 const SEND_BOUND: Duration = Duration::from_secs(15);
 
 /// The name of a run's control topic.
-pub fn topic_name(run_id: &str) -> String {
+pub(crate) fn topic_name(run_id: &str) -> String {
     format!("kafkabench-control-{run_id}")
 }
 
 /// One message on the control topic.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Message {
+pub(crate) enum Message {
     /// A shard started: which one, of how many, and the digest of what it runs.
     Hello {
         version: u32,
@@ -92,7 +92,7 @@ pub enum Message {
 
 impl Message {
     /// The collector session that wrote it, for a collector's message.
-    pub fn collector(&self) -> Option<u64> {
+    pub(crate) fn collector(&self) -> Option<u64> {
         match self {
             Message::Topics { collector, .. }
             | Message::Start { collector, .. }
@@ -104,12 +104,12 @@ impl Message {
 }
 
 /// A random id for one participant process.
-pub fn new_session() -> u64 {
+pub(crate) fn new_session() -> u64 {
     crate::random::fresh_u64()
 }
 
 /// A participant's connection to the control topic.
-pub struct Control {
+pub(crate) struct Control {
     producer: BaseProducer,
     consumer: BaseConsumer,
     topic: String,
@@ -122,7 +122,11 @@ pub struct Control {
 impl Control {
     /// Creates the control topic unless it exists (the first participant does), and reads it
     /// from its beginning.
-    pub async fn open(admin: &Admin, props: &Props, run_id: &str) -> Result<Control, ShardError> {
+    pub(crate) async fn open(
+        admin: &Admin,
+        props: &Props,
+        run_id: &str,
+    ) -> Result<Control, ShardError> {
         let topic = topic_name(run_id);
         admin
             .ensure_control_topic(&topic)
@@ -162,12 +166,12 @@ impl Control {
         })
     }
 
-    pub fn topic(&self) -> &str {
+    pub(crate) fn topic(&self) -> &str {
         &self.topic
     }
 
     /// Sends a message and waits until the cluster has it.
-    pub fn send(&self, m: &Message) -> Result<(), ShardError> {
+    pub(crate) fn send(&self, m: &Message) -> Result<(), ShardError> {
         let text = serde_json::to_string(m).map_err(ShardError::Encode)?;
         let key = kind_of(m);
         let mut record = BaseRecord::<str, str>::to(&self.topic)
@@ -191,7 +195,7 @@ impl Control {
     }
 
     /// Sends a shard's result of one run, in parts.
-    pub fn send_result(
+    pub(crate) fn send_result(
         &self,
         session: u64,
         shard: u32,
@@ -216,7 +220,7 @@ impl Control {
 
     /// The next message, waiting until `until` at most (None then), in short polls so that
     /// `stop` (an interrupt) is seen at once.
-    pub fn next(
+    pub(crate) fn next(
         &mut self,
         until: Instant,
         stop: &dyn Fn() -> bool,
@@ -257,7 +261,7 @@ impl Control {
 
     /// Reads everything the topic holds when called (kept for `next`, in order) and returns
     /// a copy: what earlier participants already said.
-    pub fn catch_up(&mut self, stop: &dyn Fn() -> bool) -> Result<Vec<Message>, ShardError> {
+    pub(crate) fn catch_up(&mut self, stop: &dyn Fn() -> bool) -> Result<Vec<Message>, ShardError> {
         let (_, high) = self
             .consumer
             .fetch_watermarks(&self.topic, 0, SEND_BOUND)
@@ -277,7 +281,7 @@ impl Control {
 
     /// Waits for the first message `want` accepts; a message `fatal` names ends the wait
     /// with its reason. Every other message is kept for later, in order.
-    pub fn wait_for<T>(
+    pub(crate) fn wait_for<T>(
         &mut self,
         until: Instant,
         stop: &dyn Fn() -> bool,
@@ -349,7 +353,7 @@ fn split(text: &str, max: usize) -> Vec<&str> {
 }
 
 /// Now as milliseconds since the epoch.
-pub fn unix_ms() -> u64 {
+pub(crate) fn unix_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
@@ -357,7 +361,7 @@ pub fn unix_ms() -> u64 {
 
 /// Sleeps until the wall-clock instant `at_unix_ms`, in short steps so `stop` is seen; true
 /// when it was reached.
-pub fn sleep_until(at_unix_ms: u64, stop: &dyn Fn() -> bool) -> bool {
+pub(crate) fn sleep_until(at_unix_ms: u64, stop: &dyn Fn() -> bool) -> bool {
     loop {
         if stop() {
             return false;
@@ -373,13 +377,13 @@ pub fn sleep_until(at_unix_ms: u64, stop: &dyn Fn() -> bool) -> bool {
 /// A shard's result of one run put back together from its parts (any order); None until
 /// every part is there.
 #[derive(Default)]
-pub struct Parts {
+pub(crate) struct Parts {
     parts: Vec<Option<String>>,
 }
 
 impl Parts {
     /// Adds a part; the whole result once complete, or why the parts do not fit.
-    pub fn add(
+    pub(crate) fn add(
         &mut self,
         part: u32,
         parts: u32,

@@ -12,7 +12,7 @@ use crate::source::Sources;
 
 /// The digest of everything a live participant's scenario reads: its texts and its payload
 /// data files. Shards of one run must all have the same.
-pub fn of_run(sources: &Sources, p: &Plan) -> String {
+pub(crate) fn of_run(sources: &Sources, p: &Plan) -> String {
     let texts = shown_texts(sources);
     let mut seen = HashSet::new();
     let data = p.runs.iter().filter_map(|rp| match &rp.workload.payload {
@@ -26,12 +26,12 @@ pub fn of_run(sources: &Sources, p: &Plan) -> String {
 
 /// The digest of the texts a result file carries (main text, then the includes' texts);
 /// `merge` compares result files by it.
-pub fn of_texts<'a>(main: &'a str, includes: impl Iterator<Item = &'a str>) -> String {
+pub(super) fn of_texts<'a>(main: &'a str, includes: impl Iterator<Item = &'a str>) -> String {
     digest(std::iter::once(main).chain(includes).map(str::as_bytes))
 }
 
 /// The same digest of scenario sources as they were loaded here.
-pub fn of_sources(sources: &Sources) -> String {
+pub(super) fn of_sources(sources: &Sources) -> String {
     digest(shown_texts(sources).iter().map(String::as_bytes))
 }
 

@@ -15,7 +15,7 @@ use crate::plan::RunNo;
 use crate::run::{Execution, RunError, RunFailure};
 
 /// One shard's part of the run, as gathered.
-pub struct Part {
+pub(crate) struct Part {
     /// How a problem names it: `shard 1`, or a result file's path.
     pub name: String,
     /// Its results, by their run's index in the plan.
@@ -25,7 +25,7 @@ pub struct Part {
 }
 
 /// Where the parts come from, and what that adds.
-pub enum Gathered {
+pub(crate) enum Gathered {
     /// The collector's: the disk it measured once per run it collected, and the error that
     /// stopped it at a run (its index), if one did. A shard without a run's result is named
     /// by its own problem (the collector marks every shard it stopped waiting for).
@@ -40,7 +40,7 @@ pub enum Gathered {
 
 /// Every planned run merged from the parts that hold it, with `notes` and `interrupted`
 /// handed through.
-pub fn execution(
+pub(crate) fn execution(
     p: &Plan,
     parts: &[Part],
     gathered: Gathered,

@@ -17,7 +17,7 @@ use crate::run::Execution;
 use crate::source::Sources;
 
 /// What one result file holds, as far as merging goes.
-pub struct ShardFile<'a> {
+pub(crate) struct ShardFile<'a> {
     pub path: &'a Path,
     /// The scenario's main text, and each include's recorded path and text.
     pub text: Option<&'a str>,
@@ -31,7 +31,7 @@ pub struct ShardFile<'a> {
 }
 
 /// Why the files cannot be merged (exit 2).
-pub enum Refused {
+pub(crate) enum Refused {
     /// Every problem found, each one error.
     Problems(Vec<String>),
     /// The scenario does not check here: its diagnostics, and then why that stops the merge.
@@ -44,7 +44,7 @@ pub enum Refused {
 
 /// The plan the files ran: the scenario they carry (or `scenario`, the same one on disk),
 /// checked and planned again at their scale and run id.
-pub fn plan_of(files: &[ShardFile], scenario: Option<&Path>) -> Result<Plan, Refused> {
+pub(crate) fn plan_of(files: &[ShardFile], scenario: Option<&Path>) -> Result<Plan, Refused> {
     let first = &files[0];
     let (Some(main), Some(hash)) = (first.text, fingerprint(first)) else {
         return Err(Refused::Problems(vec![carries_nothing(first.path)]));
@@ -121,7 +121,7 @@ pub fn plan_of(files: &[ShardFile], scenario: Option<&Path>) -> Result<Plan, Ref
 /// Every planned run merged from the files that hold it. A file that failed, was interrupted
 /// or lacks a run the others have makes the merge a failed run (exit 3) naming it, with the
 /// rest merged and reported. Err: files that do not fit the plan (not mergeable at all).
-pub fn merged(p: &Plan, files: &[ShardFile]) -> Result<Execution, ShardError> {
+pub(crate) fn merged(p: &Plan, files: &[ShardFile]) -> Result<Execution, ShardError> {
     for f in files {
         for r in f.runs {
             let planned = p.runs.get(r.index).map(|run| run.label.as_str());

@@ -6,7 +6,7 @@ use crate::plan::RunNo;
 
 /// Why the collector refuses a shard (sent to it in a `refused` message, and reported).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     #[error("it speaks control protocol {theirs}, the collector {ours}")]
     Version { theirs: u32, ours: u32 },
     #[error("it runs as shard {shard} of {shards}, the collector waits for {expected} shards")]
@@ -32,7 +32,7 @@ pub enum Refusal {
 
 /// What a shard did not do in time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum Missed {
+pub(crate) enum Missed {
     #[error("was not ready for run {} by the deadline", .0 + 1)]
     Ready(usize),
     #[error("did not finish run {}'s warm-up by the deadline", .0 + 1)]
@@ -43,7 +43,7 @@ pub enum Missed {
 
 /// How a shard let the run down; the collector names it `shard I` before this.
 #[derive(Debug, thiserror::Error)]
-pub enum Letdown {
+pub(crate) enum Letdown {
     #[error("refused: {0}")]
     Refused(Refusal),
     /// Its result of run `run` came in parts that do not fit, or do not read.

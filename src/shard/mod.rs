@@ -7,17 +7,16 @@
 //! result files (`kafkabench merge`), become one `Execution` through one function. Nothing
 //! here prints: the collector's progress goes to the caller's `say`.
 
-pub mod collect;
-pub mod control;
+pub(crate) mod collect;
+pub(crate) mod control;
 mod digest;
 mod error;
-pub mod execution;
-pub mod files;
-pub mod letdown;
-pub mod policy;
+pub(crate) mod execution;
+pub(crate) mod files;
+pub(crate) mod letdown;
+pub(crate) mod policy;
 mod recheck;
 mod side;
 
-pub use digest::of_run as digest;
-pub use error::ShardError;
-pub use side::{ShardArgs, ShardRun};
+pub(crate) use digest::of_run as digest;
+pub(crate) use side::{ShardArgs, ShardRun};

@@ -10,7 +10,7 @@ use crate::run::Shard;
 
 /// `I/N` as written after `--shard`; an empty `I` (`/N`) is the index Kubernetes gives an
 /// Indexed Job's pod in `JOB_COMPLETION_INDEX` (`job_index`).
-pub fn parse(text: &str, job_index: Option<&str>) -> Result<Shard, ShardError> {
+pub(crate) fn parse(text: &str, job_index: Option<&str>) -> Result<Shard, ShardError> {
     let (i, n) = text.split_once('/').ok_or(ShardError::NotIOverN)?;
     let count: u32 = n
         .trim()
@@ -37,12 +37,12 @@ pub fn parse(text: &str, job_index: Option<&str>) -> Result<Shard, ShardError> {
 }
 
 /// Why a topic of `partitions` cannot be split over `shards`, if it cannot.
-pub fn fits(shards: u32, partitions: i32) -> Option<ShardError> {
+pub(crate) fn fits(shards: u32, partitions: i32) -> Option<ShardError> {
     (partitions < shards as i32).then_some(ShardError::TooFewPartitions { partitions, shards })
 }
 
 /// Why this plan cannot run as `shards` shards: said before anything connects (exit 2).
-pub fn problems(p: &Plan, shards: u32) -> Vec<String> {
+pub(crate) fn problems(p: &Plan, shards: u32) -> Vec<String> {
     let mut out = Vec::new();
     for rp in &p.runs {
         let run = format!("run {} ({})", RunNo(rp.index), rp.label);
@@ -71,7 +71,7 @@ pub fn problems(p: &Plan, shards: u32) -> Vec<String> {
 
 /// What `run --shard` asks of the rest of its command line: a run id, one scenario file, every
 /// run of it. Each reason it cannot take part.
-pub fn arguments(run_id: bool, files: usize, only: bool) -> Vec<String> {
+pub(crate) fn arguments(run_id: bool, files: usize, only: bool) -> Vec<String> {
     let mut errors = Vec::new();
     if !run_id {
         errors.push(
@@ -95,7 +95,7 @@ pub fn arguments(run_id: bool, files: usize, only: bool) -> Vec<String> {
 /// How long the plan runs, as far as it is known, plus a margin per run for connecting,
 /// topics and draining; a run of unknown length (a count at an unlimited rate) gets ten
 /// minutes.
-pub fn planned(p: &Plan) -> Duration {
+pub(crate) fn planned(p: &Plan) -> Duration {
     let e = p.estimate;
     e.known
         + Duration::from_secs(600) * e.unknown_runs as u32
@@ -104,13 +104,13 @@ pub fn planned(p: &Plan) -> Duration {
 
 /// How long the collector waits for the shards unless told (`--deadline`): the planned
 /// duration plus a minute.
-pub fn collector_wait(p: &Plan) -> Duration {
+pub(crate) fn collector_wait(p: &Plan) -> Duration {
     planned(p) + Duration::from_secs(60)
 }
 
 /// How long a shard waits for the collector: a little longer than the collector's own
 /// default deadline, so that it, not a shard, gives up.
-pub fn shard_wait(p: &Plan) -> Duration {
+pub(crate) fn shard_wait(p: &Plan) -> Duration {
     planned(p) + Duration::from_secs(120)
 }
 

@@ -18,7 +18,7 @@ use crate::source::Sources;
 /// What a shard needs to take part: who it is, what it runs, and its control connection
 /// (shared by its clones: each blocking call on it takes one along).
 #[derive(Clone)]
-pub struct ShardRun {
+pub(crate) struct ShardRun {
     pub shard: Shard,
     /// The digest of the scenario and every file it reads; the collector refuses another.
     pub hash: String,
@@ -30,7 +30,7 @@ pub struct ShardRun {
 }
 
 /// What `run --shard` was given, besides the scenario.
-pub struct ShardArgs<'a> {
+pub(crate) struct ShardArgs<'a> {
     /// `I/N` as written after `--shard`.
     pub shard: &'a str,
     /// `JOB_COMPLETION_INDEX`, when set (a Kubernetes Indexed Job's pod).
@@ -45,7 +45,7 @@ pub struct ShardArgs<'a> {
 impl ShardRun {
     /// A shard's part in a sharded run, from `--shard` and the one scenario it runs (its
     /// sources, and its plan); or every reason it cannot take part.
-    pub fn prepare(
+    pub(crate) fn prepare(
         a: &ShardArgs,
         scenario: Option<(&Sources, &Plan)>,
     ) -> Result<ShardRun, Vec<String>> {
@@ -66,7 +66,7 @@ impl ShardRun {
         ))
     }
 
-    pub fn new(shard: Shard, hash: String, deadline: Instant) -> ShardRun {
+    pub(crate) fn new(shard: Shard, hash: String, deadline: Instant) -> ShardRun {
         ShardRun {
             shard,
             hash,

@@ -7,14 +7,14 @@ use crate::source::{FileId, Span};
 
 /// `(`, `[` and `{` nest at most this deep. A scenario needs four or five levels; the parser
 /// and the stages after it recurse once per level, and 5 000 levels overflowed the stack.
-pub const MAX_NESTING: usize = 64;
+pub(crate) const MAX_NESTING: usize = 64;
 /// A rate shape has at most this many segments: far more than anyone writes by hand, and each
 /// is printed in `plan`.
-pub const MAX_SEGMENTS: usize = 1_000;
+pub(crate) const MAX_SEGMENTS: usize = 1_000;
 
 /// The first limit `text` exceeds, if any. Strings and comments are skipped: brackets and
 /// words in them are text, not structure.
-pub fn check(file: FileId, text: &str) -> Result<(), Diagnostic> {
+pub(crate) fn check(file: FileId, text: &str) -> Result<(), Diagnostic> {
     let bytes = text.as_bytes();
     let mut depth = 0usize;
     // Segments of the shape being read: `, then` continues a shape; any bracket or `=` ends it.

@@ -2,12 +2,12 @@
 //! turns pest errors into diagnostics, [`build`] turns pest pairs into the AST, [`include`]
 //! reads files and splices included ones in, [`limits`] refuses what would exhaust the parser.
 
-pub mod ast;
+pub(crate) mod ast;
 mod build;
 mod errors;
 pub mod fmt;
 mod include;
-pub mod limits;
+pub(crate) mod limits;
 
 use std::num::NonZeroUsize;
 use std::sync::Once;

@@ -13,13 +13,13 @@ use super::{repo, text};
 
 /// Ports in use: CI's broker 9092-9094, the broker-loss test 19092-19093, the security test
 /// 19492-19494, this cluster 19692/19792/19892.
-pub struct Nodes {
+pub(crate) struct Nodes {
     /// Node 1's client port; node i listens on it + 100·(i-1), its controller one above.
     pub port: u16,
 }
 
 /// The one cluster: one test process, one cluster, so the nodes start once.
-pub const NODES: Nodes = Nodes { port: 19692 };
+pub(crate) const NODES: Nodes = Nodes { port: 19692 };
 
 static STARTED: OnceLock<u16> = OnceLock::new();
 
@@ -30,18 +30,18 @@ extern "C" fn stop_at_exit() {
 }
 
 impl Nodes {
-    pub fn home(&self) -> PathBuf {
+    pub(crate) fn home(&self) -> PathBuf {
         std::env::temp_dir().join(format!("kafkabench-nodes-{}", self.port))
     }
 
-    pub fn bootstrap(&self) -> String {
+    pub(crate) fn bootstrap(&self) -> String {
         (0..3)
             .map(|i| format!("127.0.0.1:{}", self.port + 100 * i))
             .collect::<Vec<_>>()
             .join(",")
     }
 
-    pub fn kafka_local(&self, args: &[&str]) -> Output {
+    pub(crate) fn kafka_local(&self, args: &[&str]) -> Output {
         Command::new(repo().join("scripts/kafka-local"))
             .args(args)
             .env("KAFKA_LOCAL_HOME", self.home())
@@ -52,7 +52,7 @@ impl Nodes {
     }
 
     /// Starts the cluster once per process, and stops it when the process exits.
-    pub fn up(&self) {
+    pub(crate) fn up(&self) {
         let port = *STARTED.get_or_init(|| {
             let out = self.kafka_local(&["up", "--brokers", "3"]);
             // SAFETY: registers a plain function to run at exit; it only spawns a process.
@@ -69,7 +69,7 @@ impl Nodes {
     }
 
     /// `(id, pid, state)` of every node, as kafka-local sees them.
-    pub fn nodes(&self) -> Vec<(i32, Option<i32>, String)> {
+    pub(crate) fn nodes(&self) -> Vec<(i32, Option<i32>, String)> {
         let out = self.kafka_local(&["nodes"]);
         text(&out.stdout)
             .lines()
@@ -82,7 +82,7 @@ impl Nodes {
 
     /// Waits until every node runs and the cluster lists all three brokers again (a restarted
     /// broker takes a moment to register); fails past `limit`.
-    pub fn wait_whole(&self, limit: Duration) {
+    pub(crate) fn wait_whole(&self, limit: Duration) {
         let started = Instant::now();
         loop {
             let nodes = self.nodes();

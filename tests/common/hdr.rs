@@ -9,11 +9,11 @@ use hdrhistogram::Histogram;
 
 /// An interval's histogram as the documented format describes it: nanoseconds, 1 ns to 1 h,
 /// 2 significant digits.
-pub fn interval_histogram() -> Histogram<u64> {
+pub(crate) fn interval_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 3_600_000_000_000, 2).expect("valid bounds")
 }
 
-pub fn encode(h: &Histogram<u64>) -> String {
+pub(crate) fn encode(h: &Histogram<u64>) -> String {
     let mut bytes = Vec::new();
     V2DeflateSerializer::new()
         .serialize(h, &mut bytes)
@@ -22,7 +22,7 @@ pub fn encode(h: &Histogram<u64>) -> String {
 }
 
 /// Decodes as docs/result-format.md shows a reader doing it.
-pub fn decode(b64: &str) -> Result<Histogram<u64>, String> {
+pub(crate) fn decode(b64: &str) -> Result<Histogram<u64>, String> {
     let bytes = STANDARD
         .decode(b64)
         .map_err(|e| format!("not base64: {e}"))?;

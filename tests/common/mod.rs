@@ -2,22 +2,22 @@
 // reader.rs keeps `offsets` and `group_lag` for controls that no test uses today.
 #![allow(dead_code)]
 
-pub mod cluster;
-pub mod hdr;
-pub mod reader;
-pub mod watch;
+pub(crate) mod cluster;
+pub(crate) mod hdr;
+pub(crate) mod reader;
+pub(crate) mod watch;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
 use std::time::Duration;
 
 /// The broker the integration tests use: KAFKA_BOOTSTRAP, default 127.0.0.1:9092.
-pub fn bootstrap() -> String {
+pub(crate) fn bootstrap() -> String {
     std::env::var("KAFKA_BOOTSTRAP").unwrap_or_else(|_| "127.0.0.1:9092".into())
 }
 
 /// Fails with a message that says what was tried and how to start a broker.
-pub fn require_broker() {
+pub(crate) fn require_broker() {
     let b = bootstrap();
     let first = b.split(',').next().unwrap_or("127.0.0.1:9092");
     let addr: std::net::SocketAddr = std::net::ToSocketAddrs::to_socket_addrs(first)
@@ -32,11 +32,11 @@ pub fn require_broker() {
     }
 }
 
-pub fn repo() -> PathBuf {
+pub(crate) fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-pub fn kafkabench(args: &[&str]) -> Output {
+pub(crate) fn kafkabench(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_kafkabench"))
         .args(args)
         .current_dir(repo())
@@ -46,7 +46,7 @@ pub fn kafkabench(args: &[&str]) -> Output {
 }
 
 /// Asserts the exit code, showing stdout and stderr when it differs; returns stdout.
-pub fn expect_exit(out: &Output, code: i32) -> String {
+pub(crate) fn expect_exit(out: &Output, code: i32) -> String {
     let stdout = text(&out.stdout);
     assert_eq!(
         out.status.code(),
@@ -59,7 +59,7 @@ pub fn expect_exit(out: &Output, code: i32) -> String {
 
 /// Runs a fixture quietly with `--json`, asserts the exit code, and returns stdout and the
 /// result file.
-pub fn run_fixture_json(name: &str, code: i32) -> (String, serde_json::Value) {
+pub(crate) fn run_fixture_json(name: &str, code: i32) -> (String, serde_json::Value) {
     let dir = tempfile::tempdir().expect("tempdir");
     let json = dir.path().join("out.json");
     let out = kafkabench(&[
@@ -75,22 +75,22 @@ pub fn run_fixture_json(name: &str, code: i32) -> (String, serde_json::Value) {
     (stdout, v)
 }
 
-pub fn text(b: &[u8]) -> String {
+pub(crate) fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-pub fn fixture(p: &str) -> String {
+pub(crate) fn fixture(p: &str) -> String {
     Path::new("tests/fixtures").join(p).display().to_string()
 }
 
 /// Waits for the child (spawned with stdout and stderr piped) at most `limit` and returns its
 /// exit code, output and how long it took; kills it and fails the test past that.
-pub fn wait_bounded(child: Child, limit: Duration) -> (i32, String, String, Duration) {
+pub(crate) fn wait_bounded(child: Child, limit: Duration) -> (i32, String, String, Duration) {
     watch::Watched::new(child).wait(limit)
 }
 
 /// The names of the topics on the broker that `keep` accepts.
-pub fn broker_topics(keep: impl Fn(&str) -> bool) -> Vec<String> {
+pub(crate) fn broker_topics(keep: impl Fn(&str) -> bool) -> Vec<String> {
     use rdkafka::consumer::{BaseConsumer, Consumer};
     let c: BaseConsumer = rdkafka::ClientConfig::new()
         .set("bootstrap.servers", bootstrap())

@@ -14,7 +14,7 @@ use rdkafka::{ClientConfig, Offset, TopicPartitionList};
 
 /// One record of the topic that carried a stamp.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stamped {
+pub(crate) struct Stamped {
     pub partition: i32,
     pub offset: i64,
     pub producer: u32,
@@ -26,7 +26,7 @@ pub struct Stamped {
 
 /// Everything read from a topic, in offset order per partition.
 #[derive(Debug, Default)]
-pub struct Contents {
+pub(crate) struct Contents {
     pub records: Vec<Stamped>,
     /// Records without a stamp of kafkabench's.
     pub unstamped: u64,
@@ -53,7 +53,7 @@ fn decode(partition: i32, offset: i64, v: &[u8]) -> Option<Stamped> {
 
 /// Reads every partition of `topic` from its log start to its high watermark, with
 /// `isolation` (`read_committed` or `read_uncommitted`). Fails past a minute.
-pub fn read_topic(bootstrap: &str, topic: &str, isolation: &str) -> Contents {
+pub(crate) fn read_topic(bootstrap: &str, topic: &str, isolation: &str) -> Contents {
     let c: BaseConsumer = ClientConfig::new()
         .set("bootstrap.servers", bootstrap)
         .set("group.id", "kafkabench-independent-reader")
@@ -120,14 +120,14 @@ pub fn read_topic(bootstrap: &str, topic: &str, isolation: &str) -> Contents {
 
 impl Contents {
     /// The records written in the measured phase (not warm-up, not backlog).
-    pub fn measured(&self) -> impl Iterator<Item = &Stamped> {
+    pub(crate) fn measured(&self) -> impl Iterator<Item = &Stamped> {
         self.records
             .iter()
             .filter(|r| r.measured && !r.backlog && !r.aborted)
     }
 
     /// Distinct measured records (producer, sequence).
-    pub fn distinct_measured(&self) -> u64 {
+    pub(crate) fn distinct_measured(&self) -> u64 {
         self.measured()
             .map(|r| (r.producer, r.seq))
             .collect::<HashSet<_>>()
@@ -135,7 +135,7 @@ impl Contents {
     }
 
     /// Measured records present more than once: each copy after the first.
-    pub fn duplicates(&self) -> u64 {
+    pub(crate) fn duplicates(&self) -> u64 {
         let all = self.measured().count() as u64;
         all - self.distinct_measured()
     }
@@ -143,7 +143,7 @@ impl Contents {
     /// Measured records that come, in a partition's offset order, after a record of the same
     /// producer with a higher sequence (copies of a record already seen are duplicates, not
     /// reorderings).
-    pub fn reordered(&self) -> u64 {
+    pub(crate) fn reordered(&self) -> u64 {
         let mut highest: HashMap<(u32, i32), u64> = HashMap::new();
         let mut seen = HashSet::new();
         let mut n = 0;
@@ -162,19 +162,19 @@ impl Contents {
     }
 
     /// Records whose stamp says their transaction was aborted.
-    pub fn aborted(&self) -> u64 {
+    pub(crate) fn aborted(&self) -> u64 {
         self.records.iter().filter(|r| r.aborted).count() as u64
     }
 
     /// Records in the topic, all partitions: high watermark less log start, markers included.
-    pub fn offsets(&self) -> i64 {
+    pub(crate) fn offsets(&self) -> i64 {
         self.high.iter().zip(&self.low).map(|(h, l)| h - l).sum()
     }
 }
 
 /// Runs a Kafka tool class from the local broker's jars (`scripts/kafka-local tool`) and
 /// returns its standard output; fails the test when it fails.
-pub fn kafka_tool(class: &str, args: &[&str]) -> String {
+pub(crate) fn kafka_tool(class: &str, args: &[&str]) -> String {
     let out = Command::new(super::repo().join("scripts/kafka-local"))
         .arg("tool")
         .arg(class)
@@ -192,7 +192,7 @@ pub fn kafka_tool(class: &str, args: &[&str]) -> String {
 
 /// Kafka's GetOffsetShell: `partition -> offset` of `topic` at `time` (-1 latest, -2
 /// earliest).
-pub fn offset_shell(bootstrap: &str, topic: &str, time: i64) -> Vec<(i32, i64)> {
+pub(crate) fn offset_shell(bootstrap: &str, topic: &str, time: i64) -> Vec<(i32, i64)> {
     let t = time.to_string();
     let out = kafka_tool(
         "org.apache.kafka.tools.GetOffsetShell",
@@ -221,7 +221,7 @@ pub fn offset_shell(bootstrap: &str, topic: &str, time: i64) -> Vec<(i32, i64)> 
 
 /// `kafka-consumer-groups --describe --group G`: per partition of `topic`, the lag the tool
 /// shows (None where it shows `-`).
-pub fn group_lag(bootstrap: &str, group: &str, topic: &str) -> Vec<(i32, Option<i64>)> {
+pub(crate) fn group_lag(bootstrap: &str, group: &str, topic: &str) -> Vec<(i32, Option<i64>)> {
     let out = kafka_tool(
         "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
         &[
@@ -240,7 +240,7 @@ pub fn group_lag(bootstrap: &str, group: &str, topic: &str) -> Vec<(i32, Option<
 
 /// One partition's line of `kafka-consumer-groups --describe`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct GroupRow {
+pub(crate) struct GroupRow {
     pub partition: i32,
     /// The group's committed offset (None: `-`, nothing committed).
     pub current: Option<i64>,
@@ -250,7 +250,7 @@ pub struct GroupRow {
 
 /// The rows of `topic` in the output of `kafka-consumer-groups --describe` (the tool run by
 /// the test, or by a scenario's `run` action into a file), by partition.
-pub fn group_rows(describe: &str, topic: &str) -> Vec<GroupRow> {
+pub(crate) fn group_rows(describe: &str, topic: &str) -> Vec<GroupRow> {
     let mut v: Vec<GroupRow> = describe
         .lines()
         .filter_map(|l| {
@@ -272,7 +272,7 @@ pub fn group_rows(describe: &str, topic: &str) -> Vec<GroupRow> {
 }
 
 /// Deletes a topic a test kept (`--keep-topics`) for reading it independently.
-pub fn delete_topic(bootstrap: &str, topic: &str) {
+pub(crate) fn delete_topic(bootstrap: &str, topic: &str) {
     use rdkafka::admin::{AdminClient, AdminOptions};
     use rdkafka::client::DefaultClientContext;
     let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
@@ -292,7 +292,7 @@ pub fn delete_topic(bootstrap: &str, topic: &str) {
 /// to); one that follows records a read_committed read also returned ends a committed
 /// transaction, one that follows records it filtered out ends an aborted one. Per partition:
 /// with one partition, these are the transactions.
-pub fn markers(uncommitted: &Contents, committed: &Contents) -> (u64, u64) {
+pub(crate) fn markers(uncommitted: &Contents, committed: &Contents) -> (u64, u64) {
     let visible: HashSet<(i32, i64)> = committed
         .records
         .iter()
@@ -326,7 +326,7 @@ pub fn markers(uncommitted: &Contents, committed: &Contents) -> (u64, u64) {
 /// One generation of a consumer group, as its coordinator logged it: "Stabilized group G
 /// generation N with M members".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Generation {
+pub(crate) struct Generation {
     pub generation: i32,
     pub members: u32,
     /// Its members got their assignment: no member joined while the group was still
@@ -338,7 +338,7 @@ pub struct Generation {
 /// The log files of the local broker (kafka-local's `node*.log`) when `bootstrap` is the
 /// kafka-local cluster found through KAFKA_LOCAL_HOME or the repository's .cache/kafka-local
 /// (its `bootstrap` file names the address); None for any other broker.
-pub fn local_broker_logs(bootstrap: &str) -> Option<Vec<std::path::PathBuf>> {
+pub(crate) fn local_broker_logs(bootstrap: &str) -> Option<Vec<std::path::PathBuf>> {
     let home = std::env::var_os("KAFKA_LOCAL_HOME")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| super::repo().join(".cache/kafka-local"));
@@ -366,7 +366,7 @@ pub fn local_broker_logs(bootstrap: &str) -> Option<Vec<std::path::PathBuf>> {
 /// coordinator wording), up to the group's end: one that stabilizes once its members have
 /// begun to leave for good (the last leaves, with no join after them) has no member left to
 /// read in it.
-pub fn group_generations(log: &str, group: &str) -> Vec<Generation> {
+pub(crate) fn group_generations(log: &str, group: &str) -> Vec<Generation> {
     let stable = format!("Stabilized group {group} generation ");
     let joins = format!(" joins group {group} in ");
     let interrupted = format!(" joins group {group} in CompletingRebalance state");
@@ -406,7 +406,7 @@ pub fn group_generations(log: &str, group: &str) -> Vec<Generation> {
 /// The longest rebalance of `group` the coordinator logged, in seconds: "Preparing to
 /// rebalance group G" to the next "Stabilized group G generation N", by the log's timestamps
 /// (`[2026-12-01 18:31:29,166]`, millisecond resolution).
-pub fn longest_group_rebalance(log: &str, group: &str) -> Option<f64> {
+pub(crate) fn longest_group_rebalance(log: &str, group: &str) -> Option<f64> {
     let prepare = format!("Preparing to rebalance group {group} ");
     let stable = format!("Stabilized group {group} generation ");
     let ms = |l: &str| -> Option<u64> {

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-pub struct Watched {
+pub(crate) struct Watched {
     child: Child,
     stderr: Arc<Mutex<String>>,
     reader: Option<JoinHandle<()>>,
@@ -17,7 +17,7 @@ pub struct Watched {
 
 impl Watched {
     /// Takes over a child spawned with stderr piped (and without `--quiet`, for progress).
-    pub fn new(mut child: Child) -> Watched {
+    pub(crate) fn new(mut child: Child) -> Watched {
         let mut pipe = child.stderr.take().expect("stderr piped");
         let stderr = Arc::new(Mutex::new(String::new()));
         let into = stderr.clone();
@@ -39,14 +39,14 @@ impl Watched {
         }
     }
 
-    pub fn id(&self) -> u32 {
+    pub(crate) fn id(&self) -> u32 {
         self.child.id()
     }
 
     /// Waits until run `run` of the invocation (`"run 2 of 2"`) reports acknowledged records
     /// on a progress line, so it is in its measured phase; fails past `limit`, or when the
     /// process ends first.
-    pub fn wait_for_acked(&mut self, run: &str, limit: Duration) {
+    pub(crate) fn wait_for_acked(&mut self, run: &str, limit: Duration) {
         let head = format!("progress: {run} ");
         let started = Instant::now();
         loop {
@@ -71,7 +71,7 @@ impl Watched {
 
     /// Waits for the process at most `limit` (killing it and failing past that) and returns
     /// its exit code, stdout, stderr and how long it took from this call.
-    pub fn wait(mut self, limit: Duration) -> (i32, String, String, Duration) {
+    pub(crate) fn wait(mut self, limit: Duration) -> (i32, String, String, Duration) {
         let started = Instant::now();
         let status = loop {
             if let Some(status) = self.child.try_wait().expect("wait") {

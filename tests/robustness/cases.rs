@@ -7,13 +7,13 @@ use std::path::{Path, PathBuf};
 use kafkabench::random::Rng;
 
 /// A scenario text and the path it pretends to have (payload files resolve next to it).
-pub struct Case {
+pub(super) struct Case {
     pub path: PathBuf,
     pub text: String,
 }
 
 /// The seed files: scenarios/*.kbs and tests/fixtures/**/*.kbs, in a stable order.
-pub fn corpus(repo: &Path) -> Vec<Case> {
+pub(super) fn corpus(repo: &Path) -> Vec<Case> {
     let mut paths = Vec::new();
     collect(&repo.join("scenarios"), &mut paths);
     collect(&repo.join("tests/fixtures"), &mut paths);
@@ -43,7 +43,7 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// Inputs no mutation reaches by chance: each crashed or hung kafkabench once, or sits just at
 /// a limit. They come first, so every run covers them.
-pub fn explicit(repo: &Path) -> Vec<Case> {
+pub(super) fn explicit(repo: &Path) -> Vec<Case> {
     let at = |text: String| Case {
         path: repo.join("scenarios/explicit.kbs"),
         text,
@@ -150,7 +150,7 @@ const EXOTIC: &[&str] = &[
 ];
 
 /// Case `index` of the run seeded `seed`.
-pub fn generate(seed: u64, index: u64, corpus: &[Case], explicit: &[Case]) -> Case {
+pub(super) fn generate(seed: u64, index: u64, corpus: &[Case], explicit: &[Case]) -> Case {
     if let Some(e) = explicit.get(index as usize) {
         return Case {
             path: e.path.clone(),

@@ -9,14 +9,14 @@ use crate::model::{LatencyKind, Metric, Stat, Unit};
 
 /// Which way a figure gets better.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Better {
+pub(crate) enum Better {
     Higher,
     Lower,
     /// A setting echoed back (the target rate): no direction.
     Neither,
 }
 
-pub fn better(m: Metric) -> Better {
+pub(crate) fn better(m: Metric) -> Better {
     match m {
         Metric::Throughput
         | Metric::ThroughputBytes
@@ -57,7 +57,7 @@ pub fn better(m: Metric) -> Better {
 }
 
 /// The metric's name in the scenario language: `ack.p999`, `disk.ratio`.
-pub fn metric_name(m: Metric) -> String {
+pub(crate) fn metric_name(m: Metric) -> String {
     let plain = match m {
         Metric::FaultLatency(kind, stat) => {
             return format!("fault.{}", metric_name(Metric::Latency(kind, stat)));
@@ -88,7 +88,7 @@ pub fn metric_name(m: Metric) -> String {
 }
 
 /// A metric as typed: the language's names, plus `p99.9` for `p999` (how people write it).
-pub fn metric_from_name(name: &str) -> Option<Metric> {
+pub(super) fn metric_from_name(name: &str) -> Option<Metric> {
     parse_metric(name).or_else(|| {
         let (family, stat) = name.split_once('.')?;
         let digits = stat.strip_prefix('p')?;
@@ -103,7 +103,7 @@ pub fn metric_from_name(name: &str) -> Option<Metric> {
 
 /// How far a figure may move from the baseline before the gate fails.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Bound {
+pub(crate) struct Bound {
     /// As the user wrote it, for messages.
     pub text: String,
     pub metric: Metric,
@@ -117,7 +117,7 @@ pub struct Bound {
 impl Bound {
     /// The change, as the bound measures it (percent or base units; signed), and whether it
     /// goes past the bound. A percent change from zero is infinite.
-    pub fn check(&self, baseline: f64, current: f64) -> (f64, bool) {
+    pub(crate) fn check(&self, baseline: f64, current: f64) -> (f64, bool) {
         let change = if self.percent {
             percent_change(baseline, current)
         } else {
@@ -132,7 +132,7 @@ impl Bound {
     }
 
     /// `+10%`, `-5%`, `+0`, `+2ms`.
-    pub fn shown_limit(&self) -> String {
+    pub(crate) fn shown_limit(&self) -> String {
         let sign = if self.rising { '+' } else { '-' };
         if self.percent {
             format!("{sign}{}%", trim(self.amount))
@@ -143,7 +143,7 @@ impl Bound {
 }
 
 /// Percent change from `baseline`; from zero, any rise is infinite and no change is 0 %.
-pub fn percent_change(baseline: f64, current: f64) -> f64 {
+pub(super) fn percent_change(baseline: f64, current: f64) -> f64 {
     if baseline == current {
         0.0
     } else if baseline == 0.0 {
@@ -154,7 +154,7 @@ pub fn percent_change(baseline: f64, current: f64) -> f64 {
 }
 
 /// An amount in the metric's base unit, in the unit people write.
-pub fn shown_amount(m: Metric, v: f64) -> String {
+pub(super) fn shown_amount(m: Metric, v: f64) -> String {
     use crate::format::{human_bytes, human_duration, human_rate};
     match m {
         Metric::DiskRatio | Metric::WireRatio => return format!("{v:.2}x"),
@@ -169,14 +169,14 @@ pub fn shown_amount(m: Metric, v: f64) -> String {
     }
 }
 
-pub fn trim(v: f64) -> String {
+pub(super) fn trim(v: f64) -> String {
     let s = format!("{v:.3}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// A `--fail-on` spec that does not parse: what is wrong and the exact fix.
 #[derive(Clone, Debug, PartialEq)]
-pub struct BoundError {
+pub(crate) struct BoundError {
     pub spec: String,
     pub message: String,
     pub help: String,
@@ -193,7 +193,7 @@ impl fmt::Display for BoundError {
 }
 
 /// Every bound of every `--fail-on` (each may hold several, comma-separated), or every problem.
-pub fn parse_bounds<'a>(
+pub(crate) fn parse_bounds<'a>(
     args: impl IntoIterator<Item = &'a str>,
 ) -> Result<Vec<Bound>, Vec<BoundError>> {
     let (mut ok, mut bad) = (Vec::new(), Vec::new());
@@ -221,7 +221,7 @@ pub fn parse_bounds<'a>(
 
 const FORM: &str = "write METRIC:CHANGE, e.g. `ack.p99:+10%`, `throughput:-5%` or `failed:+0`";
 
-pub fn parse_bound(spec: &str) -> Result<Bound, BoundError> {
+pub(crate) fn parse_bound(spec: &str) -> Result<Bound, BoundError> {
     let err = |message: String, help: String| BoundError {
         spec: spec.to_string(),
         message,

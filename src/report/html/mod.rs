@@ -7,7 +7,6 @@ mod plots;
 mod svg;
 
 use std::fmt::Write as _;
-use std::io::{self, Write};
 
 use self::plots::{Bars, ACK, E2E};
 use self::svg::esc;
@@ -52,13 +51,8 @@ code, pre { font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; }
 .note { color: #57606a; }
 "#;
 
-/// Writes the whole page for one result file.
-pub fn write(f: &ResultFile, out: &mut dyn Write) -> io::Result<()> {
-    out.write_all(page(f).as_bytes())
-}
-
 /// The page as a string: built in memory, so a failed write leaves no half page behind it.
-pub fn page(f: &ResultFile) -> String {
+pub(crate) fn page(f: &ResultFile) -> String {
     let mut h = String::new();
     let _ = write!(
         h,

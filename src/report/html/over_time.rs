@@ -142,7 +142,7 @@ fn throughput_lines(c: &Covered, complete: bool) -> Vec<Line> {
 
 /// Acknowledged (and read) records per second over the measured phase, with the target rate;
 /// `complete`: the run finished its schedule.
-pub fn throughput_over_time(series: &TimeSeries, complete: bool) -> String {
+pub(super) fn throughput_over_time(series: &TimeSeries, complete: bool) -> String {
     let c = Covered::of(series);
     let svg = Chart {
         title: "Throughput over time".into(),
@@ -174,7 +174,7 @@ pub fn throughput_over_time(series: &TimeSeries, complete: bool) -> String {
 }
 
 /// Per-interval p50 and p99 of ack (and e2e) latency.
-pub fn latency_over_time(series: &TimeSeries) -> String {
+pub(super) fn latency_over_time(series: &TimeSeries) -> String {
     let c = Covered::of(series);
     type Field = fn(&SeriesPoint) -> Option<f64>;
     let families: [(&str, &'static str, bool, Field); 4] = [

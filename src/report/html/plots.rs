@@ -14,13 +14,13 @@ const GRID: &str = "#d8dee4";
 const AXIS: &str = "#57606a";
 
 /// Colours per latency family, the same in every plot (colour-blind-safe Okabe–Ito hues).
-pub const ACK: &str = "#0072b2";
-pub const E2E: &str = "#d55e00";
-pub const SERVICE: &str = "#009e73";
-pub const TARGET: &str = "#6e7781";
+pub(super) const ACK: &str = "#0072b2";
+pub(super) const E2E: &str = "#d55e00";
+pub(super) const SERVICE: &str = "#009e73";
+pub(super) const TARGET: &str = "#6e7781";
 
 /// One series of a line chart; a None value breaks the line (an interval with no data).
-pub struct Line {
+pub(super) struct Line {
     pub name: String,
     pub color: &'static str,
     pub dash: bool,
@@ -28,7 +28,7 @@ pub struct Line {
 }
 
 /// A line chart: a title, two labelled axes, the lines and their legend.
-pub struct Chart {
+pub(super) struct Chart {
     pub title: String,
     pub x_label: String,
     pub y_label: String,
@@ -38,7 +38,7 @@ pub struct Chart {
 }
 
 impl Chart {
-    pub fn render(&self) -> String {
+    pub(super) fn render(&self) -> String {
         let mut svg = Svg::new(W, H, &self.title);
         let (l, t, r, b) = AREA;
         svg.text((W / 2.0, 24.0), &self.title, 16.0, Anchor::Middle, "title");
@@ -180,7 +180,7 @@ fn percentile_points(s: &LatencySummary) -> Vec<(f64, Option<f64>)> {
 }
 
 /// The latency distribution of one run: ack, e2e and (when paced) service, overlaid.
-pub fn percentiles(run: &RunResult) -> String {
+pub(super) fn percentiles(run: &RunResult) -> String {
     let mut lines = vec![Line {
         name: "ack (intended send → ack)".into(),
         color: ACK,
@@ -217,14 +217,14 @@ pub fn percentiles(run: &RunResult) -> String {
 }
 
 /// One group of bars in a comparison: a name, a colour, a value per run.
-pub struct Bars {
+pub(super) struct Bars {
     pub name: String,
     pub color: &'static str,
     pub values: Vec<Option<f64>>,
 }
 
 /// Horizontal bars, one row per run (labels can be long), grouped per row.
-pub fn compare(title: &str, unit: &str, labels: &[String], groups: &[Bars]) -> String {
+pub(super) fn compare(title: &str, unit: &str, labels: &[String], groups: &[Bars]) -> String {
     let label_w = 12.0 + 7.0 * labels.iter().map(|l| l.chars().count()).max().unwrap_or(0) as f64;
     let left = label_w.clamp(90.0, 300.0);
     let right = 1000.0 - 70.0;

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 /// Escapes text for HTML and SVG content and attribute values: labels come from user files.
-pub fn esc(s: &str) -> String {
+pub(super) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -22,13 +22,13 @@ pub fn esc(s: &str) -> String {
 }
 
 /// One SVG document being written; coordinates are in its own pixel units (viewBox).
-pub struct Svg {
+pub(super) struct Svg {
     buf: String,
 }
 
 /// How text sits on its anchor point.
 #[derive(Clone, Copy)]
-pub enum Anchor {
+pub(super) enum Anchor {
     Start,
     Middle,
     End,
@@ -46,7 +46,7 @@ impl Anchor {
 
 impl Svg {
     /// `label` is the accessible name (and what a search of the DOM finds).
-    pub fn new(width: f64, height: f64, label: &str) -> Svg {
+    pub(super) fn new(width: f64, height: f64, label: &str) -> Svg {
         let mut buf = String::new();
         let _ = write!(
             buf,
@@ -60,7 +60,13 @@ impl Svg {
         Svg { buf }
     }
 
-    pub fn line(&mut self, (x1, y1): (f64, f64), (x2, y2): (f64, f64), stroke: &str, width: f64) {
+    pub(super) fn line(
+        &mut self,
+        (x1, y1): (f64, f64),
+        (x2, y2): (f64, f64),
+        stroke: &str,
+        width: f64,
+    ) {
         let _ = write!(
             self.buf,
             r#"<line x1="{x1:.1}" y1="{y1:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="{stroke}" stroke-width="{width}"/>"#
@@ -68,7 +74,7 @@ impl Svg {
     }
 
     /// A polyline; `dash` draws it dashed (targets and other reference lines).
-    pub fn polyline(&mut self, points: &[(f64, f64)], stroke: &str, width: f64, dash: bool) {
+    pub(super) fn polyline(&mut self, points: &[(f64, f64)], stroke: &str, width: f64, dash: bool) {
         if points.is_empty() {
             return;
         }
@@ -88,7 +94,7 @@ impl Svg {
         );
     }
 
-    pub fn circle(&mut self, (x, y): (f64, f64), r: f64, fill: &str) {
+    pub(super) fn circle(&mut self, (x, y): (f64, f64), r: f64, fill: &str) {
         let _ = write!(
             self.buf,
             r#"<circle cx="{x:.1}" cy="{y:.1}" r="{r}" fill="{fill}"/>"#
@@ -96,7 +102,13 @@ impl Svg {
     }
 
     /// A rectangle; `tip` becomes its hover text.
-    pub fn rect(&mut self, (x, y): (f64, f64), (w, h): (f64, f64), fill: &str, tip: Option<&str>) {
+    pub(super) fn rect(
+        &mut self,
+        (x, y): (f64, f64),
+        (w, h): (f64, f64),
+        fill: &str,
+        tip: Option<&str>,
+    ) {
         let _ = write!(
             self.buf,
             r#"<rect x="{x:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="{fill}">"#,
@@ -109,7 +121,14 @@ impl Svg {
         self.buf.push_str("</rect>");
     }
 
-    pub fn text(&mut self, (x, y): (f64, f64), s: &str, size: f64, anchor: Anchor, class: &str) {
+    pub(super) fn text(
+        &mut self,
+        (x, y): (f64, f64),
+        s: &str,
+        size: f64,
+        anchor: Anchor,
+        class: &str,
+    ) {
         let _ = write!(
             self.buf,
             r##"<text x="{x:.1}" y="{y:.1}" font-size="{size}" text-anchor="{}" class="{class}" fill="#1f2328">{}</text>"##,
@@ -119,7 +138,7 @@ impl Svg {
     }
 
     /// Text turned a quarter anticlockwise about its anchor (a y axis label).
-    pub fn text_up(&mut self, (x, y): (f64, f64), s: &str, size: f64, class: &str) {
+    pub(super) fn text_up(&mut self, (x, y): (f64, f64), s: &str, size: f64, class: &str) {
         let _ = write!(
             self.buf,
             r##"<text x="{x:.1}" y="{y:.1}" font-size="{size}" text-anchor="middle" transform="rotate(-90 {x:.1} {y:.1})" class="{class}" fill="#1f2328">{}</text>"##,
@@ -127,7 +146,7 @@ impl Svg {
         );
     }
 
-    pub fn finish(mut self) -> String {
+    pub(super) fn finish(mut self) -> String {
         self.buf.push_str("</svg>");
         self.buf
     }
@@ -135,7 +154,7 @@ impl Svg {
 
 /// How an axis maps values.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Kind {
+pub(super) enum Kind {
     Linear,
     Log,
     /// Quantiles q on 1/(1-q), logarithmic: every "nine" gets the same width.
@@ -144,7 +163,7 @@ pub enum Kind {
 
 /// A data range mapped onto a pixel range.
 #[derive(Clone, Copy, Debug)]
-pub struct Scale {
+pub(super) struct Scale {
     pub kind: Kind,
     pub lo: f64,
     pub hi: f64,
@@ -156,10 +175,10 @@ pub struct Scale {
 const LOG_FINE_DECADES: f64 = 2.5;
 
 /// The deepest quantile the nines axis shows: 99.999 %.
-pub const NINES_MAX: f64 = 5.0;
+pub(super) const NINES_MAX: f64 = 5.0;
 
 /// A quantile's position on the nines axis: log10(1/(1-q)), capped at `NINES_MAX`.
-pub fn nines(q: f64) -> f64 {
+pub(super) fn nines(q: f64) -> f64 {
     if q >= 1.0 {
         NINES_MAX
     } else {
@@ -170,7 +189,7 @@ pub fn nines(q: f64) -> f64 {
 impl Scale {
     /// A scale over `[min, max]` of the data, widened to round tick values; `pad` leaves
     /// some room beyond the data (a value axis; a time axis ends where the data ends).
-    pub fn fit(kind: Kind, min: f64, max: f64, px: (f64, f64), pad: bool) -> Scale {
+    pub(super) fn fit(kind: Kind, min: f64, max: f64, px: (f64, f64), pad: bool) -> Scale {
         let room = if pad { 1.08 } else { 1.0 };
         let (lo, hi) = match kind {
             Kind::Nines => (0.0, NINES_MAX),
@@ -219,12 +238,12 @@ impl Scale {
     }
 
     /// The pixel of a data value (values outside the range land outside it).
-    pub fn px(&self, v: f64) -> f64 {
+    pub(super) fn px(&self, v: f64) -> f64 {
         self.px_lo + self.unit(v) * (self.px_hi - self.px_lo)
     }
 
     /// Tick values with their labels.
-    pub fn ticks(&self) -> Vec<(f64, String)> {
+    pub(super) fn ticks(&self) -> Vec<(f64, String)> {
         match self.kind {
             Kind::Nines => [
                 (0.5, "50 %"),
@@ -306,7 +325,7 @@ fn nice_log_ceil(v: f64) -> f64 {
 }
 
 /// A tick or bar value, short: 0.05, 2, 1.5k, 20k, 1.2M.
-pub fn number(v: f64) -> String {
+pub(super) fn number(v: f64) -> String {
     let a = v.abs();
     let (x, suffix) = if a >= 1e9 {
         (v / 1e9, "G")

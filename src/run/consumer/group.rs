@@ -15,7 +15,7 @@ struct Pending {
     assigned_ns: Option<u64>,
 }
 
-pub struct Membership {
+pub(super) struct Membership {
     /// The consumer's partitions, as the run numbers them, with their names.
     pub assigned: Vec<(String, i32)>,
     /// An assignment arrived (possibly empty: more members than partitions).
@@ -36,7 +36,7 @@ pub struct Membership {
 }
 
 impl Membership {
-    pub fn new(commit: CommitPolicy, partitions: usize) -> Membership {
+    pub(super) fn new(commit: CommitPolicy, partitions: usize) -> Membership {
         Membership {
             assigned: Vec::new(),
             has_assignment: false,
@@ -56,7 +56,7 @@ impl Membership {
     /// (nothing came to read before the next), so each assignment is one rebalance. One not
     /// yet assigned starts again: a member that left the group (its revoke) and joins again
     /// later was out of the group in between, not rebalancing.
-    pub fn joining(&mut self, now: u64) {
+    pub(super) fn joining(&mut self, now: u64) {
         if let Some(at) = self.pending.and_then(|p| p.assigned_ns) {
             self.end(at);
         }
@@ -69,7 +69,7 @@ impl Membership {
     /// Partitions assigned at `now`, in group generation `generation` (None: unknown).
     /// With nothing to read (no partitions, or reading paused until the clock starts) the
     /// rebalance ends here.
-    pub fn assigned_at(&mut self, now: u64, nothing_to_read: bool, generation: Option<i32>) {
+    pub(super) fn assigned_at(&mut self, now: u64, nothing_to_read: bool, generation: Option<i32>) {
         // Several assignments in one generation (the cooperative protocol's) are one rebalance.
         if let Some(g) = generation.filter(|g| self.generations.last() != Some(g)) {
             self.generations.push(g);
@@ -86,7 +86,7 @@ impl Membership {
 
     /// A record read at `now`: the end of a rebalance awaiting one.
     #[inline]
-    pub fn record_read(&mut self, now: u64) {
+    pub(super) fn record_read(&mut self, now: u64) {
         if self.pending.is_some_and(|p| p.assigned_ns.is_some()) {
             self.end(now);
         }
@@ -94,7 +94,7 @@ impl Membership {
 
     /// A partition read to its end before any record after the assignment: the rebalance
     /// ends at the assignment (there was nothing to read).
-    pub fn nothing_there(&mut self) {
+    pub(super) fn nothing_there(&mut self) {
         if let Some(at) = self.pending.and_then(|p| p.assigned_ns) {
             self.end(at);
         }
@@ -109,7 +109,7 @@ impl Membership {
     /// A record of run partition `part` processed: its offset is stored for auto commit, or
     /// the consumer commits every N records.
     #[inline]
-    pub fn processed<C: rdkafka::consumer::ConsumerContext>(
+    pub(super) fn processed<C: rdkafka::consumer::ConsumerContext>(
         &mut self,
         c: &BaseConsumer<C>,
         layout: &Layout,
@@ -139,7 +139,7 @@ impl Membership {
     /// Hands the stored offsets to librdkafka (auto commit sends them on its interval, and
     /// when partitions are revoked), or commits now under `every(N)`: before giving up
     /// partitions, what was processed is committed, as an application does.
-    pub fn store<C: rdkafka::consumer::ConsumerContext>(
+    pub(super) fn store<C: rdkafka::consumer::ConsumerContext>(
         &mut self,
         c: &BaseConsumer<C>,
         layout: &Layout,
@@ -172,7 +172,7 @@ impl Membership {
 
     /// Fetch requests and bytes from one statistics document: the first after the clock's
     /// start is the baseline.
-    pub fn stats(&mut self, json: &str, measuring: bool) {
+    pub(super) fn stats(&mut self, json: &str, measuring: bool) {
         let Ok(s) = serde_json::from_str::<Statistics>(json) else {
             return;
         };
@@ -192,7 +192,7 @@ impl Membership {
     }
 
     /// Fetch requests and bytes over the measured phase.
-    pub fn fetched(&self) -> Option<(u64, u64)> {
+    pub(super) fn fetched(&self) -> Option<(u64, u64)> {
         let (b, l) = (self.fetch_base?, self.fetch_last?);
         Some((l.0.saturating_sub(b.0), l.1.saturating_sub(b.1)))
     }
@@ -207,20 +207,20 @@ fn mode(sync: bool) -> CommitMode {
 }
 
 /// The run's topics and partitions per topic: how the run numbers its partitions.
-pub struct Layout {
+pub(crate) struct Layout {
     pub topics: Vec<String>,
     pub partitions: i32,
 }
 
 impl Layout {
     /// Partitions of the run, all topics together.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.topics.len() * self.partitions.max(0) as usize
     }
 
     /// The run's number for a partition, topic index × partitions + partition, with the
     /// topic's index; None for a topic or partition that is not the run's.
-    pub fn index(&self, topic: &[u8], partition: i32) -> Option<(usize, usize)> {
+    pub(crate) fn index(&self, topic: &[u8], partition: i32) -> Option<(usize, usize)> {
         let t = self.topics.iter().position(|n| n.as_bytes() == topic)?;
         (0..self.partitions)
             .contains(&partition)

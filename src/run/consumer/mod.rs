@@ -19,8 +19,8 @@ use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::{Offset, TopicPartitionList};
 
-pub use group::Layout;
-pub use verify::Reads;
+pub(super) use group::Layout;
+pub(super) use verify::Reads;
 
 use super::admin::AdminError;
 use super::shard::Shard;
@@ -37,7 +37,7 @@ const READY_BOUND: Duration = Duration::from_secs(20);
 /// Shared counts move once per this many records read.
 const FLUSH_EVERY: u64 = 64;
 
-pub struct ConsumerJob {
+pub(super) struct ConsumerJob {
     pub config: ClientConfig,
     pub layout: Arc<Layout>,
     /// Per run partition, the first offset this run wrote (an existing topic's end; 0 for a
@@ -72,7 +72,7 @@ pub struct ConsumerJob {
 }
 
 /// What the consumer measured, and the first error it met (reported as a note).
-pub struct ConsumerOutcome {
+pub(super) struct ConsumerOutcome {
     pub recording: ConsumerRecording,
     pub error: Option<String>,
 }
@@ -99,7 +99,7 @@ struct Reader<'c> {
     error: Option<String>,
 }
 
-pub fn run(job: ConsumerJob) -> ConsumerOutcome {
+pub(super) fn run(job: ConsumerJob) -> ConsumerOutcome {
     let consumer: BaseConsumer = match job.config.create() {
         Ok(c) => c,
         Err(e) => return not_started(&job, format!("cannot create consumer: {e}")),
@@ -515,7 +515,7 @@ impl Reader<'_> {
 
 /// The first offset of each run partition not yet written: an existing topic's ends, read
 /// before the run writes anything (records below are the topic's own, counted unverified).
-pub fn ends(config: &ClientConfig, layout: &Layout) -> Result<Vec<i64>, AdminError> {
+pub(super) fn ends(config: &ClientConfig, layout: &Layout) -> Result<Vec<i64>, AdminError> {
     let c: BaseConsumer = config.create().map_err(AdminError::EndsConsumer)?;
     let mut out = Vec::with_capacity(layout.len());
     for t in &layout.topics {

@@ -12,7 +12,7 @@ use crate::native::consumer::Message;
 
 /// What the consumers of one run share: the highest offset read per partition (a record read
 /// again at an offset already read is a redelivery), and how far they have come together.
-pub struct Reads {
+pub(crate) struct Reads {
     /// Per partition of the run (topic index × partitions + partition): the next offset after
     /// the highest read, 0 before any.
     next: Vec<AtomicI64>,
@@ -32,7 +32,7 @@ pub struct Reads {
 }
 
 impl Reads {
-    pub fn new(partitions: usize) -> Reads {
+    pub(crate) fn new(partitions: usize) -> Reads {
         Reads {
             next: (0..partitions).map(|_| AtomicI64::new(0)).collect(),
             verified: AtomicU64::new(0),
@@ -48,7 +48,7 @@ impl Reads {
     /// Partition `part` read to its end, its last record read at `at` (ns on the run's
     /// clock; the end itself is known up to a fetch wait later): the drain ends with the last
     /// record of the last partition.
-    pub fn partition_end(&self, part: usize, at: u64) {
+    pub(crate) fn partition_end(&self, part: usize, at: u64) {
         let Some(e) = self.ends.get(part) else {
             return;
         };
@@ -63,7 +63,7 @@ impl Reads {
 
     /// Partition `part` is not this process's to read (another shard's): it counts as
     /// drained from the start.
-    pub fn not_read(&self, part: usize) {
+    pub(crate) fn not_read(&self, part: usize) {
         if let Some(e) = self.ends.get(part) {
             if !e.swap(true, Ordering::AcqRel) {
                 self.ended.fetch_add(1, Ordering::AcqRel);
@@ -72,26 +72,26 @@ impl Reads {
     }
 
     /// Partition `part` has been read to its end since the clock started.
-    pub fn ended(&self, part: usize) -> bool {
+    pub(crate) fn ended(&self, part: usize) -> bool {
         self.ends
             .get(part)
             .is_some_and(|e| e.load(Ordering::Acquire))
     }
 
     /// The next offset after the highest read at partition `part` (0 before any).
-    pub fn next(&self, part: usize) -> i64 {
+    pub(crate) fn next(&self, part: usize) -> i64 {
         self.next.get(part).map_or(0, |n| n.load(Ordering::Acquire))
     }
 
     /// Every partition has been read to its end since the clock started.
-    pub fn drained(&self) -> bool {
+    pub(crate) fn drained(&self) -> bool {
         self.drained_ns.load(Ordering::Acquire) > 0
     }
 }
 
 /// Where a record's partition stands before this run: offsets below `base` were in the topic
 /// already (an existing topic), read and counted, never verified.
-pub struct Verifier {
+pub(super) struct Verifier {
     pub rec: ConsumerRecording,
     pub intervals: IntervalRecorder,
     producers: usize,
@@ -110,7 +110,7 @@ pub struct Verifier {
 
 /// What one record turned out to be, for the caller's bookkeeping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Read {
+pub(super) enum Read {
     /// Read before at this offset (by this consumer or another).
     Redelivered,
     /// Counted, not verified: a record that was in the topic before the run, or not ours.
@@ -122,7 +122,7 @@ pub enum Read {
 /// Where and when a record was read, and its size: what `Verifier::check` needs of it besides
 /// its stamp.
 #[derive(Debug, Clone, Copy)]
-pub struct At {
+pub(super) struct At {
     /// The topic's index in the run's list.
     pub topic: usize,
     /// The partition in the run's numbering (topic index × partitions + partition).
@@ -135,7 +135,12 @@ pub struct At {
 }
 
 impl Verifier {
-    pub fn new(producers: usize, partitions: usize, topics: usize, base: Vec<i64>) -> Verifier {
+    pub(super) fn new(
+        producers: usize,
+        partitions: usize,
+        topics: usize,
+        base: Vec<i64>,
+    ) -> Verifier {
         let mut rec = ConsumerRecording::empty();
         rec.consumed_by_topic = vec![0; topics];
         for id in 0..producers {
@@ -157,7 +162,7 @@ impl Verifier {
     /// One record of topic `topic` (index into the run's list) at partition `part` (the run's
     /// numbering), read at `now` (ns on the run's clock).
     #[inline]
-    pub fn read(
+    pub(super) fn read(
         &mut self,
         m: &Message<'_>,
         topic: usize,
@@ -182,7 +187,7 @@ impl Verifier {
     /// The per-record checks on plain values. The stamp is looked up only when the record
     /// needs it (not for a redelivery, nor below the partition's base), as `read` did inline.
     #[inline]
-    pub fn check(
+    pub(super) fn check(
         &mut self,
         at: At,
         stamp: impl FnOnce() -> Option<stamp::Stamp>,
@@ -253,7 +258,7 @@ impl Verifier {
     }
 
     /// Adds this consumer's counts since the last flush to the shared ones.
-    pub fn flush(&mut self, reads: &Reads) {
+    pub(super) fn flush(&mut self, reads: &Reads) {
         if self.pending_verified > 0 {
             reads
                 .verified
@@ -270,7 +275,7 @@ impl Verifier {
 
     /// Records read since the last flush.
     #[inline]
-    pub fn unflushed(&self) -> u64 {
+    pub(super) fn unflushed(&self) -> u64 {
         self.pending_records
     }
 }

@@ -17,7 +17,7 @@ const START_TIMEOUT_SECS: &str = "60";
 
 /// One node as `scripts/kafka-local nodes` lists it.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Node {
+pub(crate) struct Node {
     pub id: i32,
     pub port: u16,
     /// `running`, `paused` or `stopped`.
@@ -26,7 +26,7 @@ pub struct Node {
 
 /// A kafka-local cluster: its home (state directory), the script that drives it, its nodes.
 #[derive(Clone, Debug)]
-pub struct LocalCluster {
+pub(crate) struct LocalCluster {
     pub home: PathBuf,
     script: PathBuf,
     pub nodes: Vec<Node>,
@@ -36,7 +36,7 @@ pub struct LocalCluster {
 /// `KAFKA_LOCAL_HOME`, then `.cache/kafka-local` under the current directory and under the
 /// repository kafkabench was built from (the script's default home); a home matches when one
 /// of its nodes' addresses is one of the bootstrap servers.
-pub fn local_cluster(bootstrap: &str) -> Result<LocalCluster, FaultError> {
+pub(crate) fn local_cluster(bootstrap: &str) -> Result<LocalCluster, FaultError> {
     let wanted = addresses(bootstrap);
     let mut looked = Vec::new();
     for home in candidates() {
@@ -69,7 +69,7 @@ pub fn local_cluster(bootstrap: &str) -> Result<LocalCluster, FaultError> {
 
 impl LocalCluster {
     /// Node `id`, or why it is not one of this cluster's.
-    pub fn node(&self, id: i32) -> Result<&Node, FaultError> {
+    pub(crate) fn node(&self, id: i32) -> Result<&Node, FaultError> {
         self.nodes
             .iter()
             .find(|n| n.id == id)
@@ -81,32 +81,27 @@ impl LocalCluster {
     }
 
     /// SIGKILL: no controlled shutdown, the way a machine dies.
-    pub fn kill(&self, id: i32) -> Result<String, FaultError> {
+    pub(crate) fn kill(&self, id: i32) -> Result<String, FaultError> {
         self.call(&["stop", &id.to_string(), "--kill"])
     }
 
     /// A controlled shutdown (SIGTERM), as a rolling restart does it.
-    pub fn stop(&self, id: i32) -> Result<String, FaultError> {
+    pub(crate) fn stop(&self, id: i32) -> Result<String, FaultError> {
         self.call(&["stop", &id.to_string()])
     }
 
     /// Starts a stopped node on its data and waits until its port accepts connections.
-    pub fn start(&self, id: i32) -> Result<String, FaultError> {
+    pub(crate) fn start(&self, id: i32) -> Result<String, FaultError> {
         self.call(&["start", &id.to_string()])
     }
 
     /// SIGSTOP: the node keeps its connections and answers nothing.
-    pub fn pause(&self, id: i32) -> Result<String, FaultError> {
+    pub(crate) fn pause(&self, id: i32) -> Result<String, FaultError> {
         self.call(&["pause", &id.to_string()])
     }
 
-    pub fn resume(&self, id: i32) -> Result<String, FaultError> {
+    pub(crate) fn resume(&self, id: i32) -> Result<String, FaultError> {
         self.call(&["resume", &id.to_string()])
-    }
-
-    /// The nodes as they are now.
-    pub fn refresh(&self) -> Result<Vec<Node>, FaultError> {
-        Ok(parse_nodes(&self.call(&["nodes"])?))
     }
 
     /// Runs the script on this home; its output, or its error message.

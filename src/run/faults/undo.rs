@@ -45,7 +45,7 @@ impl Undo {
 /// The faults in force now, shared with whoever ends the process early (the command's second
 /// signal), as [`super::super::LiveTopic`] is for the topic.
 #[derive(Clone, Default)]
-pub struct LiveFaults {
+pub(crate) struct LiveFaults {
     held: Arc<Mutex<Vec<(u64, Undo)>>>,
     next: Arc<AtomicU64>,
     /// Held while a fault is applied or undone: a process about to exit waits for it, so a
@@ -84,13 +84,14 @@ impl LiveFaults {
     }
 
     /// Whether any fault is in force.
-    pub fn any(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn any(&self) -> bool {
         !self.lock().is_empty()
     }
 
     /// Undoes every fault in force, now, on this thread (for a process about to exit, or a run
     /// on its way out); one line per fault saying what was done.
-    pub fn undo_now(&self) -> Vec<String> {
+    pub(crate) fn undo_now(&self) -> Vec<String> {
         let _busy = self.busy.lock().unwrap_or_else(|e| e.into_inner());
         let all: Vec<Undo> = self.lock().drain(..).map(|(_, u)| u).collect();
         all.into_iter()

@@ -28,7 +28,7 @@ pub(super) enum TokKind<'i> {
 }
 
 impl Tok<'_> {
-    pub fn is_lit(&self, s: &str) -> bool {
+    pub(super) fn is_lit(&self, s: &str) -> bool {
         matches!(self.kind, TokKind::Lit(l) if l == s)
     }
 }
