@@ -497,19 +497,6 @@ impl CmpOp {
             CmpOp::Ne => "!=",
         }
     }
-
-    pub fn from_symbol(s: &str) -> Option<CmpOp> {
-        [
-            CmpOp::Lt,
-            CmpOp::Le,
-            CmpOp::Gt,
-            CmpOp::Ge,
-            CmpOp::Eq,
-            CmpOp::Ne,
-        ]
-        .into_iter()
-        .find(|op| op.symbol() == s)
-    }
 }
 
 /// Arithmetic between metrics and constants in an assertion.

@@ -226,7 +226,7 @@ impl VerdictRecord {
         };
         let bound = match (j.op.as_deref(), j.bound.as_slice()) {
             (Some("in"), &[l, h]) => Some(Bound::Within(l, h)),
-            (Some(op), &[r]) => CmpOp::from_symbol(op).map(|op| Bound::Compare(op, r)),
+            (Some(op), &[r]) => cmp_op(op).map(|op| Bound::Compare(op, r)),
             (None, []) => None,
             // Numbers this version cannot read: show the words.
             _ => {
@@ -246,6 +246,14 @@ impl VerdictRecord {
         });
         v
     }
+}
+
+/// The comparison written as `symbol`.
+fn cmp_op(symbol: &str) -> Option<CmpOp> {
+    use CmpOp::*;
+    [Lt, Le, Gt, Ge, Eq, Ne]
+        .into_iter()
+        .find(|op| op.symbol() == symbol)
 }
 
 #[cfg(test)]
