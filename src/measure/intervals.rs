@@ -38,6 +38,22 @@ pub struct IntervalCounts {
     pub backlog_read: u64,
 }
 
+/// Adds `from`'s counts into `into`, interval by interval, growing it: the one sum of interval
+/// counts, for a group's consumers and for threads' and shards' merged buckets alike.
+pub(crate) fn add_counts(into: &mut Vec<IntervalCounts>, from: &[IntervalCounts]) {
+    if from.len() > into.len() {
+        into.resize(from.len(), IntervalCounts::default());
+    }
+    for (c, x) in into.iter_mut().zip(from) {
+        c.sent += x.sent;
+        c.acked += x.acked;
+        c.failed += x.failed;
+        c.bytes += x.bytes;
+        c.consumed += x.consumed;
+        c.backlog_read += x.backlog_read;
+    }
+}
+
 /// Records one thread's measured phase interval by interval. A producer records ack latency
 /// into its histograms, the consumer end-to-end latency.
 pub struct IntervalRecorder {
@@ -205,18 +221,7 @@ impl IntervalRecording {
             *self = other;
             return;
         }
-        if other.counts.len() > self.counts.len() {
-            self.counts
-                .resize(other.counts.len(), IntervalCounts::default());
-        }
-        for (c, o) in self.counts.iter_mut().zip(&other.counts) {
-            c.sent += o.sent;
-            c.acked += o.acked;
-            c.failed += o.failed;
-            c.bytes += o.bytes;
-            c.consumed += o.consumed;
-            c.backlog_read += o.backlog_read;
-        }
+        add_counts(&mut self.counts, &other.counts);
         self.histograms.extend(other.histograms);
         self.last_ns = self.last_ns.max(other.last_ns);
     }

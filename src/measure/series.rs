@@ -8,7 +8,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use super::codec;
-use super::intervals::{new_interval_histogram, IntervalCounts, IntervalRecording};
+use super::intervals::{add_counts, new_interval_histogram, IntervalCounts, IntervalRecording};
 use crate::model::RateSpec;
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
@@ -143,18 +143,7 @@ impl Intervals {
 
     /// Adds `o` into these: counts summed, histograms added (exact), the end the later one.
     pub fn absorb(&mut self, o: &Intervals) {
-        if o.counts.len() > self.counts.len() {
-            self.counts
-                .resize(o.counts.len(), IntervalCounts::default());
-        }
-        for (c, x) in self.counts.iter_mut().zip(&o.counts) {
-            c.sent += x.sent;
-            c.acked += x.acked;
-            c.failed += x.failed;
-            c.bytes += x.bytes;
-            c.consumed += x.consumed;
-            c.backlog_read += x.backlog_read;
-        }
+        add_counts(&mut self.counts, &o.counts);
         add_all(&mut self.ack, &o.ack);
         add_all(&mut self.e2e, &o.e2e);
         self.end_ns = self.end_ns.max(o.end_ns);

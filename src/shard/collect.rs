@@ -2,7 +2,7 @@
 //! each run's topics, holds the two barriers, measures the disk once, gathers every shard's
 //! result and deletes what it created. Merging and judging are the caller's.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -131,17 +131,7 @@ pub(crate) async fn collect(
     let control_topic = control.topic().to_string();
     let mut c = Coordinator {
         control,
-        shards: Shards {
-            n: o.shards,
-            hash: o.hash.clone(),
-            scale: plan.scale,
-            hello: BTreeMap::new(),
-            ready: BTreeSet::new(),
-            parts: BTreeMap::new(),
-            results: BTreeMap::new(),
-            problems: BTreeMap::new(),
-            refuse: Vec::new(),
-        },
+        shards: Shards::new(o.shards, o.hash.clone(), plan.scale),
         deadline: o.deadline,
         interrupt: interrupt.clone(),
         say: o.say.clone(),

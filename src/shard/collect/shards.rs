@@ -25,6 +25,21 @@ pub(super) struct Shards {
 }
 
 impl Shards {
+    /// Nothing heard yet from any of `n` shards of the scenario with digest `hash`.
+    pub(super) fn new(n: u32, hash: String, scale: f64) -> Shards {
+        Shards {
+            n,
+            hash,
+            scale,
+            hello: BTreeMap::new(),
+            ready: BTreeSet::new(),
+            parts: BTreeMap::new(),
+            results: BTreeMap::new(),
+            problems: BTreeMap::new(),
+            refuse: Vec::new(),
+        }
+    }
+
     pub(super) fn active(&self) -> impl Iterator<Item = u32> + '_ {
         (0..self.n).filter(|s| !self.problems.contains_key(s))
     }
@@ -139,17 +154,7 @@ mod tests {
     use super::*;
 
     fn shards(n: u32) -> Shards {
-        Shards {
-            n,
-            hash: "h".into(),
-            scale: 1.0,
-            hello: BTreeMap::new(),
-            ready: BTreeSet::new(),
-            parts: BTreeMap::new(),
-            results: BTreeMap::new(),
-            problems: BTreeMap::new(),
-            refuse: Vec::new(),
-        }
+        Shards::new(n, "h".into(), 1.0)
     }
 
     fn hello(shard: u32, shards: u32, hash: &str, session: u64) -> Message {
