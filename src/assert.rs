@@ -196,14 +196,7 @@ fn judge(p: &Plan, a: &Assertion, inst: &Instance, results: &[RunResult]) -> Ver
 
 fn holds(lhs: f64, bound: Bound) -> bool {
     match bound {
-        Bound::Compare(op, r) => match op {
-            CmpOp::Lt => lhs < r,
-            CmpOp::Le => lhs <= r,
-            CmpOp::Gt => lhs > r,
-            CmpOp::Ge => lhs >= r,
-            CmpOp::Eq => (lhs - r).abs() <= 1e-9 * r.abs().max(1.0),
-            CmpOp::Ne => (lhs - r).abs() > 1e-9 * r.abs().max(1.0),
-        },
+        Bound::Compare(op, r) => op.holds(lhs, r),
         Bound::Within(l, h) => lhs >= l && lhs <= h,
     }
 }

@@ -11,6 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::source::Span;
 
+mod assertion;
+pub mod capacity;
 pub(crate) mod fault;
 mod props;
 mod rate;
@@ -18,6 +20,8 @@ mod seconds;
 
 use seconds::{duration_opt, duration_secs};
 
+pub use assertion::{Assertion, BinOp, Clause, CmpOp, Expr, Test};
+pub use capacity::{bisections, CapacitySearch};
 pub use fault::{BrokerTarget, Fault, FaultAction};
 pub use props::{is_secret, Prop, Props, LIBRDKAFKA_SENSITIVE, MASK};
 pub use rate::{RateSegment, RateSpec};
@@ -181,6 +185,9 @@ pub struct RunSpec {
     pub workload: Workload,
     /// The fault timeline (`faults { }`), relative to the start of the measured phase.
     pub faults: Vec<Fault>,
+    /// `capacity { }`: the run is a search for the highest rate within its SLO; the
+    /// workload's rate and length are then each probe's.
+    pub capacity: Option<CapacitySearch>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -428,6 +435,9 @@ pub enum Metric {
     FaultLatency(LatencyKind, Stat),
     /// Records failed within the fault windows.
     FaultFailed,
+    // ---- a capacity search ----
+    /// The highest rate that passed all its trials.
+    Capacity,
 }
 
 impl Metric {
@@ -441,6 +451,7 @@ impl Metric {
             | Metric::RecoveryTime
             | Metric::FaultLatency(..) => Unit::Duration,
             Metric::Throughput
+            | Metric::Capacity
             | Metric::RateTarget
             | Metric::RateAchieved
             | Metric::ConsumeThroughput => Unit::Rate,
@@ -471,105 +482,6 @@ impl Metric {
                 | Metric::DrainTime
                 | Metric::AbortedRead
         )
-    }
-}
-
-/// A comparison in an assertion. Defined here, below the syntax layer, so that the syntax tree
-/// and everything after the check stage share one type and nothing past check depends on syntax.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CmpOp {
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    Eq,
-    Ne,
-}
-
-impl CmpOp {
-    pub fn symbol(self) -> &'static str {
-        match self {
-            CmpOp::Lt => "<",
-            CmpOp::Le => "<=",
-            CmpOp::Gt => ">",
-            CmpOp::Ge => ">=",
-            CmpOp::Eq => "==",
-            CmpOp::Ne => "!=",
-        }
-    }
-}
-
-/// Arithmetic between metrics and constants in an assertion.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BinOp {
-    Add,
-    Sub,
-    Mul,
-    Div,
-}
-
-#[derive(Clone, Debug)]
-pub enum Expr {
-    Metric {
-        metric: Metric,
-        select: Vec<(String, Scalar)>,
-        span: Span,
-    },
-    /// A constant in base units (seconds, bytes, per second) with its unit.
-    Const(f64, Unit),
-    Binary(Box<Expr>, BinOp, Box<Expr>),
-}
-
-impl Expr {
-    /// What the expression measures: a sum keeps its terms' unit, a product takes the unit of
-    /// its non-number factor, a quotient of like units is a number.
-    pub fn unit(&self) -> Unit {
-        match self {
-            Expr::Metric { metric, .. } => metric.unit(),
-            Expr::Const(_, u) => *u,
-            Expr::Binary(l, op, r) => {
-                let (l, r) = (l.unit(), r.unit());
-                match op {
-                    BinOp::Add | BinOp::Sub => l,
-                    BinOp::Mul if l == Unit::Number => r,
-                    BinOp::Mul => l,
-                    BinOp::Div if l == r => Unit::Number,
-                    BinOp::Div => l,
-                }
-            }
-        }
-    }
-}
-
-#[derive(Clone, Debug)]
-pub enum Test {
-    Compare(CmpOp, Expr),
-    Within(Expr, Expr),
-}
-
-#[derive(Clone, Debug)]
-pub struct Clause {
-    pub dim: String,
-    pub negate: bool,
-    pub values: Vec<Scalar>,
-}
-
-#[derive(Clone, Debug)]
-pub struct Assertion {
-    /// The assertion as written, for reports.
-    pub text: String,
-    pub span: Span,
-    pub lhs: Expr,
-    pub test: Test,
-    pub when: Vec<Clause>,
-}
-
-impl Clause {
-    pub fn holds(&self, cell: &Cell) -> bool {
-        let hit = cell
-            .coord(&self.dim)
-            .is_some_and(|c| self.values.contains(&c.value));
-        hit != self.negate
     }
 }
 

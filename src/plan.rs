@@ -206,8 +206,12 @@ pub struct RunPlan {
     /// The fault timeline, scaled with the workload (so it keeps its place in the run).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<Fault>,
-    /// How long it sends (see [`RunPlan::estimate`]), kept in the serialized plan.
+    /// How long it sends (see [`RunPlan::estimate`]), kept in the serialized plan; for a
+    /// capacity search, its worst case.
     pub estimate: Estimate,
+    /// A capacity search (`capacity { }`), scaled: the run is its probes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<CapacitySearch>,
 }
 
 impl RunPlan {
@@ -286,9 +290,14 @@ pub fn plan(scenario: &Scenario, opts: &PlanOptions) -> Plan {
             let topics = topic_names(&topic.name, spec.workload.topics);
             topic.name = topics[0].clone();
             let workload = scale(&spec.workload, opts.scale);
+            let capacity = spec.capacity.as_ref().map(|c| c.scaled(opts.scale));
             RunPlan {
                 index: i,
-                estimate: estimate(&workload),
+                estimate: match &capacity {
+                    Some(c) => estimate::search(c),
+                    None => estimate(&workload),
+                },
+                capacity,
                 label: cell.label(),
                 cell: cell.clone(),
                 bootstrap: bootstrap.clone(),

@@ -26,6 +26,9 @@ pub(super) struct AxisValue {
     pub overrides: Vec<Setting>,
     /// For steps: the fault timeline that replaces the scenario's (carried down a ladder).
     pub faults: Option<Vec<crate::syntax::Fault>>,
+    /// For steps: a `capacity { }` block that makes the step's cells a search (carried down a
+    /// ladder).
+    pub capacity: Option<super::capacity::CapacityBlock>,
 }
 
 /// The coordinates of one cell while lowering: which value of each axis it picks.
@@ -147,6 +150,7 @@ impl Checker<'_> {
                     text,
                     overrides: vec![],
                     faults: None,
+                    capacity: None,
                 });
             }
             axes.push(Axis { name, values });
@@ -178,6 +182,7 @@ impl Checker<'_> {
         let mut values: Vec<AxisValue> = Vec::new();
         let mut carried: Vec<Setting> = Vec::new();
         let mut carried_faults: Option<Vec<crate::syntax::Fault>> = None;
+        let mut carried_capacity: Option<super::capacity::CapacityBlock> = None;
         for e in &sec.entries {
             let Entry::Section(step) = e else {
                 self.err(
@@ -205,6 +210,7 @@ impl Checker<'_> {
             }
             let mut own: Vec<Setting> = Vec::new();
             let mut own_faults: Option<Vec<crate::syntax::Fault>> = None;
+            let mut own_capacity: Option<super::capacity::CapacityBlock> = None;
             for se in &step.entries {
                 match se {
                     Entry::Setting(s) => {
@@ -256,6 +262,9 @@ impl Checker<'_> {
                             *has_consumer = true;
                         }
                         let n = inner.name.node.clone();
+                        if n == "capacity" {
+                            own_capacity = Some(super::capacity::CapacityBlock::of(self, inner));
+                        }
                         self.flatten(inner, &n, &mut own)
                     }
                     Entry::Section(inner) => self.err(
@@ -281,7 +290,7 @@ impl Checker<'_> {
                         .help("merge the two `faults` blocks into one"),
                     ),
                     Entry::Faults(f, _) => own_faults = Some(f.clone()),
-                    Entry::Expect(..) | Entry::Include(_) => self.out_of_place(se),
+                    Entry::Expect(..) | Entry::Include(_) | Entry::Slo(..) => self.out_of_place(se),
                 }
             }
             let faults = if cumulative {
@@ -289,6 +298,12 @@ impl Checker<'_> {
                 carried_faults.clone()
             } else {
                 own_faults
+            };
+            let capacity = if cumulative {
+                carried_capacity = own_capacity.or(carried_capacity.take());
+                carried_capacity.clone()
+            } else {
+                own_capacity
             };
             let overrides = if cumulative {
                 for o in own {
@@ -308,6 +323,7 @@ impl Checker<'_> {
                 text: name,
                 overrides,
                 faults,
+                capacity,
             });
         }
         if values.is_empty() {
@@ -370,7 +386,7 @@ fn entry_span(e: &Entry) -> Span {
     match e {
         Entry::Setting(s) => s.key.span,
         Entry::Section(x) => x.name.span,
-        Entry::Expect(_, span) | Entry::Faults(_, span) => *span,
+        Entry::Expect(_, span) | Entry::Faults(_, span) | Entry::Slo(_, span) => *span,
         Entry::Include(i) => i.span,
     }
 }

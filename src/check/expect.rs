@@ -68,6 +68,7 @@ pub const METRIC_NAMES: &[&str] = &[
     "fault.ack.max",
     "fault.e2e.p99",
     "fault.failed",
+    "capacity",
 ];
 
 pub fn parse_metric(name: &str) -> Option<Metric> {
@@ -106,6 +107,7 @@ pub fn parse_metric(name: &str) -> Option<Metric> {
         "unavailable.time" => Metric::UnavailableTime,
         "recovery.time" => Metric::RecoveryTime,
         "fault.failed" => Metric::FaultFailed,
+        "capacity" => Metric::Capacity,
         _ => {
             if let Some(rest) = name.strip_prefix("txn.commit.") {
                 return Some(Metric::Latency(LatencyKind::TxnCommit, parse_stat(rest)?));

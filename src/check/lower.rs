@@ -2,6 +2,7 @@
 //! to a [`RunSpec`] (cluster, topic and its name, client properties, workload).
 
 use super::axes::{Axis, Picks};
+use super::capacity::{CapacityBlock, CapacityDraft};
 use super::{Checker, Setting};
 use crate::diagnostic::{Diagnostic, Kind};
 use crate::model::{Cell, Coord, Props, RunSpec, Scalar, TopicSpec};
@@ -20,6 +21,7 @@ impl Checker<'_> {
         combination: &[usize],
         base: &[Setting],
         base_faults: Option<&[crate::syntax::Fault]>,
+        base_capacity: Option<&CapacityBlock>,
         has_consumer: bool,
         name_span: Span,
     ) -> Option<Cell> {
@@ -40,7 +42,14 @@ impl Checker<'_> {
             .find_map(|(_, v)| v.faults.as_deref())
             .or(base_faults)
             .unwrap_or_default();
-        let spec = self.lower(&picks, &settings, faults, consumer, name_span)?;
+        // A step's `capacity { }` replaces the scenario's (the last step axis that has one).
+        let capacity = picks
+            .chosen
+            .iter()
+            .rev()
+            .find_map(|(_, v)| v.capacity.as_ref())
+            .or(base_capacity);
+        let spec = self.lower(&picks, &settings, faults, capacity, consumer, name_span)?;
         let coords = picks
             .chosen
             .iter()
@@ -50,7 +59,20 @@ impl Checker<'_> {
                 text: v.text.clone(),
             })
             .collect();
-        Some(Cell { coords, spec })
+        let mut cell = Cell { coords, spec };
+        // The SLO's conditions whose `when` admits this cell.
+        if let Some(search) = &cell.spec.capacity {
+            let slo = search
+                .slo
+                .iter()
+                .filter(|a| a.when.iter().all(|c| c.holds(&cell)))
+                .cloned()
+                .collect();
+            if let Some(s) = &mut cell.spec.capacity {
+                s.slo = slo;
+            }
+        }
+        Some(cell)
     }
 
     fn lower(
@@ -58,6 +80,7 @@ impl Checker<'_> {
         ctx: &Picks,
         settings: &[Setting],
         faults: &[crate::syntax::Fault],
+        capacity: Option<&CapacityBlock>,
         consumer_on: bool,
         name_span: Span,
     ) -> Option<RunSpec> {
@@ -77,6 +100,7 @@ impl Checker<'_> {
         };
         let mut topic_named = false;
         let mut w = super::workload::WorkloadDraft::default();
+        let mut search = CapacityDraft::default();
 
         for e in settings {
             let key = e.key.node.as_str();
@@ -116,6 +140,7 @@ impl Checker<'_> {
                 "consumer" => self.prop(&mut consumer, e, ctx),
                 "topic" => self.topic_setting(&mut topic, &mut topic_named, e, ctx),
                 "workload" => self.workload_key(&mut w, e, ctx),
+                "capacity" => self.capacity_key(&mut search, e, ctx),
                 "workload.headers" => {
                     if let Some(v) = self.scalar(&e.value, ctx) {
                         let text = match v {
@@ -140,7 +165,13 @@ impl Checker<'_> {
         self.backlog_topic(&w, &topic);
         self.workload_transaction(&w, &producer);
         self.topics_fit(&topic, w.topics);
+        let search = self.finish_capacity(search, capacity, settings);
+        if matches!(search, Some(Some(_))) {
+            // Each probe's length is the search's.
+            w.stop_given = true;
+        }
         let workload = self.finish_workload(w, consumer_on, name_span)?;
+        let search = search?;
         let run = super::faults::RunShape {
             workload: &workload,
             topic: &topic,
@@ -160,6 +191,7 @@ impl Checker<'_> {
             consumer: consumer_on.then_some(consumer),
             workload,
             faults: faults.unwrap_or_default(),
+            capacity: search,
         })
     }
 }

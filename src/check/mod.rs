@@ -12,6 +12,7 @@
 
 mod axes;
 pub(crate) mod bootstrap;
+mod capacity;
 mod expect;
 mod faults;
 mod lower;
@@ -42,10 +43,12 @@ use axes::Axis;
 use payload::Lines;
 
 const SECTIONS: &[&str] = &[
-    "cluster", "topic", "producer", "consumer", "workload", "matrix", "steps", "ladder",
+    "cluster", "topic", "producer", "consumer", "workload", "capacity", "matrix", "steps", "ladder",
 ];
 /// The sections whose settings a step may override.
-const OVERRIDABLE: &[&str] = &["cluster", "topic", "producer", "consumer", "workload"];
+const OVERRIDABLE: &[&str] = &[
+    "cluster", "topic", "producer", "consumer", "workload", "capacity",
+];
 
 /// Reads, parses and checks a scenario file: the front of the pipeline, as every command uses
 /// it. An include that cannot be read is reported together with every problem of the rest of
@@ -129,6 +132,8 @@ struct Sections<'a> {
     has_consumer: bool,
     /// The fault timeline every cell starts from (a step may replace it).
     faults: Option<&'a [syntax::Fault]>,
+    /// `capacity { }`: every cell is a search (a step may bring its own block instead).
+    capacity: Option<capacity::CapacityBlock>,
 }
 
 impl Checker<'_> {
@@ -159,6 +164,15 @@ impl Checker<'_> {
                 )
                 .label("move this out"),
             ),
+            Entry::Slo(_, span) => self.err(
+                Diagnostic::new(
+                    Kind::UnknownSection,
+                    *span,
+                    "`slo` belongs inside `capacity { }`",
+                )
+                .label("move this into `capacity { }`")
+                .help("a capacity search's SLO: `capacity { slo { e2e.p99 < 20ms } }`; for checks after the run, use `expect { }`"),
+            ),
             Entry::Setting(_) | Entry::Section(_) => {}
         }
     }
@@ -177,11 +191,12 @@ impl Checker<'_> {
         if let Some(m) = sections.matrix {
             axes.extend(self.matrix(m));
         }
-        let (valueless, axes): (Vec<Axis>, Vec<Axis>) =
+        let (valueless, mut axes): (Vec<Axis>, Vec<Axis>) =
             axes.into_iter().partition(|a| a.values.is_empty());
         self.valueless.extend(valueless.into_iter().map(|a| a.name));
         let span = sections.matrix.map_or(ast.name.span, |m| m.name.span);
         let combinations = self.combinations(&axes, span)?;
+        self.check_slos(&mut sections, &mut axes);
 
         let cells: Vec<_> = combinations
             .iter()
@@ -191,6 +206,7 @@ impl Checker<'_> {
                     combination,
                     &sections.base,
                     sections.faults,
+                    sections.capacity.as_ref(),
                     sections.has_consumer,
                     ast.name.span,
                 )
@@ -249,6 +265,7 @@ impl Checker<'_> {
                         .label("here"),
                 ),
                 Entry::Expect(a, _) => out.expects.extend(a.iter()),
+                Entry::Slo(..) => self.out_of_place(e),
                 Entry::Faults(f, span) => {
                     if out.faults.is_some() {
                         self.err(
@@ -311,6 +328,9 @@ impl Checker<'_> {
                             if name == "consumer" {
                                 out.has_consumer = true;
                             }
+                            if name == "capacity" {
+                                out.capacity = Some(capacity::CapacityBlock::of(self, sec));
+                            }
                             self.flatten(sec, name, &mut out.base);
                         }
                     }
@@ -368,7 +388,27 @@ impl Checker<'_> {
                         format!("`{prefix}` holds `key = value` settings")
                     }),
                 ),
-                Entry::Expect(..) | Entry::Include(_) | Entry::Faults(..) => self.out_of_place(e),
+                // `capacity { }`'s own block (`CapacityBlock::of` read it).
+                Entry::Slo(..) if prefix == "capacity" => {}
+                Entry::Expect(..) | Entry::Include(_) | Entry::Faults(..) | Entry::Slo(..) => {
+                    self.out_of_place(e)
+                }
+            }
+        }
+    }
+
+    /// Each `slo { }` checked once against the axes: the scenario's and every step's.
+    fn check_slos(&mut self, sections: &mut Sections, axes: &mut [Axis]) {
+        let consumer = sections.has_consumer;
+        if let Some(b) = &mut sections.capacity {
+            self.check_slo(b, axes, consumer);
+        }
+        for a in 0..axes.len() {
+            for v in 0..axes[a].values.len() {
+                if let Some(mut b) = axes[a].values[v].capacity.take() {
+                    self.check_slo(&mut b, axes, consumer);
+                    axes[a].values[v].capacity = Some(b);
+                }
             }
         }
     }

@@ -54,7 +54,7 @@ pub(super) struct WorkloadDraft {
     in_flight: Option<u32>,
     /// `messages` or `duration` was written, or a `rate` that was refused (it may have been a
     /// shape, which sets the length): either way "says neither" would be a false follow-up.
-    stop_given: bool,
+    pub(super) stop_given: bool,
     /// A byte rate and where it was written: refused once the payload size is known, with the
     /// message rate it amounts to.
     byte_rates: Vec<(f64, Span)>,

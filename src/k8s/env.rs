@@ -18,7 +18,7 @@ pub(crate) fn reads(entries: &[Entry], into: &mut Vec<EnvRead>) {
             Entry::Setting(s) => value(&s.value, into),
             Entry::Section(s) => reads(&s.entries, into),
             // A fault timeline holds no values: its `run` command is a plain string.
-            Entry::Include(_) | Entry::Expect(..) | Entry::Faults(..) => {}
+            Entry::Include(_) | Entry::Expect(..) | Entry::Faults(..) | Entry::Slo(..) => {}
         }
     }
 }

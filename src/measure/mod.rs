@@ -3,6 +3,7 @@
 //! and merged once at the end; nothing is stored per sample. Figures are derived here and
 //! only here; `report` prints them.
 
+pub(crate) mod capacity;
 pub(crate) mod clock;
 pub(crate) mod codec;
 pub(crate) mod consume;
@@ -21,6 +22,7 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+pub use capacity::{CapacityFigures, GeneratorLoad};
 pub use consume::{ConsumeFigures, ConsumerRecording};
 pub use fault::{AckTimeline, FaultFigures, FaultRecord};
 pub use intervals::{IntervalRecorder, IntervalRecording};
@@ -230,6 +232,14 @@ pub struct RunResult {
     /// too; None in files of an older kafkabench.
     #[serde(default)]
     pub raw: Option<RawSums>,
+    /// kafkabench's own CPU over the measured phase (None in files of an older kafkabench,
+    /// and for merged shards).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generator: Option<GeneratorLoad>,
+    /// A capacity search: every probe and what it found (None for a fixed run). The run's
+    /// other figures are those of the last probe at the capacity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<Box<CapacityFigures>>,
 }
 
 /// The effective topic configuration of a run, secrets masked.
@@ -310,6 +320,7 @@ impl RunResult {
             Metric::UnavailableTime => self.faults.as_ref()?.unavailable_secs?,
             Metric::RecoveryTime => self.faults.as_ref()?.recovery_secs?,
             Metric::FaultFailed => self.faults.as_ref()?.failed as f64,
+            Metric::Capacity => self.capacity.as_ref()?.capacity?,
             Metric::FaultLatency(kind, stat) => {
                 let f = self.faults.as_ref()?;
                 let s = match kind {

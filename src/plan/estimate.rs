@@ -62,6 +62,20 @@ pub fn estimate(w: &Workload) -> Estimate {
     }
 }
 
+/// A capacity search's worst case (`CapacitySearch::worst_case`): every probe it may take,
+/// each with its warm-up and set-up.
+pub fn search(c: &crate::model::CapacitySearch) -> Estimate {
+    let worst = Some(c.worst_case());
+    Estimate {
+        warmup: None,
+        measured: PhaseEstimate {
+            duration: worst,
+            records: None,
+        },
+        total: worst,
+    }
+}
+
 /// A phase ends at its count, its duration or the end of the shape, whichever comes first;
 /// the pacer starts each phase on a fresh schedule.
 fn phase(rate: &RateSpec, count: Option<u64>, limit: Option<Duration>) -> PhaseEstimate {

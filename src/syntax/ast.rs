@@ -27,6 +27,8 @@ pub enum Entry {
     Expect(Vec<Assertion>, Span),
     /// `faults { ... }`: the fault timeline.
     Faults(Vec<Fault>, Span),
+    /// `slo { ... }`: a capacity search's conditions (inside `capacity { }`).
+    Slo(Vec<Assertion>, Span),
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -50,6 +50,7 @@ impl Builder {
             Rule::expect => {
                 Entry::Expect(p.into_inner().map(|a| self.assertion(a)).collect(), span)
             }
+            Rule::slo => Entry::Slo(p.into_inner().map(|a| self.assertion(a)).collect(), span),
             Rule::faults => Entry::Faults(p.into_inner().map(|f| self.fault(f)).collect(), span),
             Rule::section => {
                 let mut inner = p.into_inner().peekable();

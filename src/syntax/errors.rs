@@ -43,6 +43,7 @@ fn describe(rule: Rule) -> &'static str {
         Rule::string | Rule::string_inner => "a string",
         Rule::escape => "an escape (`\\\"`, `\\n`, `\\t`, `\\r`, `\\0`, `\\x1e`, `\\{`)",
         Rule::expect => "`expect { ... }`",
+        Rule::slo => "`slo { ... }`",
         Rule::assertion => "an assertion (`ack.p99 < 5ms`)",
         Rule::compare => "a comparison (`< 5ms`)",
         Rule::within => "a range (`in 400ms..600ms`)",

@@ -31,7 +31,8 @@ pub(crate) fn better(m: Metric) -> Better {
         | Metric::ConsumeThroughput
         | Metric::ConsumeThroughputBytes
         | Metric::FetchBytes
-        | Metric::TxnCommitted => Better::Higher,
+        | Metric::TxnCommitted
+        | Metric::Capacity => Better::Higher,
         Metric::Failed
         | Metric::QueueFull
         | Metric::Lost

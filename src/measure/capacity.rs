@@ -1,0 +1,154 @@
+//! What a capacity search found: every probe with its full result and verdict, the capacity
+//! (the highest rate that passed all its trials), and what limited it. The search's steps are
+//! `capacity/search.rs` (a state machine the run stage drives and the tests simulate); a
+//! probe's verdict is `capacity/judge.rs`.
+
+mod judge;
+mod search;
+
+use serde::{Deserialize, Serialize};
+
+pub use judge::{judge, GENERATOR_BUSY};
+pub use search::{Search, Step};
+
+use super::RunResult;
+
+/// Everything a search did and found; a search cell's `RunResult::capacity`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct CapacityFigures {
+    /// The highest rate (records per second) that passed all its trials; None when none did.
+    pub capacity: Option<f64>,
+    /// What stopped the capacity from being higher.
+    pub limit: Limit,
+    /// The highest pass and the lowest failure above it when the search ended.
+    pub bracket: Option<Bracket>,
+    /// The SLO's conditions, as written.
+    pub slo: Vec<String>,
+    pub tolerance: f64,
+    pub precision: f64,
+    pub trials: u32,
+    /// Rates that passed although a lower rate had failed (a pass above a fail).
+    pub non_monotone: Vec<NonMonotone>,
+    /// Rates whose trials disagreed: some passed, some failed.
+    pub noisy: Vec<f64>,
+    /// Every probe, in the order it ran.
+    pub probes: Vec<Probe>,
+    /// Wall time the search took, probes and their set-up together.
+    pub elapsed_secs: f64,
+}
+
+/// The two rates the search narrowed the capacity to.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Bracket {
+    pub pass: f64,
+    pub fail: f64,
+}
+
+/// A rate that passed all its trials above one that failed.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NonMonotone {
+    pub failed: f64,
+    pub passed: f64,
+}
+
+/// What kept the capacity where it is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limit {
+    /// The lowest failing rate sustained its target but broke a condition of the SLO.
+    Slo,
+    /// The cluster did not keep up (acknowledged too little, lag grew, records failed) while
+    /// the load generator had CPU to spare.
+    Cluster,
+    /// kafkabench itself: a sending thread or the whole process was on a CPU nearly all the
+    /// time while the schedule slipped. The cluster may take more than this.
+    Generator,
+    /// The search's upper bound (`to`) passed: the capacity is at least that.
+    UpperBound,
+    /// The budget ran out before the search converged: the capacity is at least the answer.
+    Budget,
+    /// The search was interrupted or a probe could not run.
+    #[default]
+    Stopped,
+}
+
+impl Limit {
+    /// The word the table and the HTML report show.
+    pub fn word(self) -> &'static str {
+        match self {
+            Limit::Slo => "slo",
+            Limit::Cluster => "cluster",
+            Limit::Generator => "load generator",
+            Limit::UpperBound => "upper bound",
+            Limit::Budget => "budget",
+            Limit::Stopped => "stopped",
+        }
+    }
+}
+
+/// One probe: a fixed-rate phase at `target`, on a fresh topic.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Probe {
+    /// Its place in the search, from 1.
+    pub number: u32,
+    /// The rate it was to send, records per second.
+    pub target: f64,
+    /// Its trial at this rate, from 1.
+    pub trial: u32,
+    /// The rate the cluster acknowledged (`throughput`).
+    pub achieved: f64,
+    pub pass: bool,
+    /// Why it failed (empty when it passed), each with its figures.
+    pub misses: Vec<Miss>,
+    /// Everything the probe measured: histograms, series, internals.
+    pub result: Box<RunResult>,
+}
+
+/// One reason a probe failed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Miss {
+    /// It acknowledged fewer records per second than (1 − tolerance) × target.
+    Rate { achieved: f64, least: f64 },
+    /// Sending fell this far behind the schedule (seconds), more than allowed.
+    Slip { behind_secs: f64, allowed_secs: f64 },
+    /// Records failed or were lost.
+    Failed { records: u64 },
+    /// The consumers' lag grew by this many records per second over the probe (a least-squares
+    /// trend of the lag series), more than allowed.
+    Lag { growth: f64, allowed: f64 },
+    /// A condition of the SLO did not hold; `measured` in base units (None: not measured).
+    Slo {
+        condition: String,
+        measured: Option<f64>,
+        bound: f64,
+    },
+    /// The probe was cut short (an interrupt, a lost cluster) or could not run.
+    Incomplete { reason: String },
+}
+
+impl Miss {
+    /// Whether the miss is the cluster not keeping up (rather than an SLO condition).
+    pub fn is_sustain(&self) -> bool {
+        !matches!(self, Miss::Slo { .. })
+    }
+}
+
+/// How busy kafkabench itself was during a run's measured phase (`RunResult::generator`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GeneratorLoad {
+    /// The busiest producer thread's CPU time over its wall time (1.0: never idle).
+    pub sender_busy: f64,
+    /// The whole process's CPU time over wall time, in cores.
+    pub process_cores: f64,
+    /// The cores this process may use.
+    pub cores: u32,
+}
+
+impl GeneratorLoad {
+    /// Whether kafkabench had no CPU to spare: a sending thread, or the process as a whole.
+    pub fn saturated(&self) -> bool {
+        self.sender_busy >= GENERATOR_BUSY
+            || (self.cores > 0 && self.process_cores >= GENERATOR_BUSY * f64::from(self.cores))
+    }
+}
