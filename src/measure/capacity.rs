@@ -24,6 +24,10 @@ pub struct CapacityFigures {
     pub bracket: Option<Bracket>,
     /// The SLO's conditions, as written.
     pub slo: Vec<String>,
+    /// The SLO's conditions that hold one metric to a constant (`e2e.p99 < 20ms`): what a
+    /// plot can draw as a line.
+    #[serde(default)]
+    pub slo_lines: Vec<SloLine>,
     pub tolerance: f64,
     pub precision: f64,
     pub trials: u32,
@@ -35,6 +39,19 @@ pub struct CapacityFigures {
     pub probes: Vec<Probe>,
     /// Wall time the search took, probes and their set-up together.
     pub elapsed_secs: f64,
+}
+
+/// `metric op constant`, from the SLO.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SloLine {
+    /// The condition as written.
+    pub condition: String,
+    /// The metric in the scenario language (`e2e.p99`, `ack.p999`, `lag.max`).
+    pub metric: String,
+    /// `<`, `<=`, `>`, `>=`, `==` or `!=`.
+    pub op: String,
+    /// The constant, in the metric's base unit (seconds, records, per second).
+    pub bound: f64,
 }
 
 /// The two rates the search narrowed the capacity to.
