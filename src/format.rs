@@ -23,6 +23,26 @@ pub(crate) fn human_rate(r: f64) -> String {
     }
 }
 
+/// A rate in three significant digits with a k or M suffix, as the language writes rates:
+/// `48.2k/s`, `1.25M/s`, `950/s`.
+pub(crate) fn compact_rate(r: f64) -> String {
+    let (v, unit) = if r >= 1e6 {
+        (r / 1e6, "M")
+    } else if r >= 1e3 {
+        (r / 1e3, "k")
+    } else {
+        (r, "")
+    };
+    let digits = if v >= 100.0 {
+        0
+    } else if v >= 10.0 {
+        1
+    } else {
+        2
+    };
+    trim(format!("{v:.digits$}")) + unit + "/s"
+}
+
 pub(crate) fn human_bytes(b: f64) -> String {
     const K: f64 = 1024.0;
     if b < K {

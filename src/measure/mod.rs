@@ -3,7 +3,7 @@
 //! and merged once at the end; nothing is stored per sample. Figures are derived here and
 //! only here; `report` prints them.
 
-pub(crate) mod capacity;
+pub mod capacity;
 pub(crate) mod clock;
 pub(crate) mod codec;
 pub(crate) mod consume;
@@ -347,6 +347,8 @@ pub struct ProducerRecording {
     pub by_topic: Vec<TopicTally>,
     /// When acknowledgements came and stopped, and failures by time (for the fault figures).
     pub ack_timeline: AckTimeline,
+    /// The share of the measured phase the thread was on a CPU (None: not measured).
+    pub busy: Option<f64>,
 }
 
 impl ProducerRecording {
@@ -358,6 +360,7 @@ impl ProducerRecording {
             txn: None,
             by_topic: Vec::new(),
             ack_timeline: AckTimeline::default(),
+            busy: None,
         }
     }
 

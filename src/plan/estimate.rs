@@ -64,7 +64,7 @@ pub fn estimate(w: &Workload) -> Estimate {
 
 /// A capacity search's worst case (`CapacitySearch::worst_case`): every probe it may take,
 /// each with its warm-up and set-up.
-pub fn search(c: &crate::model::CapacitySearch) -> Estimate {
+pub(super) fn search(c: &crate::model::CapacitySearch) -> Estimate {
     let worst = Some(c.worst_case());
     Estimate {
         warmup: None,

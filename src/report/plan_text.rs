@@ -3,8 +3,10 @@
 
 use std::io::{self, Write};
 
-use crate::format::{human_bytes, human_duration, human_rate, plural};
-use crate::model::{Fault, FaultAction, KeySpec, PayloadSpec, Props, RateSpec, Warmup, Workload};
+use crate::format::{compact_rate, human_bytes, human_duration, human_rate, plural};
+use crate::model::{
+    CapacitySearch, Fault, FaultAction, KeySpec, PayloadSpec, Props, RateSpec, Warmup, Workload,
+};
 use crate::plan::RunNo;
 use crate::plan::{Estimate, PhaseEstimate, Plan, Reference};
 
@@ -71,8 +73,13 @@ pub fn plan_text(p: &Plan, out: &mut dyn Write) -> io::Result<()> {
         if let Some(c) = &r.consumer {
             writeln!(out, "  consumer  {}", props_inline(c, ""))?;
         }
-        writeln!(out, "  workload  {}", workload_text(&r.workload))?;
-        writeln!(out, "  estimate  {}", estimate_text(&r.estimate()))?;
+        match &r.capacity {
+            None => {
+                writeln!(out, "  workload  {}", workload_text(&r.workload))?;
+                writeln!(out, "  estimate  {}", estimate_text(&r.estimate()))?;
+            }
+            Some(c) => search_text(&r.workload, c, out)?,
+        }
         faults_text(&r.faults, out)?;
     }
     if !p.expect.is_empty() {
@@ -98,6 +105,62 @@ pub fn plan_text(p: &Plan, out: &mut dyn Write) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// A capacity search: its workload (each probe's, at the search's rate), its bounds, its SLO
+/// and its worst case.
+fn search_text(w: &Workload, c: &CapacitySearch, out: &mut dyn Write) -> io::Result<()> {
+    let mut probe = w.clone();
+    probe.rate = RateSpec::Unlimited;
+    let text = workload_text(&probe);
+    // Each probe's rate is the search's: the workload line shows the rest.
+    let rest = text
+        .split(", ")
+        .filter(|p| *p != "unlimited rate")
+        .collect::<Vec<_>>()
+        .join(", ");
+    writeln!(out, "  workload  {rest}")?;
+    writeln!(
+        out,
+        "  capacity  from {} to {}, to within {}%: probes of {} after a {} warm-up, {} trial{} \
+         per rate, tolerance {}%",
+        compact_rate(c.from),
+        compact_rate(c.to),
+        pct(c.precision),
+        human_duration(c.probe.as_secs_f64()),
+        human_duration(c.warmup.as_secs_f64()),
+        c.trials,
+        plural(c.trials as usize),
+        pct(c.tolerance)
+    )?;
+    if c.slo.is_empty() {
+        writeln!(
+            out,
+            "  slo       none: sustaining the rate is the only test"
+        )?;
+    }
+    for (i, a) in c.slo.iter().enumerate() {
+        writeln!(out, "  {:<8}  {}", if i == 0 { "slo" } else { "" }, a.text)?;
+    }
+    let n = c.max_probes();
+    let budget = match c.budget {
+        Some(b) if b < c.worst_case() => {
+            format!(", cut by the budget of {}", human_duration(b.as_secs_f64()))
+        }
+        Some(b) => format!(" (budget {})", human_duration(b.as_secs_f64())),
+        None => String::new(),
+    };
+    writeln!(
+        out,
+        "  estimate  at most {n} probe{}: about {} at worst{budget}",
+        plural(n as usize),
+        human_duration(c.worst_case().as_secs_f64())
+    )
+}
+
+/// `0.02` → `2`.
+fn pct(f: f64) -> String {
+    format!("{}", (f * 100.0 * 1e6).round() / 1e6)
 }
 
 /// The timeline, one action a line, times from the start of the measured phase: `faults    at

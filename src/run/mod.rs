@@ -5,7 +5,9 @@
 //! caller's [`ProgressSink`], failures into the `Execution`.
 
 pub(crate) mod admin;
+mod capacity;
 mod consumer;
+mod cpu;
 mod error;
 mod events;
 pub(crate) mod faults;
@@ -128,8 +130,10 @@ pub(crate) async fn execute(
             number: k + 1,
             of: selection.len(),
         };
-        let mut outcome =
-            lifecycle::run_one(rp, at, opts, interrupt.clone(), &mut exec.notes).await;
+        let mut outcome = match &rp.capacity {
+            Some(c) => capacity::search(rp, c, at, opts, interrupt.clone(), &mut exec.notes).await,
+            None => lifecycle::run_one(rp, at, opts, interrupt.clone(), &mut exec.notes).await,
+        };
         if let Some(s) = &opts.shard {
             // The collector judges: every result goes to it, complete or not.
             match &outcome {

@@ -529,8 +529,10 @@ pub(super) fn run(job: ProducerJob) -> ProducerOutcome {
     s.ev.rec.measuring = true;
     s.ev.rec.intervals.start(shared.measure_origin());
     let start_ns = s.now_ns();
+    let cpu = super::cpu::thread();
     let messages = job.workload.messages.map(|m| job.share.count_of(m));
     let sent = s.run_phase(Phase::Measured, messages, job.workload.duration);
+    let busy = super::cpu::busy_since(cpu, s.now_ns().saturating_sub(start_ns));
     if s.txn_error.is_some() {
         // The transaction cannot be committed: what is still queued would only wait for it.
         s.ev.producer.purge();
@@ -549,7 +551,9 @@ pub(super) fn run(job: ProducerJob) -> ProducerOutcome {
     while s.ev.rec.stats_seen == seen && Instant::now() < deadline {
         s.ev.serve(10);
     }
-    finish::finish(s, start_ns, sent, flushed)
+    let mut out = finish::finish(s, start_ns, sent, flushed);
+    out.recording.busy = busy;
+    out
 }
 
 /// The topic of the next record, selected: a round-robin producer's only work per record

@@ -21,7 +21,9 @@ use super::topic::{self, Disk};
 use super::RunOptions;
 use crate::measure::clock::rfc3339_utc;
 use crate::measure::consume::{group_rebalances, ReadSide};
-use crate::measure::{ConsumerRecording, Recordings, RunResult, RunStatus, TopicConfig};
+use crate::measure::{
+    ConsumerRecording, GeneratorLoad, Recordings, RunResult, RunStatus, TopicConfig,
+};
 use crate::model::{Backlog, CommitPolicy, Props};
 use crate::plan::RunNo;
 use crate::plan::RunPlan;
@@ -73,6 +75,7 @@ pub(super) async fn measure(
         .as_ref()
         .map_or(0, |t| t.consumers_stopped_at_start());
     let start = warm_up(rp, opts, &t, brokers, partitions, stopped_at_start).await?;
+    let (cpu_from, wall_from) = (super::cpu::process(), std::time::Instant::now());
     // Dropped on any early return below (an error, a panic): it undoes its faults then.
     let running = timeline.map(|t| t.start(shared.clone()));
     let ticker = opts
@@ -81,6 +84,8 @@ pub(super) async fn measure(
         .map(|sink| Ticker::start(sink, shared.clone(), at, rp.label.clone()));
 
     let prods = join_producers(producer_handles, &shared).await?;
+    let process_cores = (super::cpu::process().saturating_sub(cpu_from)).as_secs_f64()
+        / wall_from.elapsed().as_secs_f64().max(1e-3);
     // Before the consumer's drain: it reads from a whole cluster.
     let fault_actions = match running {
         Some(running) => {
@@ -135,6 +140,11 @@ pub(super) async fn measure(
         shares: t.shard.map_or(1, |s| s.count),
     };
     r.derive_figures(&recorded);
+    r.generator = Some(GeneratorLoad {
+        sender_busy: recordings.iter().filter_map(|p| p.busy).fold(0.0, f64::max),
+        process_cores,
+        cores: super::cpu::cores(),
+    });
     if let Some(actions) = fault_actions {
         r.faults = Some(crate::measure::fault::derive(actions, &r, &recorded));
     }

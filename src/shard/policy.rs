@@ -52,6 +52,13 @@ pub(crate) fn problems(p: &Plan, shards: u32) -> Vec<String> {
                  (each shard would act on the brokers); run it on one machine"
             ));
         }
+        if rp.capacity.is_some() {
+            out.push(format!(
+                "{run} is a capacity search: a sharded search is not supported yet (the \
+                 collector would have to start every probe on every shard); run it on one \
+                 machine, or shard fixed-rate runs at the rates the search found"
+            ));
+        }
         if rp.workload.consumers.is_some() {
             out.push(format!(
                 "{run} reads with a consumer group (`consumers = N`): a group assigns \

@@ -50,7 +50,6 @@ enum Phase {
 /// A capacity search in progress.
 #[derive(Clone, Debug)]
 pub struct Search {
-    from: f64,
     to: f64,
     precision: f64,
     trials: u32,
@@ -63,7 +62,6 @@ pub struct Search {
 impl Search {
     pub fn new(from: f64, to: f64, precision: f64, trials: u32) -> Search {
         Search {
-            from,
             to: to.max(from),
             precision,
             trials: trials.max(1),
@@ -197,11 +195,6 @@ impl Search {
         self.capacity().is_some_and(|c| c >= self.to)
     }
 
-    /// Whether the search has finished.
-    pub fn is_done(&self) -> bool {
-        self.phase == Phase::Done
-    }
-
     /// Every failed rate below a rate that passed all its trials, each with the highest such
     /// pass.
     pub fn non_monotone(&self) -> Vec<NonMonotone> {
@@ -239,11 +232,6 @@ impl Search {
             .collect();
         v.sort_by(f64::total_cmp);
         v
-    }
-
-    /// The search's lower bound.
-    pub fn from(&self) -> f64 {
-        self.from
     }
 }
 

@@ -71,6 +71,7 @@ pub(super) fn finish(mut s: Sender, start_ns: u64, sent: Sent, flushed: bool) ->
         txn: s.txn.take().map(|t| t.rec),
         by_topic,
         ack_timeline: std::mem::take(&mut r.ack_timeline),
+        busy: None,
     };
     ProducerOutcome { recording, error }
 }

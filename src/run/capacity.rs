@@ -1,0 +1,271 @@
+//! A capacity search's run: probes at the rates `measure::capacity::Search` asks for, each a
+//! fixed-rate run of its own on fresh topics (the run's lifecycle, consumers and transactions
+//! as any run has them; its fault timeline is not played), judged as it ends.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::error::RunError;
+use super::lifecycle;
+use super::progress::Position;
+use super::RunOptions;
+use crate::format::{compact_rate, human_duration};
+use crate::measure::capacity::{
+    judge, Bracket, CapacityFigures, Limit, Miss, Probe, Search, SloLine, Step,
+};
+use crate::measure::{RunResult, RunStatus};
+use crate::model::capacity::PROBE_OVERHEAD;
+use crate::model::{CapacitySearch, Expr, RateSpec, Stat, Test, Warmup};
+use crate::plan::RunPlan;
+
+/// Runs the search of `rp`; its result is the last probe at the capacity (or the last probe
+/// when none passed) with every probe in `capacity`. A probe that cannot run fails the run,
+/// as a run that cannot run does.
+pub(super) async fn search(
+    rp: &RunPlan,
+    c: &CapacitySearch,
+    at: Position,
+    opts: &RunOptions,
+    interrupt: Arc<AtomicBool>,
+    notes: &mut Vec<String>,
+) -> Result<RunResult, RunError> {
+    let started = Instant::now();
+    let mut s = Search::new(c.from, c.to, c.precision, c.trials);
+    let mut probes: Vec<Probe> = Vec::new();
+    let mut stopped: Option<Limit> = None;
+    if !rp.faults.is_empty() {
+        notes.push(format!(
+            "run {}: the fault timeline is not played during a capacity search",
+            crate::plan::RunNo(rp.index)
+        ));
+    }
+    while let Step::Probe { rate, trial } = s.next() {
+        if interrupt.load(Ordering::SeqCst) {
+            stopped = Some(Limit::Stopped);
+            break;
+        }
+        // A probe costs what the probes so far took on average (the plan's guess before any).
+        let each = match probes.len() {
+            0 => c.probe + c.warmup + PROBE_OVERHEAD,
+            n => started.elapsed() / n as u32,
+        };
+        let left = c.budget.map(|b| b.saturating_sub(started.elapsed()));
+        if left.is_some_and(|l| l < each) {
+            stopped = Some(Limit::Budget);
+            break;
+        }
+        let number = probes.len() as u32 + 1;
+        let mut probe = probe_plan(rp, c, rate, number);
+        probe.label = progress_label(rp, &s, number, rate, trial, left);
+        let r = match lifecycle::run_one(&probe, at, opts, interrupt.clone(), notes).await {
+            Ok(r) => r,
+            Err(RunError::Interrupted) if !probes.is_empty() => {
+                stopped = Some(Limit::Stopped);
+                break;
+            }
+            Err(e) => return Err(e),
+        };
+        let misses = judge(&r, rate, c);
+        let pass = misses.is_empty();
+        let complete = r.status.is_complete();
+        probes.push(Probe {
+            number,
+            target: rate,
+            trial,
+            achieved: r.throughput_msgs,
+            pass,
+            misses,
+            result: Box::new(r),
+        });
+        if !complete {
+            stopped = Some(Limit::Stopped);
+            break;
+        }
+        s.record(pass);
+    }
+    // A probe cut short (a lost cluster, an interrupt) cuts the search short with its status.
+    let status = match probes.last() {
+        Some(p) if !p.result.status.is_complete() => p.result.status.clone(),
+        _ if interrupt.load(Ordering::SeqCst) => RunStatus::Interrupted,
+        _ => RunStatus::Complete,
+    };
+    let mut r = result(rp, c, &s, probes, stopped, started.elapsed());
+    r.status = status;
+    Ok(r)
+}
+
+/// The run of one probe: the search's rate, probe length and warm-up; fresh topics (and a
+/// fresh default group), so no probe reads another's records; no faults.
+fn probe_plan(rp: &RunPlan, c: &CapacitySearch, rate: f64, number: u32) -> RunPlan {
+    let mut p = rp.clone();
+    let suffix = format!("-p{number}");
+    let w = &mut p.workload;
+    w.rate = RateSpec::Fixed(rate);
+    w.messages = None;
+    w.duration = Some(c.probe);
+    w.warmup = (!c.warmup.is_zero()).then_some(Warmup::Duration(c.warmup));
+    if !p.topic.existing {
+        for t in &mut p.topics {
+            t.push_str(&suffix);
+        }
+        p.topic.name = p.topics[0].clone();
+    }
+    if let Some(cons) = &mut p.consumer {
+        if let Some(g) = cons
+            .get("group.id")
+            .filter(|g| g.starts_with("kafkabench-"))
+        {
+            let g = format!("{g}{suffix}");
+            cons.set("group.id", g);
+        }
+    }
+    p.faults.clear();
+    p.estimate = crate::plan::estimate(&p.workload);
+    p.capacity = None;
+    p
+}
+
+/// What progress shows while a probe runs: the probe, the bracket and the time left.
+fn progress_label(
+    rp: &RunPlan,
+    s: &Search,
+    number: u32,
+    rate: f64,
+    trial: u32,
+    left: Option<Duration>,
+) -> String {
+    let mut l = format!("{} · probe {number} at {}", rp.label, compact_rate(rate));
+    if trial > 1 {
+        l.push_str(&format!(" (trial {trial})"));
+    }
+    match (s.capacity(), s.bracket()) {
+        (_, Some(Bracket { pass, fail })) => l.push_str(&format!(
+            " · between {} and {}",
+            compact_rate(pass),
+            compact_rate(fail)
+        )),
+        (Some(pass), None) => l.push_str(&format!(" · passed {}", compact_rate(pass))),
+        _ => {}
+    }
+    if let Some(left) = left {
+        l.push_str(&format!(
+            " · {} left",
+            human_duration(left.as_secs_f64().round())
+        ));
+    }
+    l
+}
+
+/// The search's result: the run's figures are the last probe at the capacity's.
+fn result(
+    rp: &RunPlan,
+    c: &CapacitySearch,
+    s: &Search,
+    probes: Vec<Probe>,
+    stopped: Option<Limit>,
+    elapsed: Duration,
+) -> RunResult {
+    let capacity = s.capacity();
+    let shown = probes
+        .iter()
+        .rev()
+        .find(|p| Some(p.target) == capacity && p.pass)
+        .or(probes.last());
+    let mut r = shown.map_or_else(RunResult::default, |p| (*p.result).clone());
+    r.index = rp.index;
+    r.label = rp.label.clone();
+    r.topic = rp.topic.name.clone();
+    r.coords = rp
+        .cell
+        .coords
+        .iter()
+        .map(|c| (c.dim.clone(), c.text.clone()))
+        .collect();
+    let limit = stopped.unwrap_or_else(|| limit(s, &probes));
+    r.capacity = Some(Box::new(CapacityFigures {
+        capacity,
+        limit,
+        bracket: s.bracket(),
+        slo: c.slo.iter().map(|a| a.text.clone()).collect(),
+        slo_lines: slo_lines(c),
+        tolerance: c.tolerance,
+        precision: c.precision,
+        trials: c.trials,
+        non_monotone: s.non_monotone(),
+        noisy: s.noisy(),
+        probes,
+        elapsed_secs: elapsed.as_secs_f64(),
+    }));
+    r
+}
+
+/// What kept the capacity down, read from the failures at the lowest failing rate above it
+/// (at `from` when nothing passed).
+fn limit(s: &Search, probes: &[Probe]) -> Limit {
+    if s.reached_upper_bound() {
+        return Limit::UpperBound;
+    }
+    let boundary = match s.bracket() {
+        Some(b) => b.fail,
+        None => probes
+            .iter()
+            .filter(|p| !p.pass)
+            .map(|p| p.target)
+            .fold(f64::INFINITY, f64::min),
+    };
+    let Some(failed) = probes.iter().find(|p| !p.pass && p.target == boundary) else {
+        return Limit::Stopped;
+    };
+    let generator = failed
+        .result
+        .generator
+        .is_some_and(|g| g.saturated() && behind(failed));
+    if generator {
+        Limit::Generator
+    } else if failed.misses.iter().any(Miss::is_sustain) {
+        Limit::Cluster
+    } else {
+        Limit::Slo
+    }
+}
+
+/// Whether the probe's sending fell behind: it slipped, acked too little, or its latency is
+/// mostly the wait to be sent (a busy sender delays records before the cluster sees them).
+fn behind(p: &Probe) -> bool {
+    let r = &p.result;
+    let waited = r
+        .send_delay
+        .stat_secs(Stat::Percentile(99.0))
+        .unwrap_or(0.0);
+    let ack = r.ack.stat_secs(Stat::Percentile(99.0)).unwrap_or(0.0);
+    p.misses
+        .iter()
+        .any(|m| matches!(m, Miss::Slip { .. } | Miss::Rate { .. }))
+        || (ack > 0.0 && waited >= 0.5 * ack)
+}
+
+/// The SLO's `metric op constant` conditions, for the plot.
+fn slo_lines(c: &CapacitySearch) -> Vec<SloLine> {
+    c.slo
+        .iter()
+        .filter_map(|a| match (&a.lhs, &a.test) {
+            (Expr::Metric { .. }, Test::Compare(op, Expr::Const(bound, _))) => Some(SloLine {
+                condition: a.text.clone(),
+                metric: metric_text(&a.text),
+                op: op.symbol().to_string(),
+                bound: *bound,
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The metric's name as written: the condition's text up to its operator.
+fn metric_text(condition: &str) -> String {
+    condition
+        .split(|ch: char| matches!(ch, '<' | '>' | '=' | '!' | ' '))
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
