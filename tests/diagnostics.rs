@@ -27,6 +27,7 @@ macro_rules! each_fixture {
 each_fixture!(
     bad_expectations,
     byte_rate,
+    capacity_mistakes,
     cascades,
     empty_matrix,
     five_mistakes,

@@ -237,7 +237,7 @@ fn walk_entries(entries: &[Entry], expect: &mut dyn FnMut(Span, &str)) {
                 expect(s.key.span, "variable.other.property");
                 walk_value(&s.value, expect);
             }
-            Entry::Expect(assertions, _) => {
+            Entry::Expect(assertions, _) | Entry::Slo(assertions, _) => {
                 for a in assertions {
                     walk_expr(&a.lhs, expect);
                     match &a.test {

@@ -8,7 +8,7 @@ use super::axes::{Axis, Picks};
 use super::{expect, Checker, Setting};
 use crate::diagnostic::{suggest, Diagnostic, Kind};
 use crate::model::capacity::*;
-use crate::model::{Assertion, Scalar};
+use crate::model::{Assertion, Cell, Expr, Metric, Scalar, Test};
 use crate::source::Span;
 use crate::syntax;
 
@@ -344,6 +344,53 @@ impl Checker<'_> {
                 span: block_span,
             })
         })
+    }
+}
+
+impl Checker<'_> {
+    /// `capacity` in `expect` when no cell searches: it would never be measured.
+    pub(super) fn capacity_unsearched(&mut self, assertions: &[Assertion], cells: &[Cell]) {
+        if cells.iter().any(|c| c.spec.capacity.is_some()) {
+            return;
+        }
+        for a in assertions {
+            let mut spans = Vec::new();
+            capacity_refs(&a.lhs, &mut spans);
+            match &a.test {
+                Test::Compare(_, r) => capacity_refs(r, &mut spans),
+                Test::Within(l, h) => {
+                    capacity_refs(l, &mut spans);
+                    capacity_refs(h, &mut spans);
+                }
+            }
+            for span in spans {
+                self.err(
+                    Diagnostic::new(
+                        Kind::Missing,
+                        span,
+                        "no run searches for its capacity, so `capacity` is never measured",
+                    )
+                    .label("needs `capacity { }`")
+                    .help("add `capacity { slo { e2e.p99 < 20ms } }` to search for the highest rate within an SLO"),
+                );
+            }
+        }
+    }
+}
+
+/// Where `e` reads `capacity`.
+fn capacity_refs(e: &Expr, out: &mut Vec<Span>) {
+    match e {
+        Expr::Metric {
+            metric: Metric::Capacity,
+            span,
+            ..
+        } => out.push(*span),
+        Expr::Binary(l, _, r) => {
+            capacity_refs(l, out);
+            capacity_refs(r, out);
+        }
+        _ => {}
     }
 }
 

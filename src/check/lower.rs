@@ -166,8 +166,9 @@ impl Checker<'_> {
         self.workload_transaction(&w, &producer);
         self.topics_fit(&topic, w.topics);
         let search = self.finish_capacity(search, capacity, settings);
-        if matches!(search, Some(Some(_))) {
-            // Each probe's length is the search's.
+        if !matches!(search, Some(None)) {
+            // Each probe's length is the search's (even when the search did not check: its
+            // mistakes are reported, "no length" would be a false follow-up).
             w.stop_given = true;
         }
         let workload = self.finish_workload(w, consumer_on, name_span)?;

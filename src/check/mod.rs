@@ -220,7 +220,8 @@ impl Checker<'_> {
             .expects
             .iter()
             .filter_map(|a| expect::assertion(self, a, &axes, any_consumer))
-            .collect();
+            .collect::<Vec<_>>();
+        self.capacity_unsearched(&assertions, &cells);
 
         let dims = axes
             .iter()

@@ -269,3 +269,76 @@ fn metric_text(condition: &str) -> String {
         .unwrap_or_default()
         .to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::{GeneratorLoad, LatencySummary};
+
+    fn probe(target: f64, pass: bool, misses: Vec<Miss>, busy: f64) -> Probe {
+        let mut r = RunResult::default();
+        r.generator = Some(GeneratorLoad {
+            sender_busy: busy,
+            process_cores: busy,
+            cores: 2,
+        });
+        r.ack = LatencySummary::default();
+        Probe {
+            number: 1,
+            target,
+            trial: 1,
+            achieved: target,
+            pass,
+            misses,
+            result: Box::new(r),
+        }
+    }
+
+    fn searched(probes: &[Probe]) -> Search {
+        let mut s = Search::new(1000.0, 1e6, 0.05, 1);
+        for p in probes {
+            let Step::Probe { rate, .. } = s.next() else {
+                panic!("done early")
+            };
+            assert_eq!(rate, p.target);
+            s.record(p.pass);
+        }
+        s
+    }
+
+    #[test]
+    fn the_limit_is_read_from_the_failures_at_the_boundary() {
+        let slo = Miss::Slo {
+            condition: "ack.p99 < 5ms".into(),
+            measured: Some(0.009),
+            bound: 0.005,
+        };
+        let slip = Miss::Slip {
+            behind_secs: 2.0,
+            allowed_secs: 0.5,
+        };
+        let rate = Miss::Rate {
+            achieved: 1500.0,
+            least: 1900.0,
+        };
+        let ladder = |last: Vec<Miss>, busy: f64| {
+            vec![
+                probe(1000.0, true, vec![], 0.3),
+                probe(2000.0, false, last.clone(), busy),
+                probe(4000.0, false, last, busy),
+            ]
+        };
+        // Only the SLO broke, the sender had time to spare.
+        let p = ladder(vec![slo.clone()], 0.4);
+        assert_eq!(limit(&searched(&p[..3]), &p), Limit::Slo);
+        // The cluster acked too little while kafkabench idled.
+        let p = ladder(vec![rate.clone()], 0.4);
+        assert_eq!(limit(&searched(&p), &p), Limit::Cluster);
+        // The sender was on a CPU all the time and fell behind: kafkabench is the limit.
+        let p = ladder(vec![slip, rate], 0.97);
+        assert_eq!(limit(&searched(&p), &p), Limit::Generator);
+        // A busy sender that kept its schedule does not take the blame for an SLO miss.
+        let p = ladder(vec![slo], 0.97);
+        assert_eq!(limit(&searched(&p), &p), Limit::Slo);
+    }
+}

@@ -1,0 +1,166 @@
+//! The capacity search end to end: its plan, and on the local broker a search whose limit is
+//! known — a broker-side client quota — with the answer checked by plain fixed-rate runs at
+//! 0.9 × and 1.2 × the capacity it found.
+
+use std::path::Path;
+
+use crate::common::{self, expect_exit, fixture, kafkabench, reader::kafka_tool};
+
+#[test]
+fn plan_shows_the_search_its_slo_per_cell_and_its_worst_case() {
+    let out = kafkabench(&["plan", &fixture("capacity/steps.kbs")]);
+    insta::assert_snapshot!("capacity_plan", expect_exit(&out, 0));
+}
+
+/// A scenario that searches the capacity of producer `client` under its quota.
+fn quota_search(client: &str) -> String {
+    format!(
+        r#"scenario "capacity_quota" {{
+  topic "capacity-quota" {{ partitions = 1 }}
+  producer {{ client.id = "{client}"  linger.ms = 20 }}
+  workload {{ payload = random(size: 1KiB) }}
+  capacity {{
+    from      = 100/s
+    to        = 20k/s
+    precision = 5%
+    probe     = 3s
+    warmup    = 1s
+    slo {{ ack.p99 < 200ms }}
+  }}
+  expect {{ capacity > 100/s }}
+}}
+"#
+    )
+}
+
+/// Fixed-rate runs of the same producer at `rates`, judged by the same SLO and sustain test.
+fn fixed_runs(client: &str, rates: &[f64]) -> String {
+    let rates: Vec<String> = rates.iter().map(|r| format!("{r:.0}/s")).collect();
+    format!(
+        r#"scenario "capacity_fixed" {{
+  topic "capacity-fixed-{{r}}" {{ partitions = 1 }}
+  matrix {{ r = [{}] }}
+  producer {{ client.id = "{client}"  linger.ms = 20 }}
+  workload {{
+    payload  = random(size: 1KiB)
+    rate     = {{r}}
+    duration = 3s
+    warmup   = 1s
+  }}
+  expect {{
+    ack.p99 < 200ms
+    throughput >= 0.95 * rate.target
+  }}
+}}
+"#,
+        rates.join(", ")
+    )
+}
+
+/// Sets (or with None removes) the broker's produce quota of `client`, in bytes per second.
+fn quota(client: &str, bytes_per_sec: Option<u64>) {
+    let b = common::bootstrap();
+    let change = match bytes_per_sec {
+        Some(n) => [
+            "--add-config".to_string(),
+            format!("producer_byte_rate={n}"),
+        ],
+        None => [
+            "--delete-config".to_string(),
+            "producer_byte_rate".to_string(),
+        ],
+    };
+    kafka_tool(
+        "kafka.admin.ConfigCommand",
+        &[
+            "--bootstrap-server",
+            &b,
+            "--alter",
+            &change[0],
+            &change[1],
+            "--entity-type",
+            "clients",
+            "--entity-name",
+            client,
+        ],
+    );
+}
+
+/// Removes the quota when the test ends, passed or not.
+struct QuotaGuard(String);
+
+impl Drop for QuotaGuard {
+    fn drop(&mut self) {
+        quota(&self.0, None);
+    }
+}
+
+fn run_json(dir: &Path, name: &str, text: &str, code: i32) -> serde_json::Value {
+    let file = dir.join(format!("{name}.kbs"));
+    std::fs::write(&file, text).unwrap();
+    let json = dir.join(format!("{name}.json"));
+    let out = kafkabench(&[
+        "run",
+        file.to_str().unwrap(),
+        "--quiet",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    expect_exit(&out, code);
+    serde_json::from_slice(&std::fs::read(&json).unwrap()).expect("valid JSON")
+}
+
+#[test]
+fn a_search_under_a_quota_finds_it_and_fixed_runs_confirm_the_answer() {
+    common::require_broker();
+    // The broker throttles this client at 500 KiB/s: about 490 records of 1 KiB a second once
+    // batch and request overhead are counted. The machine's own limit is far above that.
+    let client = format!("kb-quota-{}", std::process::id());
+    quota(&client, Some(512_000));
+    let _guard = QuotaGuard(client.clone());
+    let dir = tempfile::tempdir().unwrap();
+
+    let v = run_json(dir.path(), "search", &quota_search(&client), 0);
+    let run = &v["runs"][0];
+    let c = &run["capacity"];
+    let cap = c["capacity"].as_f64().expect("a capacity");
+    assert!((400.0..=510.0).contains(&cap), "capacity {cap}/s: {c}");
+    assert_eq!(c["limit"], "cluster", "the quota throttles: {c}");
+    let probes = c["probes"].as_array().unwrap();
+    assert!(probes.len() >= 6, "bracket and bisection: {probes:?}");
+    // Every failing probe says why, with its figures; the one at the capacity passed.
+    for p in probes {
+        let pass = p["pass"].as_bool().unwrap();
+        assert_eq!(pass, p["misses"].as_array().unwrap().is_empty(), "{p}");
+        assert!(p["result"]["ack"]["histogram"].is_string(), "{p}");
+    }
+    let b = &c["bracket"];
+    assert!(b["fail"].as_f64().unwrap() / b["pass"].as_f64().unwrap() <= 1.05 + 1e-9);
+    // The run's own figures are the probe at the capacity's.
+    assert!(
+        (run["target_rate"].as_f64().unwrap() - cap).abs() < 1e-6,
+        "{run}"
+    );
+
+    // Plain fixed-rate runs, which know nothing of the search: 0.9 × C meets the SLO and
+    // keeps up, 1.2 × C does not.
+    let fixed = run_json(
+        dir.path(),
+        "fixed",
+        &fixed_runs(&client, &[0.9 * cap, 1.2 * cap]),
+        1,
+    );
+    let verdicts = fixed["assertions"].as_array().unwrap();
+    let held = |run: &str| {
+        verdicts
+            .iter()
+            .filter(|a| a["runs"].to_string().contains(run))
+            .all(|a| a["pass"].as_bool().unwrap())
+    };
+    let (low, high) = (
+        format!("r={:.0}/s", 0.9 * cap),
+        format!("r={:.0}/s", 1.2 * cap),
+    );
+    assert!(held(&low), "0.9 × capacity fails: {verdicts:?}");
+    assert!(!held(&high), "1.2 × capacity passes: {verdicts:?}");
+}
