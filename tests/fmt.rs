@@ -165,6 +165,34 @@ fn a_messy_file_gets_the_canonical_layout_with_its_comments_in_place() {
     insta::assert_snapshot!(once);
 }
 
+/// A capacity search: its settings align as a section's do, its `slo { }` lays out as `expect`.
+const CAPACITY: &str = r#"scenario "cap" {
+  capacity {   # the search
+    from = 10k/s
+    to=1M/s   # ceiling
+    precision   = 2%
+
+    slo {  # every probe
+      e2e.p99 < 20ms   # the target
+      ack.p999<50ms when codec == zstd
+      # a whole-line comment
+      ack.p50 <   5ms when codec in [ lz4 , zstd ]   # why
+    }
+    budget = 10m
+  }
+  steps { strict { capacity { slo { e2e.p99 < 1s } } } }
+}
+"#;
+
+#[test]
+fn a_capacity_block_and_its_slo_are_laid_out_as_sections_and_expect_are() {
+    let once = fmt(CAPACITY);
+    assert_eq!(fmt(&once), once);
+    assert_eq!(comments(&once), comments(CAPACITY));
+    assert_eq!(parse(&once), parse(CAPACITY));
+    insta::assert_snapshot!(once);
+}
+
 #[test]
 fn settings_align_within_a_run_and_a_blank_line_starts_a_new_run() {
     let text = "scenario \"s\" {\n  producer {\n    linger.ms = 5ms\n    # why\n    batch.size=1MiB\n\n    acks = all\n    queue.buffering.max.messages = 1\n  }\n}\n";

@@ -263,20 +263,62 @@ fn omb_shipped_backlog_workload_with_the_zstd_driver_keeps_rate_size_and_codec()
 }
 
 #[test]
-fn producer_rate_zero_is_unlimited_with_a_comment_and_no_subscription_means_no_consumer() {
+fn producer_rate_zero_is_a_capacity_search_and_no_subscription_means_no_consumer() {
     let text = import("max-rate-random-keys.yaml", Some("kafka-exactly-once.yaml"));
     insta::assert_snapshot!("max_rate_random_keys", text);
     let p = planned(&text);
     let run = only_run(&p);
     assert!(run.consumer.is_none());
     let w = &run.workload;
+    // Each probe's rate and length are the search's.
     assert!(matches!(w.rate, RateSpec::Unlimited));
+    assert_eq!((w.duration, w.messages), (None, None));
     assert!(w.warmup.is_none());
     assert!(matches!(w.key, KeySpec::Uniform(10_000)));
     assert!(
         matches!(w.payload, PayloadSpec::Random { size: 100, compressibility } if compressibility == 1.0)
     );
-    assert!(text.contains("no rate search yet"));
+    let c = run
+        .capacity
+        .as_ref()
+        .expect("producerRate 0 is a capacity search");
+    // testDurationMinutes: 5 is cut to a 1-minute probe; warmupDurationMinutes: 0 stays 0.
+    assert_eq!((c.probe, c.warmup), (minutes(1), minutes(0)));
+    assert_eq!((c.from, c.to, c.trials), (1_000.0, 10_000_000.0, 1));
+    assert!(c.slo.is_empty(), "OMB's search has no latency target");
+    assert!(c.budget.is_none());
+    for said in [
+        "OMB searches for the highest rate (producerRate: 0)",
+        "kafkabench's capacity search does the same",
+        "No latency target, as in OMB",
+        "OMB's testDurationMinutes (5) is its whole search",
+    ] {
+        assert!(text.contains(said), "no comment says `{said}`:\n{text}");
+    }
+    assert!(!text.contains("unlimited"), "{text}");
+}
+
+#[test]
+fn an_absent_producer_rate_is_the_search_too_with_omb_default_warm_up_cut_short() {
+    let text = import("max-rate-1kb-default-rate.yaml", None);
+    insta::assert_snapshot!("max_rate_default_rate", text);
+    let p = planned(&text);
+    let run = only_run(&p);
+    assert!(run.consumer.is_some());
+    let c = run
+        .capacity
+        .as_ref()
+        .expect("no producerRate is a capacity search");
+    // OMB's 15-minute run and 1-minute warm-up become a 1-minute probe after 10 s.
+    assert_eq!(
+        (c.probe, c.warmup),
+        (minutes(1), std::time::Duration::from_secs(10))
+    );
+    assert!(
+        text.contains("producerRate is absent: OMB reads it as 0"),
+        "{text}"
+    );
+    assert_eq!(run.workload.duration, None);
 }
 
 #[test]
@@ -335,6 +377,8 @@ each_invalid! {
     a_driver_with_wrong_values_is_reported_with_the_workload_problems_at_once: "invalid/unknown-fields.yaml", Some("invalid/bad-driver-values.yaml");
     a_field_given_twice_is_reported_at_its_second_line: "invalid/duplicate-field.yaml", None;
     a_driver_file_that_does_not_exist_is_named: "workloads/1-topic-1-partition-1kb.yaml", Some("drivers/no-such-driver.yaml");
+    producer_rate_zero_with_a_backlog_is_refused_as_omb_does: "invalid/max-rate-with-backlog.yaml", None;
+    no_producer_rate_with_a_backlog_is_refused_as_zero_is: "invalid/default-rate-with-backlog.yaml", None;
 }
 
 fn invalid_renders_like_its_snapshot(name: &str, workload: &str, driver: Option<&str>) {
@@ -381,6 +425,27 @@ fn the_command_writes_to_stdout_or_to_a_file_that_checks_clean() {
     let written = std::fs::read_to_string(&out).unwrap();
     assert!(written.contains("payload-1Kb.data"), "{written}");
     common::expect_exit(&common::kafkabench(&["check", &out_s]), 0);
+}
+
+#[test]
+fn an_imported_capacity_search_passes_check_and_plans_its_probes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("max-rate.kbs");
+    let out_s = out.display().to_string();
+    common::expect_exit(
+        &common::kafkabench(&[
+            "import",
+            "omb",
+            "tests/fixtures/omb/workloads/max-rate-random-keys.yaml",
+            "-o",
+            &out_s,
+        ]),
+        0,
+    );
+    let written = std::fs::read_to_string(&out).unwrap();
+    assert!(written.contains("capacity {"), "{written}");
+    common::expect_exit(&common::kafkabench(&["check", &out_s]), 0);
+    common::expect_exit(&common::kafkabench(&["plan", &out_s]), 0);
 }
 
 #[test]

@@ -155,6 +155,26 @@ fn syntax_beyond_the_shipped_scenarios_gets_its_scopes_too() {
         (17, "stop", "keyword.other.fault"),
         (17, "consumer", "storage.type.fault-target"),
         (17, "1", "constant.numeric"),
+        (19, "capacity", "entity.name.section"),
+        (20, "from", "variable.other.property"),
+        (20, "k", "keyword.other.unit"),
+        (21, "%", "keyword.other.unit"),
+        (22, "slo", "keyword.control.slo"),
+        (23, "e2e.p99", "meta.slo.kbs support.variable.metric"),
+        (23, "<", "keyword.operator.comparison"),
+        (23, "ms", "keyword.other.unit"),
+        (
+            23,
+            " what every probe must meet",
+            "comment.line.number-sign",
+        ),
+        (24, "ack.p99.9", "support.variable.metric"),
+        (24, "-", "keyword.operator.arithmetic"),
+        (24, "when", "keyword.control.conditional"),
+        (24, "codec", "variable.parameter"),
+        (24, "in", "keyword.operator.word"),
+        (24, "zstd", "constant.language"),
+        (25, "}", "meta.slo.kbs punctuation.section.block.end"),
     ] {
         let got = scope_of(line, text);
         assert!(
@@ -162,6 +182,11 @@ fn syntax_beyond_the_shipped_scenarios_gets_its_scopes_too() {
             "line {line}: {text:?} is {got}, not {want}"
         );
     }
+    // After the slo block closes, the capacity block's `}` is plain punctuation again.
+    assert_eq!(scope_of(26, "}"), "punctuation.section.block.end.kbs");
+    let text = std::fs::read_to_string(repo().join("editors").join(SAMPLE)).unwrap();
+    let problems = parser_problems(&text, tokens);
+    assert!(problems.is_empty(), "{SAMPLE}:\n{}", problems.join("\n"));
 }
 
 fn scopes_match_the_snapshot_and_the_parser(name: &str) {
@@ -181,7 +206,13 @@ fn scopes_match_the_snapshot_and_the_parser(name: &str) {
         }
     }
     insta::assert_snapshot!(format!("textmate_{name}"), snap);
+    let problems = parser_problems(&text, tokens);
+    assert!(problems.is_empty(), "{name}:\n{}", problems.join("\n"));
+}
 
+/// Where the tokens' scopes disagree with what kafkabench's parser found in `text`, and tokens
+/// left without a scope.
+fn parser_problems(text: &str, tokens: &Tokens) -> Vec<String> {
     // The scopes of every byte of the file, to compare with what the parser found there.
     let mut at: Vec<Vec<String>> = Vec::with_capacity(text.len());
     for line in tokens {
@@ -213,13 +244,13 @@ fn scopes_match_the_snapshot_and_the_parser(name: &str) {
             }
         }
     };
-    for (start, end) in comment_spans(&text) {
+    for (start, end) in comment_spans(text) {
         expect(Span::new(FileId(0), start, end), "comment.line");
     }
-    let ast = syntax::parse(FileId(0), &text).expect("a shipped scenario parses");
+    let ast = syntax::parse(FileId(0), text).expect("the scenario parses");
     expect(ast.name.span, "string.quoted.double");
     walk_entries(&ast.entries, &mut expect);
-    assert!(problems.is_empty(), "{name}:\n{}", problems.join("\n"));
+    problems
 }
 
 fn walk_entries(entries: &[Entry], expect: &mut dyn FnMut(Span, &str)) {

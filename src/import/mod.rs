@@ -3,11 +3,13 @@
 //!
 //! The importer writes a `.kbs` and nothing else: OMB fields are read into typed structs
 //! (`omb`), every problem of both files reported at once as diagnostics pointing into them
-//! (`yaml`); the workload and the driver are mapped (`workload`, `driver`, `java` for client
-//! properties) and written (`kbs`), each OMB meaning kafkabench cannot express said in a comment
-//! where it applies. Client properties and topic configs are carried over only when the checker
-//! accepts them, so the scenario checks clean.
+//! (`yaml`); the workload and the driver are mapped (`workload`, `capacity` for OMB's search of
+//! the highest rate, `driver`, `java` for client properties) and written (`kbs`), each OMB
+//! meaning kafkabench cannot express said in a comment where it applies. Client properties and
+//! topic configs are carried over only when the checker accepts them, so the scenario checks
+//! clean.
 
+mod capacity;
 mod driver;
 mod java;
 mod kbs;
@@ -141,6 +143,7 @@ fn assemble(files: OmbFiles, w: workload::Parts, d: Option<driver::Parts>) -> St
         None => {}
     }
     blocks.push(work);
+    blocks.extend(w.capacity);
     kbs::render(&header, &w.name, &top, &blocks)
 }
 

@@ -1,9 +1,11 @@
 //! An OMB workload in kafkabench's terms: the topic's size, the `workload` block (duration,
-//! warm-up, rate, producers, payload, key) and whether there is a consumer, with a comment
-//! wherever OMB means something kafkabench cannot say.
+//! warm-up, rate, producers, payload, key), a `capacity` block for OMB's search of the highest
+//! rate, and whether there is a consumer, with a comment wherever OMB means something
+//! kafkabench cannot say.
 
 use std::path::{Path, PathBuf};
 
+use super::capacity;
 use super::kbs::{self, Block};
 use super::omb::{KeyDistributor, Workload, KEY_DISTRIBUTORS, OMB_KEYS};
 use super::yaml::value_span;
@@ -24,6 +26,8 @@ pub(super) struct Parts {
     pub partitions: u32,
     pub topic_notes: Vec<String>,
     pub workload: Block,
+    /// `capacity { }`, for `producerRate: 0` (OMB's search for the highest rate).
+    pub capacity: Option<Block>,
     /// Notes for the consumer block; None when OMB reads nothing (no subscription).
     pub consumer: Option<Vec<String>>,
 }
@@ -110,10 +114,17 @@ pub(super) fn map(input: &Input, sources: &Sources) -> Result<Parts, Diagnostics
             );
         }
     }
-    if w.consumer_backlog_size_gb.unwrap_or(0) > 0 && w.producer_rate == Some(0) {
+    // An absent producerRate is Java's 0, the search, too.
+    if w.consumer_backlog_size_gb.unwrap_or(0) > 0 && w.producer_rate.unwrap_or(0) == 0 {
+        let (field, what) = match w.producer_rate {
+            Some(_) => ("producerRate", "`producerRate: 0`"),
+            None => ("consumerBacklogSizeGB", "no `producerRate` (0)"),
+        };
         bad(
-            "producerRate",
-            "OMB refuses `producerRate: 0` with a backlog: it cannot probe the rate while building one".into(),
+            field,
+            format!(
+                "OMB refuses {what} with a backlog: it cannot probe the rate while building one"
+            ),
             "give `producerRate` a rate, or set `consumerBacklogSizeGB: 0`".into(),
         );
     }
@@ -159,25 +170,17 @@ pub(super) fn map(input: &Input, sources: &Sources) -> Result<Parts, Diagnostics
 
     let mut b = Block::new("workload");
     let topic_notes = Vec::new();
-    b.set(
-        "duration",
-        format!("{minutes}m"),
-        Some("testDurationMinutes".into()),
-    );
-    match w.warmup_duration_minutes {
-        None => b.set(
-            "warmup",
-            "1m",
-            Some("warmupDurationMinutes is absent: OMB's default".into()),
-        ),
-        Some(0) => b.note("warmupDurationMinutes: 0, no warm-up"),
-        Some(m) => b.set(
-            "warmup",
-            format!("{m}m"),
-            Some("warmupDurationMinutes".into()),
-        ),
-    }
-    rate(&mut b, w);
+    let capacity = match w.producer_rate.filter(|r| *r > 0) {
+        Some(r) => {
+            length(&mut b, w, minutes);
+            b.set("rate", format!("{r}/s"), Some("producerRate".into()));
+            None
+        }
+        None => {
+            b.note("no rate, duration or warm-up: the capacity search below sets each probe's");
+            Some(capacity::search(w, minutes))
+        }
+    };
     producers_over_topics(&mut b, producers, topics);
     match payload {
         Some(p) => {
@@ -201,6 +204,7 @@ pub(super) fn map(input: &Input, sources: &Sources) -> Result<Parts, Diagnostics
         partitions,
         topic_notes,
         workload: b,
+        capacity,
         consumer,
     })
 }
@@ -251,16 +255,25 @@ fn producers_over_topics(b: &mut Block, per_topic: u32, topics: u32) {
     );
 }
 
-/// `producerRate`: all producers of all topics together in OMB; 0 searches for the maximum.
-fn rate(b: &mut Block, w: &Workload) {
-    match w.producer_rate {
-        None | Some(0) => {
-            b.note("producerRate: 0 means OMB searches for the highest rate the cluster sustains;");
-            b.note("kafkabench has no rate search yet: `unlimited` sends as fast as the producers can,");
-            b.note("which finds the ceiling but not the sustainable rate (a ladder of rates comes closest)");
-            b.set("rate", "unlimited", Some("producerRate: 0".into()));
-        }
-        Some(r) => b.set("rate", format!("{r}/s"), Some("producerRate".into())),
+/// `testDurationMinutes` and `warmupDurationMinutes`, for a run at a fixed rate.
+fn length(b: &mut Block, w: &Workload, minutes: u32) {
+    b.set(
+        "duration",
+        format!("{minutes}m"),
+        Some("testDurationMinutes".into()),
+    );
+    match w.warmup_duration_minutes {
+        None => b.set(
+            "warmup",
+            "1m",
+            Some("warmupDurationMinutes is absent: OMB's default".into()),
+        ),
+        Some(0) => b.note("warmupDurationMinutes: 0, no warm-up"),
+        Some(m) => b.set(
+            "warmup",
+            format!("{m}m"),
+            Some("warmupDurationMinutes".into()),
+        ),
     }
 }
 
