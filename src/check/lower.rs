@@ -3,7 +3,7 @@
 
 use super::axes::{Axis, Picks};
 use super::capacity::{CapacityBlock, CapacityDraft};
-use super::{Checker, Setting};
+use super::{Checker, Sections, Setting};
 use crate::diagnostic::{Diagnostic, Kind};
 use crate::model::{Cell, Coord, Props, RunSpec, Scalar, TopicSpec};
 use crate::source::Span;
@@ -19,12 +19,11 @@ impl Checker<'_> {
         &mut self,
         axes: &[Axis],
         combination: &[usize],
-        base: &[Setting],
-        base_faults: Option<&[crate::syntax::Fault]>,
-        base_capacity: Option<&CapacityBlock>,
-        has_consumer: bool,
+        base: &Sections,
         name_span: Span,
     ) -> Option<Cell> {
+        let (has_consumer, base_faults) = (base.has_consumer, base.faults);
+        let base_capacity = base.capacity.as_ref();
         let picks = Picks {
             chosen: axes
                 .iter()
@@ -32,7 +31,7 @@ impl Checker<'_> {
                 .map(|(a, &i)| (a, &a.values[i]))
                 .collect(),
         };
-        let settings = overlay(base, &picks);
+        let settings = overlay(&base.base, &picks);
         let consumer = has_consumer || settings.iter().any(|s| s.section == "consumer");
         // A step's timeline replaces the scenario's (the last step axis that has one).
         let faults = picks

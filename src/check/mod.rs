@@ -200,17 +200,7 @@ impl Checker<'_> {
 
         let cells: Vec<_> = combinations
             .iter()
-            .filter_map(|combination| {
-                self.cell(
-                    &axes,
-                    combination,
-                    &sections.base,
-                    sections.faults,
-                    sections.capacity.as_ref(),
-                    sections.has_consumer,
-                    ast.name.span,
-                )
-            })
+            .filter_map(|combination| self.cell(&axes, combination, &sections, ast.name.span))
             .collect();
 
         self.shared_topics(&cells);

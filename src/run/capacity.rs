@@ -264,7 +264,7 @@ fn slo_lines(c: &CapacitySearch) -> Vec<SloLine> {
 /// The metric's name as written: the condition's text up to its operator.
 fn metric_text(condition: &str) -> String {
     condition
-        .split(|ch: char| matches!(ch, '<' | '>' | '=' | '!' | ' '))
+        .split(['<', '>', '=', '!', ' '])
         .next()
         .unwrap_or_default()
         .to_string()
@@ -276,13 +276,15 @@ mod tests {
     use crate::measure::{GeneratorLoad, LatencySummary};
 
     fn probe(target: f64, pass: bool, misses: Vec<Miss>, busy: f64) -> Probe {
-        let mut r = RunResult::default();
-        r.generator = Some(GeneratorLoad {
-            sender_busy: busy,
-            process_cores: busy,
-            cores: 2,
-        });
-        r.ack = LatencySummary::default();
+        let r = RunResult {
+            generator: Some(GeneratorLoad {
+                sender_busy: busy,
+                process_cores: busy,
+                cores: 2,
+            }),
+            ack: LatencySummary::default(),
+            ..RunResult::default()
+        };
         Probe {
             number: 1,
             target,
