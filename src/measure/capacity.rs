@@ -77,8 +77,9 @@ pub enum Limit {
     /// The cluster did not keep up (acknowledged too little, lag grew, records failed) while
     /// the load generator had CPU to spare.
     Cluster,
-    /// kafkabench itself: a sending thread or the whole process was on a CPU nearly all the
-    /// time while the schedule slipped. The cluster may take more than this.
+    /// kafkabench itself: the schedule slipped while a sending thread or the whole process was
+    /// on a CPU nearly all the time, or while records waited to be sent and the cluster
+    /// answered promptly. The cluster may take more than this.
     Generator,
     /// The search's upper bound (`to`) passed: the capacity is at least that.
     UpperBound,

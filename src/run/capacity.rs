@@ -182,7 +182,10 @@ fn result(
         .iter()
         .map(|c| (c.dim.clone(), c.text.clone()))
         .collect();
-    let limit = stopped.unwrap_or_else(|| limit(s, &probes));
+    // With `in_flight`, a record waits for an earlier one's ack: its send delay is the
+    // cluster's, not the sender's.
+    let closed = rp.workload.in_flight.is_some();
+    let limit = stopped.unwrap_or_else(|| limit(s, &probes, closed));
     r.capacity = Some(Box::new(CapacityFigures {
         capacity,
         limit,
@@ -201,8 +204,10 @@ fn result(
 }
 
 /// What kept the capacity down, read from the failures at the lowest failing rate above it
-/// (at `from` when nothing passed).
-fn limit(s: &Search, probes: &[Probe]) -> Limit {
+/// (at `from` when nothing passed): kafkabench itself when that probe fell behind its
+/// schedule while kafkabench was saturated or its records waited to be sent, the cluster when
+/// it did not keep up otherwise, the SLO when only a condition broke.
+fn limit(s: &Search, probes: &[Probe], rp_closed_loop: bool) -> Limit {
     if s.reached_upper_bound() {
         return Limit::UpperBound;
     }
@@ -217,11 +222,8 @@ fn limit(s: &Search, probes: &[Probe]) -> Limit {
     let Some(failed) = probes.iter().find(|p| !p.pass && p.target == boundary) else {
         return Limit::Stopped;
     };
-    let generator = failed
-        .result
-        .generator
-        .is_some_and(|g| g.saturated() && behind(failed));
-    if generator {
+    let closed_loop = rp_closed_loop;
+    if behind(failed) && (saturated(failed) || (!closed_loop && sender_waits(failed))) {
         Limit::Generator
     } else if failed.misses.iter().any(Miss::is_sustain) {
         Limit::Cluster
@@ -230,19 +232,31 @@ fn limit(s: &Search, probes: &[Probe]) -> Limit {
     }
 }
 
-/// Whether the probe's sending fell behind: it slipped, acked too little, or its latency is
-/// mostly the wait to be sent (a busy sender delays records before the cluster sees them).
+/// Whether the probe fell behind its schedule (slipped, or acked too little).
 fn behind(p: &Probe) -> bool {
-    let r = &p.result;
-    let waited = r
-        .send_delay
-        .stat_secs(Stat::Percentile(99.0))
-        .unwrap_or(0.0);
-    let ack = r.ack.stat_secs(Stat::Percentile(99.0)).unwrap_or(0.0);
     p.misses
         .iter()
         .any(|m| matches!(m, Miss::Slip { .. } | Miss::Rate { .. }))
-        || (ack > 0.0 && waited >= 0.5 * ack)
+}
+
+/// Whether kafkabench had no CPU to spare: a sending thread, or the process per core.
+fn saturated(p: &Probe) -> bool {
+    p.result.generator.is_some_and(|g| g.saturated())
+}
+
+/// Whether records waited to be *sent* while the cluster answered promptly: most of the
+/// latency is the send delay, the produce → ack time is below it, and librdkafka's queue never
+/// pushed back. The sender could not keep its schedule although the cluster kept up (its
+/// thread starved of CPU on a busy machine shows so, at any share of a core).
+fn sender_waits(p: &Probe) -> bool {
+    let r = &p.result;
+    let p99 = |s: &crate::measure::LatencySummary| s.stat_secs(Stat::Percentile(99.0));
+    match (p99(&r.send_delay), p99(&r.service), p99(&r.ack)) {
+        (Some(wait), Some(service), Some(ack)) => {
+            r.queue_full == 0 && wait >= 0.5 * ack && service < wait
+        }
+        _ => false,
+    }
 }
 
 /// The SLO's `metric op constant` conditions, for the plot.
@@ -273,16 +287,37 @@ fn metric_text(condition: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::{GeneratorLoad, LatencySummary};
+    use crate::measure::{new_histogram, record, GeneratorLoad, LatencySummary};
+
+    /// A summary of one latency, milliseconds.
+    fn ms(v: f64) -> LatencySummary {
+        let mut h = new_histogram();
+        record(&mut h, (v * 1e6) as u64);
+        LatencySummary::from_histogram(&h)
+    }
 
     fn probe(target: f64, pass: bool, misses: Vec<Miss>, busy: f64) -> Probe {
+        waiting(target, pass, misses, busy, (1.0, 1.0, 2.0))
+    }
+
+    /// A probe whose records waited `send` ms to be sent, `service` ms to be acked, `ack` ms
+    /// in all (p99s).
+    fn waiting(
+        target: f64,
+        pass: bool,
+        misses: Vec<Miss>,
+        busy: f64,
+        (send, service, ack): (f64, f64, f64),
+    ) -> Probe {
         let r = RunResult {
             generator: Some(GeneratorLoad {
                 sender_busy: busy,
                 process_cores: busy,
                 cores: 2,
             }),
-            ack: LatencySummary::default(),
+            ack: ms(ack),
+            service: ms(service),
+            send_delay: ms(send),
             ..RunResult::default()
         };
         Probe {
@@ -332,15 +367,46 @@ mod tests {
         };
         // Only the SLO broke, the sender had time to spare.
         let p = ladder(vec![slo.clone()], 0.4);
-        assert_eq!(limit(&searched(&p[..3]), &p), Limit::Slo);
+        assert_eq!(limit(&searched(&p[..3]), &p, false), Limit::Slo);
         // The cluster acked too little while kafkabench idled.
         let p = ladder(vec![rate.clone()], 0.4);
-        assert_eq!(limit(&searched(&p), &p), Limit::Cluster);
+        assert_eq!(limit(&searched(&p), &p, false), Limit::Cluster);
         // The sender was on a CPU all the time and fell behind: kafkabench is the limit.
         let p = ladder(vec![slip, rate], 0.97);
-        assert_eq!(limit(&searched(&p), &p), Limit::Generator);
+        assert_eq!(limit(&searched(&p), &p, false), Limit::Generator);
         // A busy sender that kept its schedule does not take the blame for an SLO miss.
         let p = ladder(vec![slo], 0.97);
-        assert_eq!(limit(&searched(&p), &p), Limit::Slo);
+        assert_eq!(limit(&searched(&p), &p, false), Limit::Slo);
+    }
+
+    #[test]
+    fn records_waiting_to_be_sent_while_acks_come_fast_blame_the_sender() {
+        // A starved sender thread (a busy machine): half a core, yet it fell behind, its
+        // records waiting 900 ms to be sent and 40 ms to be acked.
+        let slip = Miss::Slip {
+            behind_secs: 1.0,
+            allowed_secs: 0.25,
+        };
+        let p = vec![
+            probe(1000.0, true, vec![], 0.3),
+            waiting(2000.0, false, vec![slip.clone()], 0.5, (900.0, 40.0, 940.0)),
+            waiting(4000.0, false, vec![slip.clone()], 0.5, (900.0, 40.0, 940.0)),
+        ];
+        assert_eq!(limit(&searched(&p), &p, false), Limit::Generator);
+        // With `in_flight`, the wait to be sent is the wait for an ack: the cluster's.
+        assert_eq!(limit(&searched(&p), &p, true), Limit::Cluster);
+        // Records that waited in librdkafka for the cluster: the cluster's.
+        let p = vec![
+            probe(1000.0, true, vec![], 0.3),
+            waiting(
+                2000.0,
+                false,
+                vec![slip.clone()],
+                0.5,
+                (300.0, 600.0, 900.0),
+            ),
+            waiting(4000.0, false, vec![slip], 0.5, (300.0, 600.0, 900.0)),
+        ];
+        assert_eq!(limit(&searched(&p), &p, false), Limit::Cluster);
     }
 }
