@@ -83,6 +83,8 @@ pub struct Scenario {
     pub dims: Vec<Dimension>,
     pub cells: Vec<Cell>,
     pub assertions: Vec<Assertion>,
+    /// `repeat = N`: every run is run N times (trials), interleaved; 1 runs each once.
+    pub repeat: u32,
 }
 
 /// One concrete run: a matrix cell, a step, or the single run of a scenario with neither.
@@ -459,6 +461,30 @@ impl Metric {
             Metric::DiskBytes | Metric::BatchBytes | Metric::FetchBytes => Unit::Size,
             _ => Unit::Number,
         }
+    }
+
+    /// Whether the metric is a count that adds up over a run's trials (`lost`, `failed`,
+    /// `sent`): a guarantee such as `lost == 0` must see a loss in any trial. Every other
+    /// figure (rates, latencies, sizes, ratios, times) is the median over the trials.
+    pub fn summed(self) -> bool {
+        matches!(
+            self,
+            Metric::Sent
+                | Metric::Acked
+                | Metric::Failed
+                | Metric::QueueFull
+                | Metric::Consumed
+                | Metric::Lost
+                | Metric::Duplicated
+                | Metric::Reordered
+                | Metric::Redelivered
+                | Metric::AbortedRead
+                | Metric::TxnCommitted
+                | Metric::TxnAborted
+                | Metric::FaultFailed
+                | Metric::RebalanceCount
+                | Metric::FetchRequests
+        )
     }
 
     /// Whether the metric exists only when the scenario has a consumer.

@@ -36,6 +36,8 @@ pub struct PlanOptions {
     pub bootstrap: Option<String>,
     /// Multiplies message counts and durations (not rates or timers): `0.1` for CI.
     pub scale: f64,
+    /// `--repeat N`: trials of every run, instead of the scenario's `repeat`.
+    pub repeat: Option<u32>,
     /// Suffix that makes this invocation's topic names unique.
     pub run_id: String,
 }
@@ -45,6 +47,7 @@ impl Default for PlanOptions {
         PlanOptions {
             bootstrap: None,
             scale: 1.0,
+            repeat: None,
             run_id: new_run_id(),
         }
     }
@@ -175,6 +178,8 @@ pub struct Plan {
     pub dims: Vec<Dimension>,
     pub run_id: String,
     pub scale: f64,
+    /// Trials of every run (`repeat`, or `--repeat`): 1 runs each once.
+    pub repeat: u32,
     pub runs: Vec<RunPlan>,
     /// Every run's estimate added up.
     pub estimate: PlanEstimate,
@@ -319,9 +324,11 @@ pub fn plan(scenario: &Scenario, opts: &PlanOptions) -> Plan {
             instances: resolve::instances(&runs, a),
         })
         .collect();
+    let repeat = opts.repeat.unwrap_or(scenario.repeat).max(1);
     Plan {
         schema_version: PLAN_SCHEMA_VERSION,
-        estimate: estimate::total(runs.iter().map(RunPlan::estimate)),
+        estimate: estimate::total(runs.iter().map(RunPlan::estimate), repeat),
+        repeat,
         expect,
         scenario: scenario.name.clone(),
         description: scenario.description.clone(),

@@ -29,6 +29,7 @@ fn runs(body: &str) -> Vec<RunPlan> {
     let options = PlanOptions {
         bootstrap: None,
         scale: 1.0,
+        repeat: None,
         run_id: RUN_ID.into(),
     };
     plan(&scenario, &options).runs

@@ -3,7 +3,9 @@
 use super::axes::Axis;
 use super::{units, Checker};
 use crate::diagnostic::{closest, suggest, Diagnostic, Kind};
-use crate::model::{Assertion, BinOp, Clause, Expr, LatencyKind, Metric, Scalar, Stat, Test, Unit};
+use crate::model::{
+    Assertion, BinOp, Clause, CmpOp, Expr, LatencyKind, Metric, Scalar, Stat, Test, Unit,
+};
 use crate::syntax::{self, ClauseOp, ValueKind};
 
 /// Names offered in "did you mean" (the percentile families accept any `pNN`).
@@ -250,13 +252,71 @@ pub(super) fn assertion(
         })
         .flat_map(|l| l.split_whitespace())
         .collect();
+    let confidence = match &a.confidence {
+        None => None,
+        Some(v) => Some(confidence(c, v, &lhs.0, &test, a)?),
+    };
     Some(Assertion {
         text: text.join(" "),
         span: a.span,
         lhs: lhs.0,
         test,
+        confidence,
         when,
     })
+}
+
+/// `with 95% confidence`: a level between 50 % and 99.9 %, on one metric held to constants
+/// (its interval over the trials is judged, so the other side may not vary too).
+fn confidence(
+    c: &mut Checker,
+    v: &syntax::Value,
+    lhs: &Expr,
+    test: &Test,
+    a: &syntax::Assertion,
+) -> Option<f64> {
+    let level = match c.scalar_plain(v) {
+        Some(Scalar::Ratio(f)) if (0.5..=0.999).contains(&f) => Some(f),
+        Some(Scalar::Ratio(_)) => {
+            c.err(
+                Diagnostic::new(
+                    Kind::Value,
+                    v.span,
+                    "a confidence level is from 50% to 99.9%",
+                )
+                .label("out of range")
+                .help("e.g. `with 95% confidence`"),
+            );
+            None
+        }
+        _ => {
+            c.err(
+                Diagnostic::new(Kind::Unit, v.span, "a confidence level is a percentage")
+                    .label("expected e.g. `95%`")
+                    .help("e.g. `throughput > 1M/s with 95% confidence`"),
+            );
+            None
+        }
+    }?;
+    let constant = |e: &Expr| matches!(e, Expr::Const(..));
+    let sides_fit = matches!(lhs, Expr::Metric { select, .. } if select.is_empty())
+        && match test {
+            Test::Compare(op, r) => constant(r) && !matches!(op, CmpOp::Eq | CmpOp::Ne),
+            Test::Within(l, h) => constant(l) && constant(h),
+        };
+    if !sides_fit {
+        c.err(
+            Diagnostic::new(
+                Kind::Value,
+                a.span,
+                "`with … confidence` judges one metric's interval against constants",
+            )
+            .label("not a metric compared with a constant")
+            .help("write e.g. `throughput > 1M/s with 95% confidence` or `ack.p99 in 1ms..5ms with 90% confidence`; `==` and `!=` take no interval"),
+        );
+        return None;
+    }
+    Some(level)
 }
 
 fn syntax_rhs_span(a: &syntax::Assertion) -> crate::source::Span {

@@ -39,7 +39,10 @@ use crate::model::{Dimension, Scenario};
 use crate::source::{Sources, Span, Spanned};
 use crate::syntax::{self, Ast, Entry, Section, Value, ValueKind};
 
-use axes::Axis;
+use axes::{Axis, Picks};
+
+/// The most trials `repeat` asks for.
+pub const MAX_REPEAT: u64 = 100;
 use payload::Lines;
 
 const SECTIONS: &[&str] = &[
@@ -134,6 +137,8 @@ struct Sections<'a> {
     faults: Option<&'a [syntax::Fault]>,
     /// `capacity { }`: every cell is a search (a step may bring its own block instead).
     capacity: Option<capacity::CapacityBlock>,
+    /// `repeat = N`: trials of every run.
+    repeat: Option<u64>,
 }
 
 impl Checker<'_> {
@@ -226,6 +231,7 @@ impl Checker<'_> {
             dims,
             cells,
             assertions,
+            repeat: sections.repeat.unwrap_or(1) as u32,
         })
     }
 
@@ -235,6 +241,9 @@ impl Checker<'_> {
         let mut seen: HashMap<&str, Span> = HashMap::new();
         for e in &ast.entries {
             match e {
+                Entry::Setting(s) if s.key.node == "repeat" => {
+                    out.repeat = self.count(&s.value, &Picks::none(), "repeat", 1..=MAX_REPEAT)
+                }
                 Entry::Setting(s) if s.key.node == "description" => match &s.value.kind {
                     ValueKind::Str(t) => out.description = Some(t.clone()),
                     _ => self.err(
@@ -409,9 +418,9 @@ fn top_level_help(key: &str) -> String {
     let (head, _) = key.split_once('.').unwrap_or((key, ""));
     if OVERRIDABLE.contains(&head) {
         format!("put it inside `{head} {{ ... }}`")
-    } else if let Some(c) = crate::diagnostic::closest(key, ["description"]) {
+    } else if let Some(c) = crate::diagnostic::closest(key, ["description", "repeat"]) {
         format!("did you mean `{c}`?")
     } else {
-        "the only top-level setting is `description`; everything else belongs in a section".into()
+        "the top-level settings are `description` and `repeat`; everything else belongs in a section".into()
     }
 }

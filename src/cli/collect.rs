@@ -62,6 +62,7 @@ pub(super) fn command(a: &CollectArgs) -> Outcome {
         &PlanOptions {
             bootstrap: a.scaling.bootstrap.clone(),
             scale: a.scaling.scale,
+            repeat: a.scaling.repeat,
             run_id: a.run_id.clone(),
         },
     );

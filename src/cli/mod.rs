@@ -124,6 +124,10 @@ pub struct Scaling {
     /// Bootstrap servers to use instead of the scenario's (also: KAFKA_BOOTSTRAP in `env(...)`).
     #[arg(long, value_parser = parse_bootstrap)]
     pub bootstrap: Option<String>,
+    /// Run every run this many times (trials, interleaved: A B C, B C A, …, each on fresh
+    /// topics) instead of the scenario's `repeat`; figures become medians with intervals.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub repeat: Option<u32>,
 }
 
 #[derive(Args, Debug)]

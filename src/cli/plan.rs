@@ -28,6 +28,7 @@ pub(super) fn command(a: &PlanArgs) -> Outcome {
     let opts = PlanOptions {
         bootstrap: a.scaling.bootstrap.clone(),
         scale: a.scaling.scale,
+        repeat: a.scaling.repeat,
         run_id: a
             .run_id
             .clone()

@@ -100,6 +100,7 @@ fn prepare(a: &RunArgs) -> Result<Prepared, Outcome> {
     let opts = PlanOptions {
         bootstrap: a.scaling.bootstrap.clone(),
         scale: a.scaling.scale,
+        repeat: a.scaling.repeat,
         run_id: a.run_id.clone().unwrap_or_else(new_run_id),
     };
     let mut files = Vec::new();

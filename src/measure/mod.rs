@@ -12,8 +12,10 @@ pub(crate) mod intervals;
 pub(crate) mod merge;
 pub(crate) mod recording;
 pub(crate) mod series;
+pub mod stats;
 pub(crate) mod status;
 pub(crate) mod topics;
+pub mod trials;
 pub(crate) mod txn;
 
 use std::collections::BTreeMap;
@@ -240,6 +242,10 @@ pub struct RunResult {
     /// other figures are those of the last probe at the capacity.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<Box<CapacityFigures>>,
+    /// A repeated run (`repeat = N`): every trial. The run's own fields are its median
+    /// trial's; `metric` reads counts summed and figures as medians over the trials.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trials: Option<Box<trials::Trials>>,
 }
 
 /// The effective topic configuration of a run, secrets masked.
@@ -274,7 +280,16 @@ impl RunResult {
     }
 
     /// A metric in base units (seconds, bytes, per second); None when it was not measured.
+    /// Over a repeated run's trials, a count is their sum and any other figure their median.
     pub fn metric(&self, m: Metric) -> Option<f64> {
+        match &self.trials {
+            Some(t) if !t.results.is_empty() => t.metric(m),
+            _ => self.own_metric(m),
+        }
+    }
+
+    /// The metric as this run (or trial) alone measured it.
+    pub fn own_metric(&self, m: Metric) -> Option<f64> {
         Some(match m {
             Metric::Sent => self.sent as f64,
             Metric::Acked => self.acked as f64,

@@ -91,6 +91,9 @@ pub struct Assertion {
     pub span: Span,
     pub lhs: Expr,
     pub test: Test,
+    /// `with 95% confidence` (0.95): the whole interval of the left side's metric over a
+    /// repeated run's trials must hold; None judges the median.
+    pub confidence: Option<f64>,
     pub when: Vec<Clause>,
 }
 

@@ -117,14 +117,15 @@ fn cap(count: Option<u64>, n: u64) -> u64 {
 }
 
 /// The sum over runs: known durations added, unknown ones counted.
-pub(super) fn total(runs: impl IntoIterator<Item = Estimate>) -> PlanEstimate {
+/// Every run's estimate added up, each `repeat` times (its trials).
+pub(super) fn total(runs: impl IntoIterator<Item = Estimate>, repeat: u32) -> PlanEstimate {
     let mut t = PlanEstimate {
         known: Duration::ZERO,
         unknown_runs: 0,
     };
     for e in runs {
         match e.total {
-            Some(d) => t.known += d,
+            Some(d) => t.known += d * repeat,
             None => t.unknown_runs += 1,
         }
     }

@@ -43,6 +43,15 @@ pub fn plan_text(p: &Plan, out: &mut dyn Write) -> io::Result<()> {
         )?;
     }
     writeln!(out, "  run id {}", p.run_id)?;
+    if p.repeat > 1 {
+        writeln!(
+            out,
+            "  {} trials of every run, interleaved (the order rotated each round), each on \
+             fresh topics: figures are medians with {}% intervals, counts are sums",
+            p.repeat,
+            crate::measure::trials::LEVEL * 100.0
+        )?;
+    }
     writeln!(out, "  estimated sending time {}", total_text(p))?;
     for r in &p.runs {
         writeln!(out)?;

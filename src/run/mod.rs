@@ -24,6 +24,7 @@ mod shared;
 mod spread;
 mod stamp;
 pub(crate) mod topic;
+mod trials;
 mod txn;
 mod workers;
 
@@ -39,7 +40,7 @@ pub(crate) use progress::{Position, Progress, ProgressPhase, ProgressSink};
 pub(crate) use shard::{Coordination, Phase, Shard};
 
 use crate::measure::{RunResult, RunStatus};
-use crate::plan::{Plan, Selection};
+use crate::plan::{Plan, RunPlan, Selection};
 
 /// Everything `run` produced: the results so far and why it stopped early, if it did.
 #[derive(Default)]
@@ -121,14 +122,30 @@ pub(crate) async fn execute(
             return exec;
         }
     }
-    for (k, rp) in selection.runs(plan).enumerate() {
+    let runs: Vec<&RunPlan> = selection.runs(plan).collect();
+    let n = plan.repeat.max(1);
+    // Trials interleave, the order rotated each round (A B C, B C A, C A B …): drift of the
+    // machine or the broker falls on every run alike.
+    let len = runs.len();
+    let order: Vec<(usize, u32)> = (0..n)
+        .flat_map(|t| (0..len).map(move |k| ((k + t as usize) % len, t)))
+        .collect();
+    let mut trials: Vec<Vec<RunResult>> = vec![Vec::new(); runs.len()];
+    for (i, &(k, t)) in order.iter().enumerate() {
         if interrupt.load(Ordering::SeqCst) {
             exec.interrupted = true;
             break;
         }
         let at = Position {
-            number: k + 1,
-            of: selection.len(),
+            number: i + 1,
+            of: order.len(),
+        };
+        let trial;
+        let rp = if n > 1 {
+            trial = trials::trial_plan(runs[k], t + 1, n);
+            &trial
+        } else {
+            runs[k]
         };
         let mut outcome = match &rp.capacity {
             Some(c) => capacity::search(rp, c, at, opts, interrupt.clone(), &mut exec.notes).await,
@@ -162,7 +179,7 @@ pub(crate) async fn execute(
                     RunStatus::ClusterLost { .. } => Some(RunError::ClusterLost(reason)),
                     _ => Some(RunError::Incomplete(reason)),
                 };
-                exec.results.push(r);
+                trials[k].push(r);
                 if interrupt.load(Ordering::SeqCst) {
                     exec.interrupted = true;
                     break;
@@ -183,6 +200,21 @@ pub(crate) async fn execute(
             });
             break;
         }
+    }
+    for (k, done) in trials.into_iter().enumerate() {
+        if done.is_empty() {
+            continue;
+        }
+        if n > 1 && (done.len() as u32) < n {
+            exec.notes.push(format!(
+                "run {}: {} of {n} trials ran",
+                crate::plan::RunNo(runs[k].index),
+                done.len()
+            ));
+        }
+        let mut r = crate::measure::trials::combine(done);
+        r.label = runs[k].label.clone();
+        exec.results.push(r);
     }
     exec
 }

@@ -113,6 +113,7 @@ pub(crate) fn plan_of(files: &[ShardFile], scenario: Option<&Path>) -> Result<Pl
         &PlanOptions {
             bootstrap: None,
             scale: first.scale,
+            repeat: None,
             run_id: first.run_id.to_string(),
         },
     ))

@@ -115,6 +115,8 @@ pub enum ValueKind {
 pub struct Assertion {
     pub lhs: Expr,
     pub test: Test,
+    /// `with 95% confidence`: the level, as written.
+    pub confidence: Option<Value>,
     pub when: Vec<Clause>,
     pub span: Span,
 }

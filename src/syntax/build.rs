@@ -193,13 +193,22 @@ impl Builder {
             }
             r => unreachable!("test cannot be {r:?}"),
         };
-        let when = inner
-            .next()
+        let mut next = inner.next();
+        let confidence = match &next {
+            Some(c) if c.as_rule() == Rule::confidence => {
+                let q = c.clone().into_inner().next().expect("a level");
+                next = inner.next();
+                Some(self.value_alt(q))
+            }
+            _ => None,
+        };
+        let when = next
             .map(|c| c.into_inner().map(|cl| self.clause(cl)).collect())
             .unwrap_or_default();
         Assertion {
             lhs,
             test,
+            confidence,
             when,
             span,
         }

@@ -56,6 +56,7 @@ fn describe(rule: Rule) -> &'static str {
         Rule::selector => "a cell selector (`[codec=zstd]`)",
         Rule::pick => "`variable=value`",
         Rule::condition => "`when ...`",
+        Rule::confidence => "`with 95% confidence`",
         Rule::clause => "a condition (`codec == zstd`)",
         Rule::eq_op => "`==` or `!=`",
         Rule::atom => "a value",
