@@ -230,13 +230,17 @@ mod tests {
         let e = estimate(&w);
         assert_eq!(e.total, None);
         assert_eq!(e.measured.records, Some(2000));
-        let t = total([
+        let runs = [
             e,
             estimate(&Workload {
                 rate: RateSpec::Fixed(100.0),
                 ..w.clone()
             }),
-        ]);
+        ];
+        let t = total(runs, 1);
         assert_eq!((t.known, t.unknown_runs), (Duration::from_secs(23), 1));
+        // Three trials of each run take three times as long.
+        let t = total(runs, 3);
+        assert_eq!((t.known, t.unknown_runs), (Duration::from_secs(69), 1));
     }
 }
