@@ -7,6 +7,7 @@ pub mod capacity;
 pub(crate) mod clock;
 pub(crate) mod codec;
 pub(crate) mod consume;
+pub mod environment;
 pub(crate) mod fault;
 pub(crate) mod intervals;
 pub(crate) mod merge;
@@ -26,6 +27,7 @@ use serde::{Deserialize, Serialize};
 
 pub use capacity::{CapacityFigures, GeneratorLoad};
 pub use consume::{ConsumeFigures, ConsumerRecording};
+pub use environment::Environment;
 pub use fault::{AckTimeline, FaultFigures, FaultRecord};
 pub use intervals::{IntervalRecorder, IntervalRecording};
 pub use recording::{ProducerStats, RawSums, Recording, SendSpan};

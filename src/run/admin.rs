@@ -166,6 +166,11 @@ impl Admin {
         Ok(a)
     }
 
+    /// The cluster's id, when it tells it within the connect bound.
+    pub(crate) fn cluster_id(&self) -> Option<String> {
+        self.client.inner().fetch_cluster_id(CONNECT_TIMEOUT)
+    }
+
     /// `host:port` of every broker, proving the cluster answers.
     pub(crate) fn brokers(&self) -> Result<Vec<String>, AdminError> {
         let md = self

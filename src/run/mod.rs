@@ -8,6 +8,7 @@ pub(crate) mod admin;
 mod capacity;
 mod consumer;
 mod cpu;
+mod environment;
 mod error;
 mod events;
 pub(crate) mod faults;
@@ -49,6 +50,9 @@ pub struct Execution {
     pub failure: Option<RunFailure>,
     pub interrupted: bool,
     pub notes: Vec<String>,
+    /// Where it was measured: the client machine before the first run, the cluster once it
+    /// answered.
+    pub environment: Option<crate::measure::Environment>,
 }
 
 impl Execution {
@@ -107,6 +111,7 @@ pub(crate) async fn execute(
         failure: None,
         interrupted: false,
         notes: Vec::new(),
+        environment: Some(environment::local()),
     };
     if let Some(s) = &opts.shard {
         if let Err(e) = s.join(plan, &interrupt).await {
@@ -180,6 +185,11 @@ pub(crate) async fn execute(
                     _ => Some(RunError::Incomplete(reason)),
                 };
                 trials[k].push(r);
+                if let Some(env) = exec.environment.as_mut().filter(|e| e.cluster.is_none()) {
+                    // Asked once the cluster has answered: an unreachable one fails the
+                    // run first, in its own words and time.
+                    env.cluster = environment::cluster(rp).await;
+                }
                 if interrupt.load(Ordering::SeqCst) {
                     exec.interrupted = true;
                     break;

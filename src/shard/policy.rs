@@ -44,6 +44,14 @@ pub(crate) fn fits(shards: u32, partitions: i32) -> Option<ShardError> {
 /// Why this plan cannot run as `shards` shards: said before anything connects (exit 2).
 pub(crate) fn problems(p: &Plan, shards: u32) -> Vec<String> {
     let mut out = Vec::new();
+    if p.repeat > 1 {
+        out.push(format!(
+            "the plan repeats every run {} times (`repeat`, `--repeat`): trials are not \
+             supported in a sharded run yet (the collector would start each on every shard); \
+             run the shards once per trial with `--run-id`s of their own and `kafkabench merge`",
+            p.repeat
+        ));
+    }
     for rp in &p.runs {
         let run = format!("run {} ({})", RunNo(rp.index), rp.label);
         if !rp.faults.is_empty() {

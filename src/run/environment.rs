@@ -1,0 +1,151 @@
+//! The environment a result was measured in (`measure::Environment`): the client machine,
+//! read from the kernel before the first run, and the cluster, asked once it has answered.
+
+use std::io::{Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::time::Duration;
+
+use bytes::BytesMut;
+use kafka_protocol::messages::{
+    ApiKey, ApiVersionsRequest, ApiVersionsResponse, RequestHeader, ResponseHeader,
+};
+use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, StrBytes};
+
+use super::admin::Admin;
+use super::logdirs;
+use crate::measure::environment::{ClusterPrint, Environment, Host};
+use crate::plan::RunPlan;
+
+/// v3 answers with the finalized features (Kafka 2.4 and later).
+const VERSION: i16 = 3;
+const IO_TIMEOUT: Duration = Duration::from_secs(5);
+const MAX_RESPONSE: usize = 1 << 20;
+
+/// kafkabench, librdkafka and the client machine, now (before any run loads it).
+pub(crate) fn local() -> Environment {
+    Environment {
+        kafkabench: env!("CARGO_PKG_VERSION").to_string(),
+        librdkafka: rdkafka::util::get_rdkafka_version().1,
+        cluster: None,
+        host: Some(host()),
+    }
+}
+
+fn host() -> Host {
+    let read = |p: &str| std::fs::read_to_string(p).ok();
+    let cpu = read("/proc/cpuinfo").and_then(|t| {
+        t.lines()
+            .find(|l| l.starts_with("model name"))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string())
+    });
+    let memory_bytes = read("/proc/meminfo").and_then(|t| {
+        let kb: u64 = t
+            .lines()
+            .find(|l| l.starts_with("MemTotal:"))?
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()?;
+        Some(kb * 1024)
+    });
+    Host {
+        cpu,
+        cores: super::cpu::cores(),
+        memory_bytes,
+        kernel: read("/proc/sys/kernel/osrelease").map(|k| k.trim().to_string()),
+        load: read("/proc/loadavg")
+            .and_then(|l| l.split_whitespace().next().and_then(|x| x.parse().ok())),
+    }
+}
+
+/// The cluster of `rp`, as it answers: its id, its brokers, what each announces.
+pub(crate) async fn cluster(rp: &RunPlan) -> Option<ClusterPrint> {
+    let (props, bootstrap) = (rp.admin.clone(), rp.bootstrap.clone());
+    super::lifecycle::blocking(move || {
+        let admin = Admin::connect(&props, &bootstrap).ok()?;
+        let brokers = admin.brokers().ok()?;
+        let mut api: Vec<String> = Vec::new();
+        if logdirs::speaks(&props).is_ok() {
+            for b in &brokers {
+                if let Some(a) = api_versions(b) {
+                    if !api.contains(&a) {
+                        api.push(a);
+                    }
+                }
+            }
+        }
+        Some(ClusterPrint {
+            cluster_id: admin.cluster_id(),
+            brokers: brokers.len(),
+            api,
+        })
+    })
+    .await
+    .ok()
+    .flatten()
+}
+
+/// One broker's ApiVersions, summarised: `Produce v12, Fetch v17, Metadata v13, 78 APIs,
+/// metadata.version 27`.
+fn api_versions(broker: &str) -> Option<String> {
+    let addr = broker.to_socket_addrs().ok()?.next()?;
+    let mut s = TcpStream::connect_timeout(&addr, IO_TIMEOUT).ok()?;
+    s.set_read_timeout(Some(IO_TIMEOUT)).ok()?;
+    s.set_write_timeout(Some(IO_TIMEOUT)).ok()?;
+    let header = RequestHeader::default()
+        .with_request_api_key(ApiKey::ApiVersions as i16)
+        .with_request_api_version(VERSION)
+        .with_correlation_id(7)
+        .with_client_id(Some(StrBytes::from_static_str("kafkabench")));
+    let req = ApiVersionsRequest::default()
+        .with_client_software_name(StrBytes::from_static_str("kafkabench"))
+        .with_client_software_version(StrBytes::from_static_str(env!("CARGO_PKG_VERSION")));
+    let mut body = BytesMut::new();
+    header
+        .encode(&mut body, ApiVersionsRequest::header_version(VERSION))
+        .ok()?;
+    req.encode(&mut body, VERSION).ok()?;
+    let mut frame = (body.len() as u32).to_be_bytes().to_vec();
+    frame.extend_from_slice(&body);
+    s.write_all(&frame).ok()?;
+    let mut len = [0u8; 4];
+    s.read_exact(&mut len).ok()?;
+    let len = u32::from_be_bytes(len) as usize;
+    if len > MAX_RESPONSE {
+        return None;
+    }
+    let mut buf = vec![0u8; len];
+    s.read_exact(&mut buf).ok()?;
+    let mut buf = bytes::Bytes::from(buf);
+    // ApiVersions answers with a v0 header whatever the request's version.
+    let rh = ResponseHeader::decode(&mut buf, 0).ok()?;
+    if rh.correlation_id != 7 {
+        return None;
+    }
+    let r = ApiVersionsResponse::decode(&mut buf, VERSION).ok()?;
+    if r.error_code != 0 {
+        return None;
+    }
+    let max = |k: ApiKey| {
+        r.api_keys
+            .iter()
+            .find(|a| a.api_key == k as i16)
+            .map_or("-".to_string(), |a| format!("v{}", a.max_version))
+    };
+    let mut text = format!(
+        "Produce {}, Fetch {}, Metadata {}, {} APIs",
+        max(ApiKey::Produce),
+        max(ApiKey::Fetch),
+        max(ApiKey::Metadata),
+        r.api_keys.len()
+    );
+    if let Some(f) = r
+        .finalized_features
+        .iter()
+        .find(|f| f.name.as_str() == "metadata.version")
+    {
+        text.push_str(&format!(", metadata.version {}", f.max_version_level));
+    }
+    Some(text)
+}
