@@ -32,6 +32,20 @@ pub struct Verdict {
     /// The words of a verdict read from a result file written before verdicts kept their
     /// numbers: shown as they were recorded.
     pub recorded: Option<Recorded>,
+    /// `with 95% confidence`: the interval of the median over the trials that was judged
+    /// (None: the median, or the single run, was).
+    pub interval: Option<Interval>,
+}
+
+/// The interval a confident assertion judged, in base units.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Interval {
+    pub lo: f64,
+    pub hi: f64,
+    /// The level asked for, and what the interval covers (at least the level).
+    pub level: f64,
+    pub coverage: f64,
+    pub trials: usize,
 }
 
 /// A run a verdict read: its index in the plan and its label.
@@ -79,6 +93,13 @@ pub enum Shortfall {
     CutShort { run: usize },
     /// Measured, and outside the bound.
     OutOfBound,
+    /// `with … confidence` on a run (index) with too few trials for an interval at that level
+    /// (`coverage`: the most its trials give; 0 for one trial).
+    TooFewTrials {
+        run: usize,
+        trials: usize,
+        coverage: f64,
+    },
 }
 
 /// A verdict's words as an older result file recorded them.
@@ -166,6 +187,7 @@ fn judge(p: &Plan, a: &Assertion, inst: &Instance, results: &[RunResult]) -> Ver
         bound: None,
         shortfall: None,
         recorded: None,
+        interval: None,
     };
     let refs = &mut inst.refs.iter();
     let lhs = match value(&a.lhs, refs, results) {
@@ -176,6 +198,9 @@ fn judge(p: &Plan, a: &Assertion, inst: &Instance, results: &[RunResult]) -> Ver
         }
     };
     v.measured = Some(lhs);
+    if let Some(level) = a.confidence {
+        return confident(v, a, level, inst, results);
+    }
     let bound = match &a.test {
         Test::Compare(op, rhs) => value(rhs, refs, results).map(|r| Bound::Compare(*op, r)),
         Test::Within(lo, hi) => value(lo, refs, results)
@@ -190,6 +215,68 @@ fn judge(p: &Plan, a: &Assertion, inst: &Instance, results: &[RunResult]) -> Ver
             }
         }
         Err(e) => v.shortfall = Some(e),
+    }
+    v
+}
+
+/// `with … confidence`: the whole interval of the metric's median over the run's trials must
+/// hold (the check stage made sure it is one metric against constants).
+fn confident(
+    mut v: Verdict,
+    a: &Assertion,
+    level: f64,
+    inst: &Instance,
+    results: &[RunResult],
+) -> Verdict {
+    let (Expr::Metric { metric, .. }, Some(r)) = (
+        &a.lhs,
+        inst.refs
+            .first()
+            .and_then(|rf| results.iter().find(|r| r.index == rf.run)),
+    ) else {
+        v.shortfall = Some(Shortfall::NoSuchRun);
+        return v;
+    };
+    let values = match &r.trials {
+        Some(t) => t.values(*metric),
+        None => r.own_metric(*metric).into_iter().collect(),
+    };
+    let constant = |e: &Expr| match e {
+        Expr::Const(x, _) => *x,
+        _ => f64::NAN,
+    };
+    let bound = match &a.test {
+        Test::Compare(op, rhs) => Bound::Compare(*op, constant(rhs)),
+        Test::Within(lo, hi) => Bound::Within(constant(lo), constant(hi)),
+    };
+    v.bound = Some(bound);
+    let Some(e) = crate::measure::stats::median_interval(&values, level) else {
+        v.shortfall = Some(Shortfall::NotMeasured { run: r.index });
+        return v;
+    };
+    if values.len() < 2 || e.coverage < level {
+        v.shortfall = Some(Shortfall::TooFewTrials {
+            run: r.index,
+            trials: values.len(),
+            coverage: if values.len() < 2 { 0.0 } else { e.coverage },
+        });
+        return v;
+    }
+    v.interval = Some(Interval {
+        lo: e.lo,
+        hi: e.hi,
+        level,
+        coverage: e.coverage,
+        trials: values.len(),
+    });
+    // The end of the interval nearest the bound decides.
+    v.pass = match bound {
+        Bound::Compare(op @ (CmpOp::Lt | CmpOp::Le), b) => op.holds(e.hi, b),
+        Bound::Compare(op, b) => op.holds(e.lo, b),
+        Bound::Within(l, h) => e.lo >= l && e.hi <= h,
+    };
+    if !v.pass {
+        v.shortfall = Some(Shortfall::OutOfBound);
     }
     v
 }

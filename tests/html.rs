@@ -213,6 +213,7 @@ fn synthetic() -> ResultFile {
             bound: Some(Bound::Compare(CmpOp::Lt, 0.040)),
             shortfall: (!pass).then_some(Shortfall::OutOfBound),
             recorded: None,
+            interval: None,
         })
     };
     ResultFile {

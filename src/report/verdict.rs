@@ -10,6 +10,12 @@ use crate::model::{CmpOp, Unit};
 /// The measured left-hand side with its unit, `-` when it was not measured.
 pub fn measured(v: &Verdict) -> String {
     match (&v.recorded, v.measured) {
+        // A confident verdict judged the interval, and says so.
+        (_, Some(x)) if v.interval.is_some() => format!(
+            "{} ({})",
+            shown(x, v.unit),
+            interval(v).unwrap_or_default()
+        ),
         (_, Some(x)) => shown(x, v.unit),
         (Some(r), None) => r.measured.clone(),
         (None, None) => "-".into(),
@@ -39,6 +45,9 @@ pub fn detail(v: &Verdict) -> Option<String> {
         Shortfall::CutShort { run: i } => {
             format!("run `{}` was cut short: this figure is incomplete", run(i))
         }
+        Shortfall::OutOfBound if v.interval.is_some() => {
+            format!("{} against {}", interval(v).unwrap_or_default(), bound(v))
+        }
         Shortfall::OutOfBound => {
             let mut s = format!("measured {} against {}", measured(v), bound(v));
             if let Some(by) = by(v) {
@@ -46,7 +55,48 @@ pub fn detail(v: &Verdict) -> Option<String> {
             }
             s
         }
+        Shortfall::TooFewTrials {
+            run: i,
+            trials,
+            coverage,
+        } => {
+            let level = v.interval.map_or(0.95, |x| x.level);
+            let need = trials_for(level);
+            if trials < 2 {
+                format!(
+                    "run `{}` has one trial: no interval to judge with confidence; repeat it \
+                     (`repeat = {need}` or more)",
+                    run(i)
+                )
+            } else {
+                format!(
+                    "run `{}`: {trials} trials give an interval of at most {:.1}% confidence; \
+                     `repeat = {need}` reaches it",
+                    run(i),
+                    coverage * 100.0
+                )
+            }
+        }
     })
+}
+
+/// `95% interval 1.18M/s..1.25M/s over 5 trials`, for a confident verdict.
+pub fn interval(v: &Verdict) -> Option<String> {
+    let x = v.interval?;
+    Some(format!(
+        "{}% interval {}..{} over {} trials",
+        share(x.level * 100.0).trim_end_matches(".0"),
+        shown(x.lo, v.unit),
+        shown(x.hi, v.unit),
+        x.trials
+    ))
+}
+
+/// The fewest trials whose widest interval (min..max) covers the median at `level`.
+fn trials_for(level: f64) -> usize {
+    (2..=100)
+        .find(|n| 1.0 - 2.0 * 0.5f64.powi(*n as i32) >= level)
+        .unwrap_or(100)
 }
 
 /// How far outside its bound a failed value is, relative to the edge it missed (None when that
@@ -145,6 +195,9 @@ pub struct Judged {
     /// The value compared with, or the range's ends.
     pub bound: Vec<f64>,
     pub shortfall: Option<ShortfallRecord>,
+    /// With `with … confidence`: the interval that was judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<IntervalRecord>,
 }
 
 /// [`Shortfall`] in the result file.
@@ -156,6 +209,21 @@ pub enum ShortfallRecord {
     NotMeasured { run: usize },
     CutShort { run: usize },
     OutOfBound,
+    TooFewTrials {
+        run: usize,
+        trials: usize,
+        coverage: f64,
+    },
+}
+
+/// The interval a confident verdict judged (`with 95% confidence`), in base units.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct IntervalRecord {
+    pub lo: f64,
+    pub hi: f64,
+    pub level: f64,
+    pub coverage: f64,
+    pub trials: usize,
 }
 
 impl VerdictRecord {
@@ -184,6 +252,22 @@ impl VerdictRecord {
                     Shortfall::NotMeasured { run } => ShortfallRecord::NotMeasured { run },
                     Shortfall::CutShort { run } => ShortfallRecord::CutShort { run },
                     Shortfall::OutOfBound => ShortfallRecord::OutOfBound,
+                    Shortfall::TooFewTrials {
+                        run,
+                        trials,
+                        coverage,
+                    } => ShortfallRecord::TooFewTrials {
+                        run,
+                        trials,
+                        coverage,
+                    },
+                }),
+                interval: v.interval.map(|x| IntervalRecord {
+                    lo: x.lo,
+                    hi: x.hi,
+                    level: x.level,
+                    coverage: x.coverage,
+                    trials: x.trials,
                 }),
             }),
         }
@@ -219,6 +303,7 @@ impl VerdictRecord {
             bound: None,
             shortfall: None,
             recorded: None,
+            interval: None,
         };
         let Some(j) = judged else {
             v.recorded = Some(recorded());
@@ -243,6 +328,22 @@ impl VerdictRecord {
             ShortfallRecord::NotMeasured { run } => Shortfall::NotMeasured { run },
             ShortfallRecord::CutShort { run } => Shortfall::CutShort { run },
             ShortfallRecord::OutOfBound => Shortfall::OutOfBound,
+            ShortfallRecord::TooFewTrials {
+                run,
+                trials,
+                coverage,
+            } => Shortfall::TooFewTrials {
+                run,
+                trials,
+                coverage,
+            },
+        });
+        v.interval = j.interval.as_ref().map(|x| crate::assert::Interval {
+            lo: x.lo,
+            hi: x.hi,
+            level: x.level,
+            coverage: x.coverage,
+            trials: x.trials,
         });
         v
     }

@@ -15,6 +15,7 @@ fn passed(unit: Unit, measured: f64, bound: Bound) -> Verdict {
         bound: Some(bound),
         shortfall: None,
         recorded: None,
+        interval: None,
     }
 }
 
@@ -98,4 +99,41 @@ fn an_older_files_verdict_is_shown_as_it_was_recorded() {
     assert_eq!((measured(&v), bound(&v)), ("61ms".into(), "< 40ms".into()));
     assert_eq!(detail(&v).as_deref(), Some("61ms over"));
     assert_eq!(margin(&v), "61ms over");
+}
+
+#[test]
+fn a_confident_verdict_says_its_interval_and_how_many_trials_it_needs() {
+    let mut v = passed(Unit::Rate, 1.2e6, Bound::Compare(CmpOp::Gt, 1e6));
+    v.interval = Some(crate::assert::Interval {
+        lo: 0.9e6,
+        hi: 1.3e6,
+        level: 0.95,
+        coverage: 0.969,
+        trials: 6,
+    });
+    v.pass = false;
+    v.shortfall = Some(Shortfall::OutOfBound);
+    assert_eq!(
+        detail(&v).unwrap(),
+        "95% interval 900000/s..1300000/s over 6 trials against > 1000000/s"
+    );
+    assert!(measured(&v).starts_with("1200000/s (95% interval"));
+    let back = VerdictRecord::of(&v).verdict(|_| None);
+    assert_eq!(back.interval, v.interval);
+    v.interval = None;
+    v.shortfall = Some(Shortfall::TooFewTrials {
+        run: 1,
+        trials: 5,
+        coverage: 0.9375,
+    });
+    assert_eq!(
+        detail(&v).unwrap(),
+        "run `linger=5ms`: 5 trials give an interval of at most 93.8% confidence; `repeat = 6` reaches it"
+    );
+    v.shortfall = Some(Shortfall::TooFewTrials {
+        run: 1,
+        trials: 1,
+        coverage: 0.0,
+    });
+    assert!(detail(&v).unwrap().contains("one trial"));
 }
