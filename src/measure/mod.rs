@@ -12,6 +12,7 @@ pub(crate) mod intervals;
 pub(crate) mod merge;
 pub(crate) mod recording;
 pub(crate) mod series;
+pub mod stats;
 pub(crate) mod status;
 pub(crate) mod topics;
 pub(crate) mod txn;
