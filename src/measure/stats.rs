@@ -146,7 +146,7 @@ pub fn median_interval(values: &[f64], level: f64) -> Option<Estimate> {
 
 /// Which order statistics bound the median's interval for n ≥ 1 values: the largest k (1-based)
 /// whose interval [x_(k), x_(n+1−k)] covers the median with probability ≥ `level`, and that
-/// probability; (1, its coverage) when even [min, max] falls short.
+/// probability; (1, its coverage) when even [min, max] falls short (n = 0 gives (1, 0)).
 ///
 /// The coverage is P(k ≤ B ≤ n − k) = 1 − 2·P(B ≤ k − 1) for B ~ binomial(n, ½): the true
 /// median lies inside unless at least n + 1 − k values fall on one side of it.
@@ -454,6 +454,17 @@ fn doubled_mid_ranks(sorted: &[(f64, bool)]) -> Vec<u32> {
 /// Exact two-sided p-value of a doubled rank sum `observed` of `n` of the values with doubled
 /// ranks `ranks`, under the permutation distribution (every n-subset equally likely).
 fn exact_p(ranks: &[u32], n: usize, observed: u64) -> f64 {
+    // Without half ranks (no ties of an even count) every doubled rank is even: halving them
+    // halves the range of sums to count over.
+    if ranks.iter().all(|r| r % 2 == 0) {
+        let halved: Vec<u32> = ranks.iter().map(|r| r / 2).collect();
+        return exact_p_scaled(&halved, n, observed / 2);
+    }
+    exact_p_scaled(ranks, n, observed)
+}
+
+/// [`exact_p`] on ranks at any common scale.
+fn exact_p_scaled(ranks: &[u32], n: usize, observed: u64) -> f64 {
     let total_n = ranks.len();
     let total: u64 = ranks.iter().map(|r| u64::from(*r)).sum();
     // Count over the smaller side: the other's sum is the rest, equally far from its mean.
