@@ -61,7 +61,7 @@ pub fn detail(v: &Verdict) -> Option<String> {
             coverage,
         } => {
             let level = v.interval.map_or(0.95, |x| x.level);
-            let need = trials_for(level);
+            let need = crate::measure::stats::min_trials(level).unwrap_or(100);
             if trials < 2 {
                 format!(
                     "run `{}` has one trial: no interval to judge with confidence; repeat it \
@@ -92,12 +92,6 @@ pub fn interval(v: &Verdict) -> Option<String> {
     ))
 }
 
-/// The fewest trials whose widest interval (min..max) covers the median at `level`.
-fn trials_for(level: f64) -> usize {
-    (2..=100)
-        .find(|n| 1.0 - 2.0 * 0.5f64.powi(*n as i32) >= level)
-        .unwrap_or(100)
-}
 
 /// How far outside its bound a failed value is, relative to the edge it missed (None when that
 /// edge is 0).
