@@ -48,6 +48,7 @@ fn file(runs: Vec<RunResult>) -> ResultFile {
         runs,
         assertions: vec![],
         notes: vec![],
+        environment: None,
     }
 }
 

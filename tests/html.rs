@@ -244,6 +244,7 @@ fn synthetic() -> ResultFile {
             verdict(false, 1, "linger=9ms"),
         ],
         notes: vec![],
+        environment: None,
     }
 }
 

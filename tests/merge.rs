@@ -95,6 +95,7 @@ fn shard_file(runs: Vec<RunResult>) -> ResultFile {
         runs,
         assertions: vec![],
         notes: vec![],
+        environment: None,
     }
 }
 

@@ -4,7 +4,7 @@ use std::io::{IsTerminal, Write};
 
 use super::{finish_output, CompareArgs};
 use crate::exit::Outcome;
-use crate::report::compare::{compare, parse_bounds, write, Sides};
+use crate::report::compare::{compare_at, parse_bounds, write, Sides};
 use crate::report::json::ResultFile;
 
 pub(super) fn command(a: &CompareArgs) -> Outcome {
@@ -26,7 +26,7 @@ pub(super) fn command(a: &CompareArgs) -> Outcome {
         let _ = writeln!(std::io::stderr(), "{}", problems.join("\n"));
         return Outcome::Invalid;
     };
-    let c = compare(&baseline, &current, &bounds);
+    let c = compare_at(&baseline, &current, &bounds, a.alpha);
     let (b, cur) = (
         a.baseline.display().to_string(),
         a.current.display().to_string(),

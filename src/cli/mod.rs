@@ -203,6 +203,10 @@ pub struct CompareArgs {
     /// (absolute). Comma-separated or repeated.
     #[arg(long, value_name = "SPEC")]
     pub fail_on: Vec<String>,
+    /// With trials on both sides (`repeat`, `--repeat`): the significance level a change must
+    /// reach (exact Mann–Whitney test) before a bound may fail on it.
+    #[arg(long, default_value_t = crate::report::compare::ALPHA, value_parser = parse_alpha)]
+    pub alpha: f64,
 }
 
 #[derive(Args, Debug)]
@@ -212,6 +216,13 @@ pub struct ReportArgs {
     /// Write a self-contained HTML report with plots (no network needed to view it).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+}
+
+fn parse_alpha(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(a) if a > 0.0 && a <= 0.5 => Ok(a),
+        _ => Err("the significance level is above 0 and at most 0.5 (e.g. 0.05, 0.01)".into()),
+    }
 }
 
 fn parse_scale(s: &str) -> Result<f64, String> {

@@ -2,10 +2,12 @@
 //! the baseline, which way is better, and the `--fail-on` bounds a CI gate holds it to.
 
 mod bound;
+mod noise;
 
 use std::io::{self, Write};
 
 pub(crate) use bound::{better, metric_name, parse_bounds, Better, Bound};
+pub(crate) use noise::ALPHA;
 
 use super::json::ResultFile;
 use crate::format::plural;
@@ -38,6 +40,8 @@ pub(crate) struct Figure {
     pub current: Option<f64>,
     /// The first bound this figure went past.
     pub breached: Option<Breach>,
+    /// With trials on both sides: the change judged against their noise.
+    pub noise: Option<crate::measure::stats::Change>,
 }
 
 /// A run found on both sides.
@@ -74,6 +78,10 @@ pub(crate) struct Comparison {
     pub checks: usize,
     /// Said before the table (different scenarios, for instance).
     pub notes: Vec<String>,
+    /// Bounds a figure went past within the noise (not significant): not failed.
+    pub within_noise: Vec<String>,
+    /// The significance level a change must reach to fail a bound (with trials).
+    pub alpha: f64,
 }
 
 impl Comparison {
@@ -83,16 +91,41 @@ impl Comparison {
     }
 }
 
-/// Matches runs by label (in order, when a label repeats) and measures every change.
+/// Matches runs by label (in order, when a label repeats) and measures every change, at the
+/// default significance level.
+#[cfg(test)]
 pub(crate) fn compare(baseline: &ResultFile, current: &ResultFile, bounds: &[Bound]) -> Comparison {
-    let mut c = Comparison::default();
+    compare_at(baseline, current, bounds, noise::ALPHA)
+}
+
+/// `compare` at significance level `alpha` (`--alpha`).
+pub(crate) fn compare_at(
+    baseline: &ResultFile,
+    current: &ResultFile,
+    bounds: &[Bound],
+    alpha: f64,
+) -> Comparison {
+    let mut c = Comparison {
+        alpha,
+        ..Comparison::default()
+    };
     if baseline.scenario != current.scenario {
         c.notes.push(format!(
             "the files come from different scenarios ({} and {}); runs are matched by label",
             baseline.scenario, current.scenario
         ));
     }
+    if let (Some(b), Some(cur)) = (&baseline.environment, &current.environment) {
+        let d = cur.differences(b);
+        if !d.is_empty() {
+            c.notes.push(format!(
+                "measured in different environments, so a change may be theirs: {}",
+                d.join("; ")
+            ));
+        }
+    }
     let mut taken = vec![false; current.runs.len()];
+    let mut single: Vec<String> = Vec::new();
     for b in &baseline.runs {
         let found = current
             .runs
@@ -104,13 +137,26 @@ pub(crate) fn compare(baseline: &ResultFile, current: &ResultFile, bounds: &[Bou
             continue;
         };
         taken[i] = true;
-        c.runs.push(run_delta(
-            b,
-            cur,
-            bounds,
-            &mut c.breaches,
-            &mut c.unchecked,
-            &mut c.checks,
+        if noise::count(b) < 2 || noise::count(cur) < 2 {
+            single.push(b.label.clone());
+        }
+        let d = run_delta(b, cur, bounds, &mut c);
+        c.runs.push(d);
+    }
+    if !bounds.is_empty() && !single.is_empty() {
+        c.notes.push(format!(
+            "one trial on a side of {}: a change cannot be told from noise there, so a bound \
+             fails on any move past it; repeat the runs on both sides (`--repeat 6`) to fail \
+             only on significant changes",
+            if single.len() == c.runs.len() {
+                "every run".to_string()
+            } else {
+                single
+                    .iter()
+                    .map(|l| format!("`{l}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
         ));
     }
     c.only_current = current
@@ -123,14 +169,7 @@ pub(crate) fn compare(baseline: &ResultFile, current: &ResultFile, bounds: &[Bou
     c
 }
 
-fn run_delta(
-    b: &RunResult,
-    cur: &RunResult,
-    bounds: &[Bound],
-    breaches: &mut Vec<Breach>,
-    unchecked: &mut Vec<String>,
-    checks: &mut usize,
-) -> RunDelta {
+fn run_delta(b: &RunResult, cur: &RunResult, bounds: &[Bound], c: &mut Comparison) -> RunDelta {
     // The default figures, then any a bound names that is not among them.
     let mut metrics: Vec<(String, Metric)> = SHOWN
         .iter()
@@ -149,10 +188,11 @@ fn run_delta(
         if bv.is_none() && cv.is_none() && bounded.is_empty() && m != Metric::Failed {
             continue;
         }
+        let noise = noise::change(b, cur, m, c.alpha);
         let mut breached = None;
         for bd in bounded {
             let (Some(bv), Some(cv)) = (bv, cv) else {
-                unchecked.push(format!(
+                c.unchecked.push(format!(
                     "`{}` not checked for run `{}`: {}",
                     bd.text,
                     b.label,
@@ -160,8 +200,24 @@ fn run_delta(
                 ));
                 continue;
             };
-            *checks += 1;
+            c.checks += 1;
             let (change, past) = bd.check(bv, cv);
+            if let (true, Some(n)) = (past, &noise) {
+                if !n.significant {
+                    c.within_noise.push(format!(
+                        "run `{}`: {name} moved {} past `{}`, but within the noise of {} and \
+                         {} trials (p = {:.2} > {}): not failed",
+                        b.label,
+                        noise::change_text(n).unwrap_or_default(),
+                        bd.text,
+                        n.n_baseline,
+                        n.n_current,
+                        n.p_value.unwrap_or(1.0),
+                        c.alpha
+                    ));
+                    continue;
+                }
+            }
             if past && breached.is_none() {
                 let br = Breach {
                     label: b.label.clone(),
@@ -171,7 +227,7 @@ fn run_delta(
                     change,
                     bound: bd.clone(),
                 };
-                breaches.push(br.clone());
+                c.breaches.push(br.clone());
                 breached = Some(br);
             }
         }
@@ -181,6 +237,7 @@ fn run_delta(
             baseline: bv,
             current: cv,
             breached,
+            noise,
         });
     }
     RunDelta {
@@ -309,6 +366,9 @@ pub(crate) fn write(
     for u in &c.unchecked {
         writeln!(out, "note: {u}")?;
     }
+    for w in &c.within_noise {
+        writeln!(out, "within noise: {w}")?;
+    }
     for br in &c.breaches {
         let (on, off) = if color { (BOLD_RED, RESET) } else { ("", "") };
         writeln!(out, "{on}FAIL{off}  {}", breach_text(br))?;
@@ -387,6 +447,9 @@ fn change_cells(f: &Figure) -> (String, String, Option<&'static str>) {
     } else {
         format!("{pct:+.1}%")
     };
+    if let Some(n) = &f.noise {
+        return noise_cells(f, n, change);
+    }
     let direction = match better(f.metric) {
         _ if pct.abs() < NOISE_PCT => None,
         Better::Neither => None,
@@ -403,6 +466,37 @@ fn change_cells(f: &Figure) -> (String, String, Option<&'static str>) {
         (None, None) => (String::new(), None),
     };
     (change, word, colour)
+}
+
+/// A figure with trials on both sides: the estimated change with its interval, and the
+/// verdict of the test — worse, better, or no change within the noise.
+fn noise_cells(
+    f: &Figure,
+    n: &crate::measure::stats::Change,
+    plain: String,
+) -> (String, String, Option<&'static str>) {
+    use crate::measure::stats::Verdict;
+    let change = noise::change_text(n).unwrap_or(plain);
+    let p = n
+        .p_value
+        .map_or(String::new(), |p| format!(" (p = {p:.3})"));
+    if let Some(br) = &f.breached {
+        return (
+            change,
+            format!("worse{p}, past {}", br.bound.shown_limit()),
+            Some(BOLD_RED),
+        );
+    }
+    let higher = match better(f.metric) {
+        Better::Higher => true,
+        Better::Lower => false,
+        Better::Neither => return (change, String::new(), None),
+    };
+    match n.verdict(higher) {
+        Verdict::Regressed => (change, format!("worse{p}"), Some(RED)),
+        Verdict::Improved => (change, format!("better{p}"), Some(GREEN)),
+        Verdict::NoChange => (change, "no change within noise".into(), None),
+    }
 }
 
 fn write_table(c: &Comparison, color: bool, out: &mut dyn Write) -> io::Result<()> {
@@ -476,63 +570,4 @@ fn write_table(c: &Comparison, color: bool, out: &mut dyn Write) -> io::Result<(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::bound::parse_bound;
-    use super::*;
-    use crate::measure::{new_histogram, record};
-
-    fn file(ack_ms: u64, throughput: f64) -> ResultFile {
-        let mut h = new_histogram();
-        record(&mut h, ack_ms * 1_000_000);
-        let run = RunResult {
-            label: "run".into(),
-            status: crate::measure::RunStatus::Complete,
-            throughput_msgs: throughput,
-            ack: LatencySummary::from_histogram(&h),
-            ..RunResult::default()
-        };
-        let text = format!(
-            r#"{{"schema_version": 2, "kafkabench_version": "0", "scenario": "s", "description": null,
-            "run_id": "r", "scale": 1.0, "planned_runs": 1, "outcome": "ok", "exit_code": 0,
-            "failure": null, "interrupted": false, "runs": [{}], "assertions": [], "notes": []}}"#,
-            serde_json::to_string(&run).unwrap()
-        );
-        ResultFile::parse(&text, "f.json").unwrap()
-    }
-
-    fn written(c: &Comparison, f: &ResultFile, color: bool) -> String {
-        let sides = Sides {
-            baseline: ("a.json", f),
-            current: ("b.json", f),
-        };
-        let mut out = Vec::new();
-        write(c, &sides, color, &mut out).unwrap();
-        String::from_utf8(out).unwrap()
-    }
-
-    #[test]
-    fn colour_says_better_in_green_and_worse_in_red_whichever_way_is_better() {
-        let (base, cur) = (file(10, 1000.0), file(5, 900.0));
-        let c = compare(&base, &cur, &[]);
-        let text = written(&c, &base, true);
-        let line = |name: &str| text.lines().find(|l| l.contains(name)).unwrap().to_string();
-        assert!(
-            line("ack.p50").contains(GREEN),
-            "lower latency is better: {text}"
-        );
-        assert!(
-            line("throughput").contains(RED),
-            "lower throughput is worse: {text}"
-        );
-        assert!(!written(&c, &base, false).contains('\x1b'));
-    }
-
-    #[test]
-    fn a_figure_named_only_by_a_bound_gets_its_own_row() {
-        let f = file(10, 1000.0);
-        let c = compare(&f, &f, &[parse_bound("ack.max:+1%").unwrap()]);
-        assert!(c.runs[0].figures.iter().any(|g| g.name == "ack.max"));
-        assert_eq!(c.checks, 1);
-        assert!(!c.regressed());
-    }
-}
+mod tests;

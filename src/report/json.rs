@@ -53,6 +53,10 @@ pub struct ResultFile {
     pub runs: Vec<RunResult>,
     pub assertions: Vec<VerdictRecord>,
     pub notes: Vec<String>,
+    /// Where it was measured (kafkabench, librdkafka, the cluster, the client machine); None
+    /// in files of an older kafkabench and for merged shards.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<crate::measure::Environment>,
 }
 
 /// One included file of the scenario.
@@ -103,6 +107,7 @@ impl ResultFile {
             runs: exec.results.clone(),
             assertions: verdicts.iter().map(VerdictRecord::of).collect(),
             notes: exec.notes.clone(),
+            environment: exec.environment.clone(),
         }
     }
 
@@ -223,6 +228,7 @@ mod tests {
             runs: vec![run],
             assertions: vec![],
             notes: vec![],
+            environment: None,
         }
     }
 

@@ -11,11 +11,9 @@ use crate::model::{CmpOp, Unit};
 pub fn measured(v: &Verdict) -> String {
     match (&v.recorded, v.measured) {
         // A confident verdict judged the interval, and says so.
-        (_, Some(x)) if v.interval.is_some() => format!(
-            "{} ({})",
-            shown(x, v.unit),
-            interval(v).unwrap_or_default()
-        ),
+        (_, Some(x)) if v.interval.is_some() => {
+            format!("{} ({})", shown(x, v.unit), interval(v).unwrap_or_default())
+        }
         (_, Some(x)) => shown(x, v.unit),
         (Some(r), None) => r.measured.clone(),
         (None, None) => "-".into(),
@@ -91,7 +89,6 @@ pub fn interval(v: &Verdict) -> Option<String> {
         x.trials
     ))
 }
-
 
 /// How far outside its bound a failed value is, relative to the edge it missed (None when that
 /// edge is 0).
@@ -200,8 +197,12 @@ pub struct Judged {
 pub enum ShortfallRecord {
     NoSuchRun,
     NotExecuted,
-    NotMeasured { run: usize },
-    CutShort { run: usize },
+    NotMeasured {
+        run: usize,
+    },
+    CutShort {
+        run: usize,
+    },
     OutOfBound,
     TooFewTrials {
         run: usize,
