@@ -13,7 +13,7 @@ pub(crate) const ALPHA: f64 = 0.05;
 /// The level of the change's interval.
 pub(crate) const LEVEL: f64 = 0.95;
 /// Resampling is seeded: the same two files compare the same way every time.
-const SEED: u64 = 0x6b62_6e6f_6973_65;
+const SEED: u64 = 0x006b_626e_6f69_7365;
 
 /// Each trial's value of `m`, for a run repeated at least twice.
 fn trials(r: &RunResult, m: Metric) -> Option<Vec<f64>> {
