@@ -5,15 +5,18 @@ mod bound;
 
 use std::io::{self, Write};
 
-pub(crate) use bound::{better, metric_name, parse_bounds, Better, Bound};
+pub(crate) use bound::{better, metric_from_name, metric_name, parse_bounds, Better, Bound};
 
 use super::json::ResultFile;
 use crate::format::plural;
+use crate::measure::capacity::Limit;
 use crate::measure::{LatencySummary, RunResult};
 use crate::model::{LatencyKind, Metric, Stat};
 
 /// The figures every comparison shows, in the language's names, when either side has them.
 const SHOWN: &[&str] = &[
+    // A search cell's result; skipped, as every figure is, in runs that have none.
+    "capacity",
     "throughput",
     "ack.p50",
     "ack.p99",
@@ -104,6 +107,12 @@ pub(crate) fn compare(baseline: &ResultFile, current: &ResultFile, bounds: &[Bou
             continue;
         };
         taken[i] = true;
+        for (side, r) in [("baseline", b), ("current", cur)] {
+            if let Some(n) = no_capacity(r) {
+                c.notes
+                    .push(format!("run `{}` in the {side} file: {n}", r.label));
+            }
+        }
         c.runs.push(run_delta(
             b,
             cur,
@@ -239,8 +248,30 @@ fn both_histograms(b: &RunResult, cur: &RunResult, m: Metric) -> bool {
     has(b) && has(cur)
 }
 
+/// A search's capacity; 0 when every probe failed (the capacity is below the first rate
+/// tried), so a gate sees that fall rather than skip it as unmeasured. None for a fixed run,
+/// and for a search stopped before any rate passed.
+fn capacity(r: &RunResult) -> Option<f64> {
+    let c = r.capacity.as_deref()?;
+    c.capacity
+        .or_else(|| (!c.probes.is_empty() && c.limit != Limit::Stopped).then_some(0.0))
+}
+
+/// Why a search's capacity is compared as 0, when it is.
+fn no_capacity(r: &RunResult) -> Option<String> {
+    let c = r.capacity.as_deref().filter(|c| c.capacity.is_none())?;
+    capacity(r)?;
+    Some(format!(
+        "no rate passed (capacity {}), so its capacity is compared as 0",
+        super::capacity::headline(c)
+    ))
+}
+
 /// A figure in base units; latencies from the histogram, or else the file's own percentiles.
 fn value(r: &RunResult, m: Metric, hist: bool) -> Option<f64> {
+    if m == Metric::Capacity {
+        return capacity(r);
+    }
     let Metric::Latency(kind, stat) = m else {
         return r.metric(m);
     };
