@@ -23,24 +23,36 @@ pub(crate) fn human_rate(r: f64) -> String {
     }
 }
 
-/// A rate in three significant digits with a k or M suffix, as the language writes rates:
-/// `48.2k/s`, `1.25M/s`, `950/s`.
+/// A rate to three significant digits: `48.2k/s`, `1M/s`, `512/s`. A search's rates are
+/// bisected, so their last digits are noise to a reader.
 pub(crate) fn compact_rate(r: f64) -> String {
-    let (v, unit) = if r >= 1e6 {
-        (r / 1e6, "M")
-    } else if r >= 1e3 {
-        (r / 1e3, "k")
+    short(r) + "/s"
+}
+
+/// Three significant digits with a k, M or G suffix (`48.2k`, `1.25M`, `512`).
+pub(crate) fn short(v: f64) -> String {
+    if !v.is_finite() {
+        return "-".into();
+    }
+    let a = v.abs();
+    let (scale, suffix) = if a >= 999.5e6 {
+        (1e9, "G")
+    } else if a >= 999.5e3 {
+        (1e6, "M")
+    } else if a >= 999.5 {
+        (1e3, "k")
     } else {
-        (r, "")
+        (1.0, "")
     };
-    let digits = if v >= 100.0 {
+    let x = v / scale;
+    let digits = if x.abs() >= 99.95 {
         0
-    } else if v >= 10.0 {
+    } else if x.abs() >= 9.995 {
         1
     } else {
         2
     };
-    trim(format!("{v:.digits$}")) + unit + "/s"
+    trim(format!("{x:.digits$}")) + suffix
 }
 
 pub(crate) fn human_bytes(b: f64) -> String {

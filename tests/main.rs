@@ -7,6 +7,7 @@ mod common;
 
 mod assert;
 mod capacity;
+mod capacity_report;
 mod cli;
 mod cli_plan;
 mod cli_suite;

@@ -340,3 +340,62 @@ fn the_documented_merge_example_merges_two_runs_exactly() {
     let max = |r: &Value| r["ack"]["max_ms"].as_f64().unwrap();
     assert_eq!(all.max() as f64 / 1e6, max(run_a).max(max(run_b)));
 }
+
+/// A search cell's file keeps everything the search found: the capacity, its limit, every
+/// probe with its misses and its own histograms, and kafkabench's CPU; read back the same.
+#[test]
+fn a_capacity_search_is_written_and_read_back_with_every_probe_and_its_histograms() {
+    let file = crate::capacity_report::file(vec![crate::capacity_report::slo_limited("cell", 0)]);
+    let mut text = Vec::new();
+    file.write(&mut text).expect("written");
+    let text = String::from_utf8(text).unwrap();
+    let json: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(json["runs"][0]["capacity"]["limit"], "slo");
+    assert_eq!(
+        json["runs"][0]["capacity"]["probes"][4]["misses"][0]["kind"],
+        "rate"
+    );
+    let back = ResultFile::parse(&text, "capacity.json").expect("it reads back");
+    let (a, b) = (
+        file.runs[0].capacity.as_deref().unwrap(),
+        back.runs[0].capacity.as_deref().unwrap(),
+    );
+    assert_eq!(b.capacity, Some(52.5e3));
+    assert_eq!(a.limit, b.limit);
+    assert_eq!(a.bracket, b.bracket);
+    assert_eq!((&a.slo, &a.slo_lines), (&b.slo, &b.slo_lines));
+    assert_eq!(a.probes.len(), 10);
+    assert_eq!(a.probes.len(), b.probes.len());
+    for (p, q) in a.probes.iter().zip(&b.probes) {
+        assert_eq!(
+            (p.number, p.target, p.trial, p.achieved, p.pass),
+            (q.number, q.target, q.trial, q.achieved, q.pass)
+        );
+        assert_eq!(p.misses, q.misses, "probe {}", p.number);
+        assert_eq!(p.result.generator, q.result.generator, "probe {}", p.number);
+        for (x, y) in [
+            (&p.result.ack, &q.result.ack),
+            (
+                p.result.e2e.as_ref().unwrap(),
+                q.result.e2e.as_ref().unwrap(),
+            ),
+        ] {
+            let (hx, hy) = (x.histogram().unwrap(), y.histogram().unwrap());
+            assert_eq!(
+                hx, hy,
+                "probe {}: the histogram decodes to what was kept",
+                p.number
+            );
+            assert_eq!(hy.value_at_quantile(0.99) as f64 / 1e6, y.p99_ms);
+        }
+    }
+    assert!(b.probes[4].result.generator.unwrap().saturated());
+    // A fixed run's file has neither field.
+    let fixed = crate::capacity_report::file(vec![RunResult::default()]);
+    let mut text = Vec::new();
+    fixed.write(&mut text).unwrap();
+    let json: Value = serde_json::from_slice(&text).unwrap();
+    assert!(
+        json["runs"][0].get("capacity").is_none() && json["runs"][0].get("generator").is_none()
+    );
+}

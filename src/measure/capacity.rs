@@ -139,7 +139,8 @@ pub enum Miss {
     Slo {
         condition: String,
         measured: Option<f64>,
-        bound: f64,
+        /// None when a side of the bound was not measured either.
+        bound: Option<f64>,
     },
     /// The probe was cut short (an interrupt, a lost cluster) or could not run.
     Incomplete { reason: String },

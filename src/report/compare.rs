@@ -6,16 +6,19 @@ mod noise;
 
 use std::io::{self, Write};
 
-pub(crate) use bound::{better, metric_name, parse_bounds, Better, Bound};
+pub(crate) use bound::{better, metric_from_name, metric_name, parse_bounds, Better, Bound};
 pub(crate) use noise::ALPHA;
 
 use super::json::ResultFile;
 use crate::format::plural;
+use crate::measure::capacity::Limit;
 use crate::measure::{LatencySummary, RunResult};
 use crate::model::{LatencyKind, Metric, Stat};
 
 /// The figures every comparison shows, in the language's names, when either side has them.
 const SHOWN: &[&str] = &[
+    // A search cell's result; skipped, as every figure is, in runs that have none.
+    "capacity",
     "throughput",
     "ack.p50",
     "ack.p99",
@@ -137,6 +140,12 @@ pub(crate) fn compare_at(
             continue;
         };
         taken[i] = true;
+        for (side, r) in [("baseline", b), ("current", cur)] {
+            if let Some(n) = no_capacity(r) {
+                c.notes
+                    .push(format!("run `{}` in the {side} file: {n}", r.label));
+            }
+        }
         if noise::count(b) < 2 || noise::count(cur) < 2 {
             single.push(b.label.clone());
         }
@@ -203,7 +212,16 @@ fn run_delta(b: &RunResult, cur: &RunResult, bounds: &[Bound], c: &mut Compariso
             c.checks += 1;
             let (change, past) = bd.check(bv, cv);
             if let (true, Some(n)) = (past, &noise) {
-                if !n.significant {
+                let few =
+                    crate::measure::stats::smallest_p_value(n.n_baseline, n.n_current) > c.alpha;
+                if few {
+                    // No outcome of so few trials is significant: the plain gate applies.
+                    c.unchecked.push(format!(
+                        "run `{}`: {} and {} trials cannot show a change at {} (4 a side \
+                         can), so `{}` is held as without trials",
+                        b.label, n.n_baseline, n.n_current, c.alpha, bd.text
+                    ));
+                } else if !n.significant {
                     c.within_noise.push(format!(
                         "run `{}`: {name} moved {} past `{}`, but within the noise of {} and \
                          {} trials (p = {:.2} > {}): not failed",
@@ -296,8 +314,30 @@ fn both_histograms(b: &RunResult, cur: &RunResult, m: Metric) -> bool {
     has(b) && has(cur)
 }
 
+/// A search's capacity; 0 when every probe failed (the capacity is below the first rate
+/// tried), so a gate sees that fall rather than skip it as unmeasured. None for a fixed run,
+/// and for a search stopped before any rate passed.
+fn capacity(r: &RunResult) -> Option<f64> {
+    let c = r.capacity.as_deref()?;
+    c.capacity
+        .or_else(|| (!c.probes.is_empty() && c.limit != Limit::Stopped).then_some(0.0))
+}
+
+/// Why a search's capacity is compared as 0, when it is.
+fn no_capacity(r: &RunResult) -> Option<String> {
+    let c = r.capacity.as_deref().filter(|c| c.capacity.is_none())?;
+    capacity(r)?;
+    Some(format!(
+        "no rate passed (capacity {}), so its capacity is compared as 0",
+        super::capacity::headline(c)
+    ))
+}
+
 /// A figure in base units; latencies from the histogram, or else the file's own percentiles.
 fn value(r: &RunResult, m: Metric, hist: bool) -> Option<f64> {
+    if m == Metric::Capacity {
+        return capacity(r);
+    }
     let Metric::Latency(kind, stat) = m else {
         return r.metric(m);
     };
@@ -432,7 +472,7 @@ fn shown_pct(p: f64) -> String {
 }
 
 /// How one figure moved: the change column's text and its colour.
-fn change_cells(f: &Figure) -> (String, String, Option<&'static str>) {
+fn change_cells(f: &Figure, alpha: f64) -> (String, String, Option<&'static str>) {
     let (Some(b), Some(cur)) = (f.baseline, f.current) else {
         return ("-".into(), String::new(), None);
     };
@@ -448,7 +488,7 @@ fn change_cells(f: &Figure) -> (String, String, Option<&'static str>) {
         format!("{pct:+.1}%")
     };
     if let Some(n) = &f.noise {
-        return noise_cells(f, n, change);
+        return noise_cells(f, n, change, alpha);
     }
     let direction = match better(f.metric) {
         _ if pct.abs() < NOISE_PCT => None,
@@ -474,9 +514,21 @@ fn noise_cells(
     f: &Figure,
     n: &crate::measure::stats::Change,
     plain: String,
+    alpha: f64,
 ) -> (String, String, Option<&'static str>) {
-    use crate::measure::stats::Verdict;
+    use crate::measure::stats::{smallest_p_value, Verdict};
     let change = noise::change_text(n).unwrap_or(plain);
+    if f.breached.is_none() && smallest_p_value(n.n_baseline, n.n_current) > alpha {
+        // No outcome of so few trials could be significant: "no change" would claim too much.
+        return (
+            change,
+            format!(
+                "too few trials to tell ({} and {})",
+                n.n_baseline, n.n_current
+            ),
+            None,
+        );
+    }
     let p = n
         .p_value
         .map_or(String::new(), |p| format!(" (p = {p:.3})"));
@@ -510,7 +562,7 @@ fn write_table(c: &Comparison, color: bool, out: &mut dyn Write) -> io::Result<(
                 _ => String::new(),
             };
             let shown = |v: Option<f64>| v.map_or("-".into(), |v| bound::shown_amount(f.metric, v));
-            let (change, word, colour) = change_cells(f);
+            let (change, word, colour) = change_cells(f, c.alpha);
             rows.push((
                 [
                     label,

@@ -1,5 +1,6 @@
 //! Stage 7, report. Every reporter writes to any `Write`, so tests can read what a user sees.
 
+mod capacity;
 pub(crate) mod compare;
 mod faults;
 pub(crate) mod html;

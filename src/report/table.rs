@@ -152,6 +152,7 @@ pub fn write_results(
         }
     }
     super::faults::write(results, out)?;
+    super::capacity::write(results, out)?;
     for n in notes {
         writeln!(out, "  note: {n}")?;
     }

@@ -348,7 +348,7 @@ mod tests {
         let slo = Miss::Slo {
             condition: "ack.p99 < 5ms".into(),
             measured: Some(0.009),
-            bound: 0.005,
+            bound: Some(0.005),
         };
         let slip = Miss::Slip {
             behind_secs: 2.0,

@@ -51,12 +51,12 @@ pub fn judge(r: &RunResult, target: f64, search: &CapacitySearch) -> Vec<Miss> {
         let measured = value(&a.lhs, r);
         let (holds, bound) = match &a.test {
             Test::Compare(op, rhs) => match (measured, value(rhs, r)) {
-                (Some(m), Some(b)) => (op.holds(m, b), b),
-                (_, b) => (false, b.unwrap_or(f64::NAN)),
+                (Some(m), Some(b)) => (op.holds(m, b), Some(b)),
+                (_, b) => (false, b),
             },
             Test::Within(lo, hi) => match (measured, value(lo, r), value(hi, r)) {
-                (Some(m), Some(l), Some(h)) => (m >= l && m <= h, if m < l { l } else { h }),
-                _ => (false, f64::NAN),
+                (Some(m), Some(l), Some(h)) => (m >= l && m <= h, Some(if m < l { l } else { h })),
+                _ => (false, None),
             },
         };
         if !holds {

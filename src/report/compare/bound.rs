@@ -89,7 +89,7 @@ pub(crate) fn metric_name(m: Metric) -> String {
 }
 
 /// A metric as typed: the language's names, plus `p99.9` for `p999` (how people write it).
-pub(super) fn metric_from_name(name: &str) -> Option<Metric> {
+pub(crate) fn metric_from_name(name: &str) -> Option<Metric> {
     parse_metric(name).or_else(|| {
         let (family, stat) = name.split_once('.')?;
         let digits = stat.strip_prefix('p')?;

@@ -2,6 +2,7 @@
 //! SVG plots and inline CSS; no script, no network, no fonts to fetch. Every string from the
 //! scenario or the file is escaped.
 
+mod capacity;
 mod over_time;
 mod plots;
 mod svg;
@@ -279,7 +280,11 @@ fn run(h: &mut String, r: &RunResult, total: usize) {
     if !r.status.is_complete() {
         h.push_str(" · <span class=\"fail\">incomplete: cut short</span>");
     }
-    h.push_str("</p><div class=\"plots\">");
+    h.push_str("</p>");
+    if let Some(c) = &r.capacity {
+        capacity::section(h, &r.label, c);
+    }
+    h.push_str("<div class=\"plots\">");
     h.push_str(&plots::percentiles(r));
     match &r.series {
         Some(s) if !s.points.is_empty() => {

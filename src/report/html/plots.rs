@@ -5,11 +5,11 @@
 use super::svg::{nines, number, Anchor, Kind, Scale, Svg};
 use crate::measure::{LatencySummary, RunResult};
 
-const W: f64 = 660.0;
-const H: f64 = 380.0;
+pub(super) const W: f64 = 660.0;
+pub(super) const H: f64 = 380.0;
 /// Plot area: left, top, right, bottom; room above it for two rows of legend, to the right
 /// for the last tick label.
-const AREA: (f64, f64, f64, f64) = (74.0, 84.0, 616.0, 322.0);
+pub(super) const AREA: (f64, f64, f64, f64) = (74.0, 84.0, 616.0, 322.0);
 const GRID: &str = "#d8dee4";
 const AXIS: &str = "#57606a";
 
@@ -110,7 +110,7 @@ impl Chart {
 }
 
 /// Grid, axis lines, tick labels and the axis titles.
-fn axes(svg: &mut Svg, xs: &Scale, ys: &Scale, x_label: &str, y_label: &str) {
+pub(super) fn axes(svg: &mut Svg, xs: &Scale, ys: &Scale, x_label: &str, y_label: &str) {
     let (l, t, r, b) = AREA;
     for (v, label) in xs.ticks() {
         let x = xs.px(v);
@@ -137,7 +137,10 @@ fn axes(svg: &mut Svg, xs: &Scale, ys: &Scale, x_label: &str, y_label: &str) {
 }
 
 /// The legend under the title: a swatch and a name per series, wrapping to a second row.
-fn legend<'a>(svg: &mut Svg, items: impl Iterator<Item = (&'a str, &'static str, bool)>) {
+pub(super) fn legend<'a>(
+    svg: &mut Svg,
+    items: impl Iterator<Item = (&'a str, &'static str, bool)>,
+) {
     let mut x = AREA.0;
     let mut y = 46.0;
     for (name, color, dash) in items {

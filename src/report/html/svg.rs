@@ -101,6 +101,26 @@ impl Svg {
         );
     }
 
+    /// A data point: filled, or a ring in `color` when hollow; `class` names it for a reader
+    /// of the markup, `tip` becomes its hover text.
+    pub(super) fn marker(
+        &mut self,
+        (x, y): (f64, f64),
+        r: f64,
+        color: &str,
+        filled: bool,
+        class: &str,
+        tip: &str,
+    ) {
+        let fill = if filled { color } else { "#ffffff" };
+        let _ = write!(
+            self.buf,
+            r#"<circle cx="{x:.1}" cy="{y:.1}" r="{r}" fill="{fill}" stroke="{color}" stroke-width="1.8" class="{}"><title>{}</title></circle>"#,
+            esc(class),
+            esc(tip)
+        );
+    }
+
     /// A rectangle; `tip` becomes its hover text.
     pub(super) fn rect(
         &mut self,

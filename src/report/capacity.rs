@@ -1,0 +1,419 @@
+//! A capacity search in words: the capacity, what limited it, each probe's figures and why it
+//! failed. The one place these become text, for the terminal (`write`, after the table) and
+//! the HTML page (`html/capacity.rs`) alike.
+
+use std::io::{self, Write};
+
+use tabled::builder::Builder;
+use tabled::settings::object::Columns;
+use tabled::settings::{Alignment, Style, Width};
+
+use crate::format::{compact_rate as rate, short};
+use crate::format::{human_duration, plural};
+use crate::measure::capacity::{CapacityFigures, GeneratorLoad, Limit, Miss, Probe};
+use crate::measure::RunResult;
+use crate::model::Unit;
+
+/// A latency held in milliseconds, to three significant digits like the rates (`13.8ms`,
+/// `1.13s`), `-` when nothing was recorded.
+pub(crate) fn latency(ms: f64) -> String {
+    if !(ms > 0.0 && ms.is_finite()) {
+        "-".into()
+    } else if ms >= 999.5 {
+        short(ms / 1e3) + "s"
+    } else if ms >= 1.0 {
+        short(ms) + "ms"
+    } else {
+        human_duration(ms / 1e3)
+    }
+}
+
+/// The capacity as the report states it: `48.2k/s`, `≥ 1M/s` when the upper bound passed,
+/// `none: …` when no rate passed.
+pub(crate) fn headline(c: &CapacityFigures) -> String {
+    match (c.capacity, c.probes.first()) {
+        (Some(x), _) if c.limit == Limit::UpperBound => format!("≥ {}", rate(x)),
+        (Some(x), _) => rate(x),
+        (None, Some(first)) => format!("none: every probe failed at {}", rate(first.target)),
+        (None, None) => "none: no probe ran".into(),
+    }
+}
+
+/// The highest pass and the lowest failure above it: `47.5k–50k/s`.
+pub(crate) fn bracket(c: &CapacityFigures) -> String {
+    c.bracket.map_or("-".into(), |b| {
+        format!("{}–{}", short(b.pass), rate(b.fail))
+    })
+}
+
+/// One reason a probe at `target` failed, with its figures.
+pub(crate) fn miss(m: &Miss, target: f64) -> String {
+    match m {
+        Miss::Rate { achieved, least } => {
+            let share = if target > 0.0 {
+                format!(" ({}% of the target)", trim(least / target * 100.0))
+            } else {
+                String::new()
+            };
+            format!("acked {}, under {}{share}", rate(*achieved), rate(*least))
+        }
+        Miss::Slip {
+            behind_secs,
+            allowed_secs,
+        } => format!(
+            "sending fell {} behind (allowed {})",
+            human_duration(*behind_secs),
+            human_duration(*allowed_secs)
+        ),
+        Miss::Failed { records } => {
+            format!("{records} record{} failed", plural(*records as usize))
+        }
+        Miss::Lag { growth, allowed } => {
+            format!("lag grew {} (allowed {})", rate(*growth), rate(*allowed))
+        }
+        Miss::Slo {
+            condition,
+            measured,
+            ..
+        } => {
+            let unit = condition_unit(condition);
+            let shown = measured.map_or("not measured".into(), |x| value(x, unit));
+            format!("{condition}: {shown}")
+        }
+        Miss::Incomplete { reason } => format!("cut short: {reason}"),
+    }
+}
+
+/// The unit of a condition's left-hand side when it is one metric (`e2e.p99 < 20ms`); None
+/// for an expression, whose value is then shown as a plain number.
+fn condition_unit(condition: &str) -> Option<Unit> {
+    let lhs = condition
+        .split([' ', '<', '>', '=', '!'])
+        .next()
+        .unwrap_or_default();
+    super::compare::metric_from_name(lhs).map(|m| m.unit())
+}
+
+/// A value in base units, for its unit.
+fn value(x: f64, unit: Option<Unit>) -> String {
+    match unit {
+        Some(Unit::Duration) => human_duration(x),
+        Some(Unit::Rate) => rate(x),
+        Some(Unit::ByteRate) => format!("{}/s", crate::format::human_bytes(x)),
+        Some(Unit::Size) => crate::format::human_bytes(x),
+        Some(Unit::Number) | None => trim(x),
+    }
+}
+
+fn trim(x: f64) -> String {
+    let s = format!("{x:.1}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// kafkabench's own load when it had no CPU to spare.
+pub(crate) fn generator(g: &GeneratorLoad) -> String {
+    let mut s = format!(
+        "load generator busy: sender thread {:.0}%",
+        g.sender_busy * 100.0
+    );
+    if g.cores > 0 {
+        s += &format!(
+            ", process {} of {} core{}",
+            trim(g.process_cores),
+            g.cores,
+            plural(g.cores as usize)
+        );
+    }
+    s
+}
+
+/// Everything to say about a probe: each miss, and a busy load generator (pass or fail: a
+/// pass it measured is a pass of kafkabench as much as of the cluster).
+pub(crate) fn reasons(p: &Probe) -> Vec<String> {
+    let mut out: Vec<String> = p.misses.iter().map(|m| miss(m, p.target)).collect();
+    if let Some(g) = p.result.generator.filter(GeneratorLoad::saturated) {
+        out.push(generator(&g));
+    }
+    out
+}
+
+/// The search's caveats: passes above failures, rates whose trials disagreed.
+pub(crate) fn notes(c: &CapacityFigures) -> Vec<String> {
+    let mut out: Vec<String> = c
+        .non_monotone
+        .iter()
+        .map(|n| {
+            format!(
+                "{} passed above {}, which failed: the result is not monotone",
+                rate(n.passed),
+                rate(n.failed)
+            )
+        })
+        .collect();
+    out.extend(
+        c.noisy
+            .iter()
+            .map(|r| format!("{}: trials disagreed", rate(*r))),
+    );
+    out
+}
+
+/// The probe table's columns: the trial when a rate was tried more than once, e2e when a
+/// probe had a consumer. The HTML probe table shows the same.
+pub(crate) struct ProbeColumns {
+    trial: bool,
+    e2e: bool,
+}
+
+impl ProbeColumns {
+    pub(crate) fn of(c: &CapacityFigures) -> ProbeColumns {
+        ProbeColumns {
+            trial: c.trials > 1 || c.probes.iter().any(|p| p.trial > 1),
+            e2e: c.probes.iter().any(|p| p.result.e2e.is_some()),
+        }
+    }
+
+    pub(crate) fn head(&self) -> Vec<&'static str> {
+        let mut head = vec!["#", "target"];
+        if self.trial {
+            head.push("trial");
+        }
+        head.extend(["achieved", "ack p50", "ack p99", "ack p99.9"]);
+        if self.e2e {
+            head.extend(["e2e p50", "e2e p99", "e2e p99.9"]);
+        }
+        head.push("result");
+        head
+    }
+
+    pub(crate) fn row(&self, p: &Probe) -> Vec<String> {
+        let r = &p.result;
+        let mut row = vec![p.number.to_string(), rate(p.target)];
+        if self.trial {
+            row.push(p.trial.to_string());
+        }
+        row.extend([
+            rate(p.achieved),
+            latency(r.ack.p50_ms),
+            latency(r.ack.p99_ms),
+            latency(r.ack.p999_ms),
+        ]);
+        if self.e2e {
+            match &r.e2e {
+                Some(e) => row.extend([latency(e.p50_ms), latency(e.p99_ms), latency(e.p999_ms)]),
+                None => row.extend(["-".into(), "-".into(), "-".into()]),
+            }
+        }
+        row.push(if p.pass { "pass" } else { "FAIL" }.into());
+        row
+    }
+}
+
+/// The latency at the capacity, from the run's own figures (those of the last probe there);
+/// `-` without a capacity, where they would be a failed probe's.
+fn at_capacity(c: &CapacityFigures, ms: Option<f64>) -> String {
+    match (c.capacity, ms) {
+        (Some(_), Some(ms)) => latency(ms),
+        _ => "-".into(),
+    }
+}
+
+/// The search cells after the table: one line each, then every probe of each with why it
+/// failed, then the search's caveats. Nothing when no run searched.
+pub(crate) fn write(results: &[RunResult], out: &mut dyn Write) -> io::Result<()> {
+    let cells: Vec<(&RunResult, &CapacityFigures)> = results
+        .iter()
+        .filter_map(|r| Some((r, r.capacity.as_deref()?)))
+        .collect();
+    if cells.is_empty() {
+        return Ok(());
+    }
+    let e2e = cells.iter().any(|(r, _)| r.e2e.is_some());
+    let mut head = vec!["search", "capacity", "limited by", "ack p99"];
+    if e2e {
+        head.push("e2e p99");
+    }
+    head.extend(["bracket", "probes"]);
+    let mut b = Builder::default();
+    b.push_record(head);
+    for (r, c) in &cells {
+        let mut row = vec![
+            r.label.clone(),
+            headline(c),
+            c.limit.word().into(),
+            at_capacity(c, Some(r.ack.p99_ms)),
+        ];
+        if e2e {
+            row.push(at_capacity(c, r.e2e.as_ref().map(|e| e.p99_ms)));
+        }
+        row.extend([
+            bracket(c),
+            format!("{} in {}", c.probes.len(), human_duration(c.elapsed_secs)),
+        ]);
+        b.push_record(row);
+    }
+    let mut t = b.build();
+    t.with(Style::psql());
+    t.modify(Columns::new(3..), Alignment::right());
+    // "none: every probe failed at …" on two lines keeps the table within 100 columns.
+    t.modify(Columns::one(1), Width::wrap(18).keep_words(true));
+    writeln!(out)?;
+    writeln!(out, "{t}")?;
+    for (r, c) in &cells {
+        write_probes(r, c, out)?;
+    }
+    Ok(())
+}
+
+/// One search cell's probes, indented under its title, each failure's reasons below them.
+fn write_probes(r: &RunResult, c: &CapacityFigures, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out)?;
+    writeln!(
+        out,
+        "  {}: {} probe{}, capacity {}, limited by {}",
+        r.label,
+        c.probes.len(),
+        plural(c.probes.len()),
+        headline(c),
+        c.limit.word()
+    )?;
+    if !c.slo.is_empty() {
+        writeln!(out, "  slo: {}", c.slo.join(", "))?;
+    }
+    if !c.probes.is_empty() {
+        let cols = ProbeColumns::of(c);
+        let mut b = Builder::default();
+        b.push_record(cols.head());
+        for p in &c.probes {
+            b.push_record(cols.row(p));
+        }
+        let mut t = b.build();
+        t.with(Style::psql());
+        t.modify(Columns::new(0..), Alignment::right());
+        for line in t.to_string().lines() {
+            writeln!(out, "  {line}")?;
+        }
+    }
+    // A reason a line, aligned under the first: a probe can fail five ways at once.
+    for p in &c.probes {
+        let tag = format!("#{}: ", p.number);
+        for (i, why) in reasons(p).iter().enumerate() {
+            let lead = if i == 0 {
+                tag.clone()
+            } else {
+                " ".repeat(tag.len())
+            };
+            writeln!(out, "    {lead}{why}")?;
+        }
+    }
+    for n in notes(c) {
+        writeln!(out, "  note: {n}")?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_have_three_significant_digits() {
+        let cases = [
+            (48_213.0, "48.2k/s"),
+            (1_000_000.0, "1M/s"),
+            (999_999.0, "1M/s"),
+            (98_000.0, "98k/s"),
+            (512.0, "512/s"),
+            (12.5, "12.5/s"),
+            (125_000.0, "125k/s"),
+            (1_250_000.0, "1.25M/s"),
+            (0.0, "0/s"),
+        ];
+        for (r, s) in cases {
+            assert_eq!(rate(r), s, "{r}");
+        }
+    }
+
+    #[test]
+    fn latencies_have_three_significant_digits() {
+        let cases = [
+            (13.79, "13.8ms"),
+            (599.26, "599ms"),
+            (999.6, "1s"),
+            (1130.0, "1.13s"),
+            (7.67, "7.67ms"),
+            (0.25, "250µs"),
+            (0.0, "-"),
+        ];
+        for (ms, s) in cases {
+            assert_eq!(latency(ms), s, "{ms}");
+        }
+    }
+
+    #[test]
+    fn every_miss_says_its_figures_with_their_units() {
+        let cases = [
+            (
+                Miss::Rate {
+                    achieved: 41_200.0,
+                    least: 47_500.0,
+                },
+                "acked 41.2k/s, under 47.5k/s (95% of the target)",
+            ),
+            (
+                Miss::Slo {
+                    condition: "e2e.p99 < 20ms".into(),
+                    measured: Some(0.0312),
+                    bound: Some(0.02),
+                },
+                "e2e.p99 < 20ms: 31.2ms",
+            ),
+            (
+                Miss::Slo {
+                    condition: "e2e.p99 < 20ms".into(),
+                    measured: None,
+                    bound: Some(0.02),
+                },
+                "e2e.p99 < 20ms: not measured",
+            ),
+            (
+                Miss::Slip {
+                    behind_secs: 1.3,
+                    allowed_secs: 0.5,
+                },
+                "sending fell 1.3s behind (allowed 500ms)",
+            ),
+            (Miss::Failed { records: 3 }, "3 records failed"),
+            (Miss::Failed { records: 1 }, "1 record failed"),
+            (
+                Miss::Lag {
+                    growth: 2_100.0,
+                    allowed: 2_500.0,
+                },
+                "lag grew 2.1k/s (allowed 2.5k/s)",
+            ),
+            (
+                Miss::Incomplete {
+                    reason: "interrupted".into(),
+                },
+                "cut short: interrupted",
+            ),
+        ];
+        for (m, words) in cases {
+            assert_eq!(miss(&m, 50_000.0), words);
+        }
+    }
+
+    #[test]
+    fn a_busy_generator_is_said_with_its_thread_and_its_cores() {
+        let g = GeneratorLoad {
+            sender_busy: 0.97,
+            process_cores: 1.8,
+            cores: 2,
+        };
+        assert_eq!(
+            generator(&g),
+            "load generator busy: sender thread 97%, process 1.8 of 2 cores"
+        );
+    }
+}
