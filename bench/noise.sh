@@ -14,6 +14,7 @@ cd "$(dirname "$0")/.."
 pairs=${1:-20} repeat=${2:-6} ab_pairs=${3:-5}
 bin=${KAFKABENCH:-target/release/kafkabench}
 out=${OUT:-$(mktemp -d)}
+mkdir -p "$out"
 echo "results in $out"
 
 # Trial k of every run of a result file, as a one-trial file: the plain gate's view.

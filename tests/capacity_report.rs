@@ -141,6 +141,7 @@ pub(crate) fn slo_limited(label: &str, index: usize) -> RunResult {
     );
     p5.generator = Some(GeneratorLoad {
         sender_busy: 0.97,
+        reader_busy: 0.0,
         process_cores: 1.8,
         cores: 2,
     });

@@ -40,4 +40,5 @@ mod shards;
 mod textmate;
 mod topics;
 mod transactions;
+mod trials;
 mod values;

@@ -158,6 +158,9 @@ impl Miss {
 pub struct GeneratorLoad {
     /// The busiest producer thread's CPU time over its wall time (1.0: never idle).
     pub sender_busy: f64,
+    /// The same for the busiest reading (consumer) thread; 0 without consumers.
+    #[serde(default)]
+    pub reader_busy: f64,
     /// The whole process's CPU time over wall time, in cores.
     pub process_cores: f64,
     /// The cores this process may use.
@@ -165,6 +168,11 @@ pub struct GeneratorLoad {
 }
 
 impl GeneratorLoad {
+    /// Whether kafkabench's busiest reading thread had no CPU to spare.
+    pub fn reader_saturated(&self) -> bool {
+        self.reader_busy >= GENERATOR_BUSY
+    }
+
     /// Whether kafkabench had no CPU to spare: a sending thread, or the process as a whole.
     pub fn saturated(&self) -> bool {
         self.sender_busy >= GENERATOR_BUSY

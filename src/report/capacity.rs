@@ -116,6 +116,9 @@ pub(crate) fn generator(g: &GeneratorLoad) -> String {
         "load generator busy: sender thread {:.0}%",
         g.sender_busy * 100.0
     );
+    if g.reader_busy > 0.0 {
+        s += &format!(", reader thread {:.0}%", g.reader_busy * 100.0);
+    }
     if g.cores > 0 {
         s += &format!(
             ", process {} of {} core{}",
@@ -131,7 +134,11 @@ pub(crate) fn generator(g: &GeneratorLoad) -> String {
 /// pass it measured is a pass of kafkabench as much as of the cluster).
 pub(crate) fn reasons(p: &Probe) -> Vec<String> {
     let mut out: Vec<String> = p.misses.iter().map(|m| miss(m, p.target)).collect();
-    if let Some(g) = p.result.generator.filter(GeneratorLoad::saturated) {
+    if let Some(g) = p
+        .result
+        .generator
+        .filter(|g| g.saturated() || g.reader_saturated())
+    {
         out.push(generator(&g));
     }
     out
@@ -407,6 +414,7 @@ mod tests {
     #[test]
     fn a_busy_generator_is_said_with_its_thread_and_its_cores() {
         let g = GeneratorLoad {
+            reader_busy: 0.0,
             sender_busy: 0.97,
             process_cores: 1.8,
             cores: 2,

@@ -544,6 +544,14 @@ fn noise_cells(
         Better::Lower => false,
         Better::Neither => return (change, String::new(), None),
     };
+    // As Criterion.rs has a noise threshold: a real but tiny change is not news.
+    if n.ratio.is_some_and(|r| r.abs() < noise::NEGLIGIBLE) {
+        return (
+            change,
+            format!("negligible (under {}%){p}", noise::NEGLIGIBLE * 100.0),
+            None,
+        );
+    }
     match n.verdict(higher) {
         Verdict::Regressed => (change, format!("worse{p}"), Some(RED)),
         Verdict::Improved => (change, format!("better{p}"), Some(GREEN)),

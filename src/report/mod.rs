@@ -8,6 +8,7 @@ pub mod json;
 pub(crate) mod junit;
 mod plan_text;
 pub mod table;
+mod trials;
 pub mod verdict;
 
 pub use plan_text::{plan_text, workload_text};

@@ -11,6 +11,8 @@ use crate::measure::{RunResult, TopicFigures};
 use crate::plan::Plan;
 use crate::run::Execution;
 
+use super::trials;
+
 fn ms(x: f64) -> String {
     if x == 0.0 {
         "-".into()
@@ -63,18 +65,22 @@ pub fn write_results(
             r.sent.to_string(),
             r.failed.to_string(),
             human_duration(r.elapsed_secs),
-            format!("{:.0}", r.throughput_msgs),
+            format!("{:.0}{}", r.throughput_msgs, trials::pm(r, "throughput")),
             format!("{:.1}", r.throughput_bytes / 1e6),
         ];
         if paced {
             row.push(r.target_rate.map_or("-".into(), |t| format!("{t:.0}")));
         }
-        row.extend([ms(r.ack.p50_ms), ms(r.ack.p99_ms), ms(r.ack.p999_ms)]);
+        row.extend([
+            ms(r.ack.p50_ms) + &trials::pm(r, "ack.p50"),
+            ms(r.ack.p99_ms) + &trials::pm(r, "ack.p99"),
+            ms(r.ack.p999_ms) + &trials::pm(r, "ack.p999"),
+        ]);
         if e2e {
             match (&r.e2e, &r.delivery) {
                 (Some(l), Some(d)) => row.extend([
-                    ms(l.p50_ms),
-                    ms(l.p99_ms),
+                    ms(l.p50_ms) + &trials::pm(r, "e2e.p50"),
+                    ms(l.p99_ms) + &trials::pm(r, "e2e.p99"),
                     // Cut short: what was not read yet is not known to be lost.
                     d.lost.map_or("incomplete".into(), |n| n.to_string()),
                 ]),
@@ -95,7 +101,13 @@ pub fn write_results(
     let mut t = b.build();
     t.with(Style::psql());
     t.modify(Columns::new(1..), Alignment::right());
+    if let Some(h) = trials::header(results) {
+        writeln!(out, "{h}")?;
+    }
     writeln!(out, "{t}")?;
+    for n in results.iter().flat_map(trials::notes) {
+        writeln!(out, "  {n}")?;
+    }
     for r in results.iter().filter(|r| r.topics.len() > 1) {
         write_topics(r, out)?;
     }

@@ -223,7 +223,9 @@ fn limit(s: &Search, probes: &[Probe], rp_closed_loop: bool) -> Limit {
         return Limit::Stopped;
     };
     let closed_loop = rp_closed_loop;
-    if behind(failed) && (saturated(failed) || (!closed_loop && sender_waits(failed))) {
+    if (behind(failed) && (saturated(failed) || (!closed_loop && sender_waits(failed))))
+        || reader_bound(failed)
+    {
         Limit::Generator
     } else if failed.misses.iter().any(Miss::is_sustain) {
         Limit::Cluster
@@ -237,6 +239,19 @@ fn behind(p: &Probe) -> bool {
     p.misses
         .iter()
         .any(|m| matches!(m, Miss::Slip { .. } | Miss::Rate { .. }))
+}
+
+/// Whether kafkabench's own reading thread was saturated while the probe failed on what the
+/// reader measures (end-to-end latency, lag): its consumer, not the cluster, fell behind.
+fn reader_bound(p: &Probe) -> bool {
+    let reads = |m: &Miss| match m {
+        Miss::Lag { .. } => true,
+        Miss::Slo { condition, .. } => {
+            condition.starts_with("e2e.") || condition.starts_with("lag.")
+        }
+        _ => false,
+    };
+    p.result.generator.is_some_and(|g| g.reader_saturated()) && p.misses.iter().any(reads)
 }
 
 /// Whether kafkabench had no CPU to spare: a sending thread, or the process per core.
@@ -312,6 +327,7 @@ mod tests {
         let r = RunResult {
             generator: Some(GeneratorLoad {
                 sender_busy: busy,
+                reader_busy: 0.0,
                 process_cores: busy,
                 cores: 2,
             }),

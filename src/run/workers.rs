@@ -100,6 +100,7 @@ pub(super) async fn measure(
         None => None,
     };
     let outcomes = join_consumers(consumer_handles).await?;
+    let reader_busy = outcomes.iter().filter_map(|o| o.busy).fold(0.0, f64::max);
     let read_side = (rp.consumer.is_some()).then(|| read_side(rp, &t, &outcomes));
     if let Some(t) = ticker {
         t.finish();
@@ -142,6 +143,7 @@ pub(super) async fn measure(
     r.derive_figures(&recorded);
     r.generator = Some(GeneratorLoad {
         sender_busy: recordings.iter().filter_map(|p| p.busy).fold(0.0, f64::max),
+        reader_busy,
         process_cores,
         cores: super::cpu::cores(),
     });

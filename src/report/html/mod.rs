@@ -6,6 +6,7 @@ mod capacity;
 mod over_time;
 mod plots;
 mod svg;
+mod trials;
 
 use std::fmt::Write as _;
 
@@ -283,6 +284,9 @@ fn run(h: &mut String, r: &RunResult, total: usize) {
     h.push_str("</p>");
     if let Some(c) = &r.capacity {
         capacity::section(h, &r.label, c);
+    }
+    if let Some(t) = &r.trials {
+        trials::section(h, t);
     }
     h.push_str("<div class=\"plots\">");
     h.push_str(&plots::percentiles(r));

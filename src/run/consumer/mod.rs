@@ -75,6 +75,8 @@ pub(super) struct ConsumerJob {
 pub(super) struct ConsumerOutcome {
     pub recording: ConsumerRecording,
     pub error: Option<String>,
+    /// The share of the measured phase the reading thread was on a CPU.
+    pub busy: Option<f64>,
 }
 
 /// One consumer at work: its client, what it verifies, its membership.
@@ -139,8 +141,11 @@ pub(super) fn run(job: ConsumerJob) -> ConsumerOutcome {
     meet(&job.barrier);
     meet(&job.barrier);
     r.start_measuring();
+    let (cpu, from) = (super::cpu::thread(), Instant::now());
     r.read_until_done();
-    r.finish()
+    let mut out = r.finish();
+    out.busy = super::cpu::busy_since(cpu, from.elapsed().as_nanos() as u64);
+    out
 }
 
 /// Meets the orchestrator at every point (nothing waits forever) and says why not.
@@ -149,6 +154,7 @@ fn not_started(job: &ConsumerJob, error: String) -> ConsumerOutcome {
     ConsumerOutcome {
         recording: ConsumerRecording::empty(),
         error: Some(error),
+        busy: None,
     }
 }
 
@@ -509,6 +515,7 @@ impl Reader<'_> {
         ConsumerOutcome {
             recording,
             error: self.error.take(),
+            busy: None,
         }
     }
 }

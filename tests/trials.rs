@@ -1,0 +1,124 @@
+//! Repeated runs (`repeat = N`) end to end on the local broker: every trial a whole run on its
+//! own topics, counts summed over them, the environment recorded, and a confident assertion
+//! that the trials cannot support failing with how many it needs.
+
+use crate::common::{self, expect_exit, kafkabench};
+
+const SCENARIO: &str = r#"scenario "trials" {
+  repeat = 3
+  topic "trials" { partitions = 2 }
+  consumer { }
+  workload {
+    messages = 2000
+    rate     = 4000/s
+    payload  = random(size: 100B)
+  }
+  expect {
+    lost == 0
+    sent == 6000
+    throughput > 1/s with 95% confidence
+  }
+}
+"#;
+
+#[test]
+fn plan_counts_the_trials_and_repeat_on_the_command_line_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("trials.kbs");
+    std::fs::write(&file, SCENARIO).unwrap();
+    let out = kafkabench(&["plan", file.to_str().unwrap()]);
+    let text = expect_exit(&out, 0);
+    assert!(
+        text.contains("3 trials of every run, interleaved"),
+        "{text}"
+    );
+    let out = kafkabench(&["plan", file.to_str().unwrap(), "--repeat", "6"]);
+    assert!(expect_exit(&out, 0).contains("6 trials of every run"));
+}
+
+#[test]
+fn every_trial_is_a_whole_run_and_counts_add_up() {
+    common::require_broker();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("trials.kbs");
+    std::fs::write(&file, SCENARIO).unwrap();
+    let json = dir.path().join("trials.json");
+    let out = kafkabench(&[
+        "run",
+        file.to_str().unwrap(),
+        "--quiet",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    // The confident assertion cannot pass on 3 trials: exit 1, and it says why.
+    let stdout = expect_exit(&out, 1);
+    assert!(stdout.contains("3 trials per run"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "3 trials give an interval of at most 75.0% confidence; `repeat = 6` reaches it"
+        ),
+        "{stdout}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let run = &v["runs"][0];
+    let trials = run["trials"]["results"]
+        .as_array()
+        .expect("every trial kept");
+    assert_eq!(trials.len(), 3);
+    let topics: Vec<&str> = trials
+        .iter()
+        .map(|t| t["topic"].as_str().unwrap())
+        .collect();
+    for (k, t) in topics.iter().enumerate() {
+        assert!(
+            t.ends_with(&format!("-t{}", k + 1)),
+            "a trial's own topic: {topics:?}"
+        );
+    }
+    // Counts are the trials' sums, as the consumer verified each trial's records.
+    assert_eq!(run["sent"], 6000);
+    assert_eq!(run["delivery"]["consumed"], 6000);
+    assert_eq!(run["delivery"]["lost"], 0);
+    for t in trials {
+        assert_eq!(t["sent"], 2000);
+        assert_eq!(t["delivery"]["consumed"], 2000, "{t}");
+    }
+    // The throughput shown is the median trial's.
+    let mut rates: Vec<f64> = trials
+        .iter()
+        .map(|t| t["throughput_msgs"].as_f64().unwrap())
+        .collect();
+    rates.sort_by(f64::total_cmp);
+    assert_eq!(run["throughput_msgs"].as_f64().unwrap(), rates[1]);
+    let fig = run["trials"]["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["metric"] == "throughput")
+        .unwrap();
+    assert_eq!(fig["values"].as_array().unwrap().len(), 3);
+    assert_eq!(fig["coverage"].as_f64().unwrap(), 0.75);
+    let verdicts = v["assertions"].as_array().unwrap();
+    assert!(
+        verdicts.iter().take(2).all(|a| a["pass"] == true),
+        "{verdicts:?}"
+    );
+    assert_eq!(
+        verdicts[2]["judged"]["shortfall"]["kind"], "too_few_trials",
+        "{verdicts:?}"
+    );
+    // Where it was measured.
+    let env = &v["environment"];
+    assert!(env["host"]["cores"].as_u64().unwrap() >= 1, "{env}");
+    assert!(env["cluster"]["brokers"].as_u64().unwrap() >= 1, "{env}");
+    assert!(
+        env["cluster"]["api"][0]
+            .as_str()
+            .unwrap()
+            .contains("Produce v"),
+        "{env}"
+    );
+    // None of the trials' topics is left behind.
+    let left = common::broker_topics(|t| topics.iter().any(|x| t == *x));
+    assert!(left.is_empty(), "{left:?}");
+}
