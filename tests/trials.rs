@@ -119,6 +119,6 @@ fn every_trial_is_a_whole_run_and_counts_add_up() {
         "{env}"
     );
     // None of the trials' topics is left behind.
-    let left = common::broker_topics(|t| topics.iter().any(|x| t == *x));
+    let left = common::broker_topics(|t| topics.contains(&t));
     assert!(left.is_empty(), "{left:?}");
 }
