@@ -32,6 +32,7 @@ macro_rules! each_scenario {
 each_scenario!(
     backlog,
     batch_size_sweep,
+    capacity_linger_codec,
     codecs_random_vs_orders,
     consumer_group,
     latency_timers,
