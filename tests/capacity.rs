@@ -2,8 +2,6 @@
 //! known — a broker-side client quota — with the answer checked by plain fixed-rate runs at
 //! 0.9 × and 1.2 × the capacity it found.
 
-use std::path::Path;
-
 use crate::common::{self, expect_exit, fixture, kafkabench, reader::kafka_tool};
 
 #[test]
@@ -95,21 +93,6 @@ impl Drop for QuotaGuard {
     }
 }
 
-fn run_json(dir: &Path, name: &str, text: &str, code: i32) -> serde_json::Value {
-    let file = dir.join(format!("{name}.kbs"));
-    std::fs::write(&file, text).unwrap();
-    let json = dir.join(format!("{name}.json"));
-    let out = kafkabench(&[
-        "run",
-        file.to_str().unwrap(),
-        "--quiet",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    expect_exit(&out, code);
-    serde_json::from_slice(&std::fs::read(&json).unwrap()).expect("valid JSON")
-}
-
 #[test]
 fn a_search_under_a_quota_finds_it_and_fixed_runs_confirm_the_answer() {
     common::require_broker();
@@ -120,7 +103,7 @@ fn a_search_under_a_quota_finds_it_and_fixed_runs_confirm_the_answer() {
     let _guard = QuotaGuard(client.clone());
     let dir = tempfile::tempdir().unwrap();
 
-    let v = run_json(dir.path(), "search", &quota_search(&client), 0);
+    let v = common::run_text_json(dir.path(), "search", &quota_search(&client), 0).1;
     let run = &v["runs"][0];
     let c = &run["capacity"];
     let cap = c["capacity"].as_f64().expect("a capacity");
@@ -144,12 +127,13 @@ fn a_search_under_a_quota_finds_it_and_fixed_runs_confirm_the_answer() {
 
     // Plain fixed-rate runs, which know nothing of the search: 0.9 × C meets the SLO and
     // keeps up, 1.2 × C does not.
-    let fixed = run_json(
+    let fixed = common::run_text_json(
         dir.path(),
         "fixed",
         &fixed_runs(&client, &[0.9 * cap, 1.2 * cap]),
         1,
-    );
+    )
+    .1;
     let verdicts = fixed["assertions"].as_array().unwrap();
     let held = |run: &str| {
         verdicts

@@ -79,7 +79,10 @@ fn only_the_command_layer_writes_to_the_terminal() {
         }
         // A unit-test file may say the figures it measured (cargo test keeps them unless
         // asked); the library's own code never prints.
-        let name = file.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let name = file
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
         if name.ends_with("_tests.rs") {
             continue;
         }

@@ -40,18 +40,8 @@ fn plan_counts_the_trials_and_repeat_on_the_command_line_wins() {
 fn every_trial_is_a_whole_run_and_counts_add_up() {
     common::require_broker();
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("trials.kbs");
-    std::fs::write(&file, SCENARIO).unwrap();
-    let json = dir.path().join("trials.json");
-    let out = kafkabench(&[
-        "run",
-        file.to_str().unwrap(),
-        "--quiet",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
     // The confident assertion cannot pass on 3 trials: exit 1, and it says why.
-    let stdout = expect_exit(&out, 1);
+    let (stdout, v) = common::run_text_json(dir.path(), "trials", SCENARIO, 1);
     assert!(stdout.contains("3 trials per run"), "{stdout}");
     assert!(
         stdout.contains(
@@ -59,7 +49,6 @@ fn every_trial_is_a_whole_run_and_counts_add_up() {
         ),
         "{stdout}"
     );
-    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let run = &v["runs"][0];
     let trials = run["trials"]["results"]
         .as_array()

@@ -99,27 +99,12 @@ pub(super) async fn search(
 /// fresh default group), so no probe reads another's records; no faults.
 fn probe_plan(rp: &RunPlan, c: &CapacitySearch, rate: f64, number: u32) -> RunPlan {
     let mut p = rp.clone();
-    let suffix = format!("-p{number}");
+    super::trials::fresh(&mut p, &format!("-p{number}"));
     let w = &mut p.workload;
     w.rate = RateSpec::Fixed(rate);
     w.messages = None;
     w.duration = Some(c.probe);
     w.warmup = (!c.warmup.is_zero()).then_some(Warmup::Duration(c.warmup));
-    if !p.topic.existing {
-        for t in &mut p.topics {
-            t.push_str(&suffix);
-        }
-        p.topic.name = p.topics[0].clone();
-    }
-    if let Some(cons) = &mut p.consumer {
-        if let Some(g) = cons
-            .get("group.id")
-            .filter(|g| g.starts_with("kafkabench-"))
-        {
-            let g = format!("{g}{suffix}");
-            cons.set("group.id", g);
-        }
-    }
     p.faults.clear();
     p.estimate = crate::plan::estimate(&p.workload);
     p.capacity = None;

@@ -45,6 +45,30 @@ pub(crate) fn kafkabench(args: &[&str]) -> Output {
         .expect("the kafkabench binary runs")
 }
 
+/// Writes `text` as `NAME.kbs` in `dir`, runs it quietly with `--json`, asserts the exit
+/// code; returns stdout and the result file.
+pub(crate) fn run_text_json(
+    dir: &Path,
+    name: &str,
+    text: &str,
+    code: i32,
+) -> (String, serde_json::Value) {
+    let file = dir.join(format!("{name}.kbs"));
+    std::fs::write(&file, text).expect("a scenario written");
+    let json = dir.join(format!("{name}.json"));
+    let out = kafkabench(&[
+        "run",
+        file.to_str().expect("a UTF-8 path"),
+        "--quiet",
+        "--json",
+        json.to_str().expect("a UTF-8 path"),
+    ]);
+    let stdout = expect_exit(&out, code);
+    let v =
+        serde_json::from_slice(&std::fs::read(&json).expect("a result file")).expect("valid JSON");
+    (stdout, v)
+}
+
 /// Asserts the exit code, showing stdout and stderr when it differs; returns stdout.
 pub(crate) fn expect_exit(out: &Output, code: i32) -> String {
     let stdout = text(&out.stdout);
