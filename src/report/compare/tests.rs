@@ -1,6 +1,7 @@
 //! The comparison's words and colours, on synthetic files.
 
 use super::bound::parse_bound;
+use super::text::{GREEN, RED};
 use super::*;
 use crate::measure::{new_histogram, record};
 
