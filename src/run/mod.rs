@@ -184,10 +184,15 @@ pub(crate) async fn execute(
                     RunStatus::ClusterLost { .. } => Some(RunError::ClusterLost(reason)),
                     _ => Some(RunError::Incomplete(reason)),
                 };
+                let complete = r.status.is_complete();
                 trials[k].push(r);
-                if let Some(env) = exec.environment.as_mut().filter(|e| e.cluster.is_none()) {
-                    // Asked once the cluster has answered: an unreachable one fails the
-                    // run first, in its own words and time.
+                if let Some(env) = exec
+                    .environment
+                    .as_mut()
+                    .filter(|e| complete && e.cluster.is_none())
+                {
+                    // Asked once the cluster has answered a whole run: an unreachable or
+                    // lost one fails the run first, in its own words and time.
                     env.cluster = environment::cluster(rp).await;
                 }
                 if interrupt.load(Ordering::SeqCst) {
