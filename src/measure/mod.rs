@@ -337,7 +337,17 @@ impl RunResult {
             Metric::UnavailableTime => self.faults.as_ref()?.unavailable_secs?,
             Metric::RecoveryTime => self.faults.as_ref()?.recovery_secs?,
             Metric::FaultFailed => self.faults.as_ref()?.failed as f64,
-            Metric::Capacity => self.capacity.as_ref()?.capacity?,
+            // A search where every probe failed has a capacity below its first rate: 0, so
+            // `capacity > 5k/s` fails as out of bound rather than "not measured". A search
+            // stopped before any rate passed has none.
+            Metric::Capacity => {
+                let c = self.capacity.as_ref()?;
+                match (c.capacity, c.limit) {
+                    (Some(x), _) => x,
+                    (None, capacity::Limit::Stopped) => return None,
+                    (None, _) => 0.0,
+                }
+            }
             Metric::FaultLatency(kind, stat) => {
                 let f = self.faults.as_ref()?;
                 let s = match kind {
