@@ -32,7 +32,9 @@ fn import(workload: &str, driver: Option<&str>) -> String {
         driver: d.as_deref(),
         out_dir: Path::new(DIR),
     };
-    omb(files, &mut sources).unwrap_or_else(|d| panic!("{}", render_text(&d, &sources, false, 100)))
+    omb(files, &mut sources)
+        .unwrap_or_else(|d| panic!("{}", render_text(&d, &sources, false, 100)))
+        .text
 }
 
 /// Checks and plans the text as `kafkabench check` and `plan` would a file in tests/fixtures/omb.
@@ -391,7 +393,7 @@ fn invalid_renders_like_its_snapshot(name: &str, workload: &str, driver: Option<
         out_dir: Path::new(DIR),
     };
     let diags = match omb(files, &mut sources) {
-        Ok(text) => panic!("{workload} should not import:\n{text}"),
+        Ok(imported) => panic!("{workload} should not import:\n{}", imported.text),
         Err(d) => d,
     };
     insta::assert_snapshot!(name, render_text(&diags, &sources, false, 100));

@@ -58,7 +58,14 @@ fn import_omb(a: &OmbArgs) -> Outcome {
         out_dir: &out_dir,
     };
     let text = match omb(files, &mut sources) {
-        Ok(t) => t,
+        Ok(imported) => {
+            // What the import could only carry as comments is said where a user looks first.
+            let mut err = std::io::stderr().lock();
+            for w in &imported.warnings {
+                let _ = writeln!(err, "warning: {w}");
+            }
+            imported.text
+        }
         Err(d) => {
             print_diagnostics(&d, &sources);
             return Outcome::Invalid;

@@ -3,13 +3,14 @@
 //! theirs, each translated to librdkafka's name and checked by the checker; what cannot be
 //! carried over stays as a comment saying why.
 
+use super::fork;
 use super::java::{self, Translated, Val};
 use super::kbs::{self, Block, Item};
 use super::omb::{Driver, KAFKA_DRIVER};
-use super::yaml::value_span;
+use super::yaml::{value_span, Read};
 use crate::diagnostic::{Diagnostic, Diagnostics, Kind};
 use crate::model::is_secret;
-use crate::source::{FileId, Sources};
+use crate::source::{Sources, Span};
 
 /// What the driver file contributes to the scenario.
 #[derive(Default)]
@@ -19,23 +20,47 @@ pub(super) struct Parts {
     pub topic: Vec<Item>,
     pub producer: Vec<Item>,
     pub consumer: Vec<Item>,
+    /// Settings of the workload block (a fork driver's transactions).
+    pub workload: Vec<Item>,
+    pub warnings: Vec<String>,
 }
 
-pub(super) fn map(d: &Driver, file: FileId, sources: &Sources) -> Result<Parts, Diagnostics> {
+pub(super) fn map(read: &Read<Driver>, sources: &Sources) -> Result<Parts, Diagnostics> {
+    let (d, file) = (&read.value, read.file);
     let text = &sources.get(file).text;
     let mut diags = Diagnostics::default();
-    if let Some(class) = d.driver_class.as_deref().filter(|c| *c != KAFKA_DRIVER) {
-        diags.push(
+    let class = d.driver_class.as_deref().map(|c| (c, fork::class(c)));
+    // A driver of an unknown class is read as OMB's Kafka driver when it has that driver's fields.
+    let kafka_shaped = [
+        &d.topic_config,
+        &d.common_config,
+        &d.producer_config,
+        &d.consumer_config,
+    ]
+    .iter()
+    .any(|f| f.is_some());
+    match class {
+        Some((name, fork::Class::Other(system))) => diags.push(
             Diagnostic::new(
                 Kind::Value,
                 value_span(file, text, "driverClass"),
-                format!("`{class}` is not OMB's Kafka driver"),
+                format!("`{name}` is OMB's {system} driver, not a Kafka-protocol one"),
             )
-            .label("another driver")
+            .label("another system's driver")
+            .help(other_help(system)),
+        ),
+        Some((name, fork::Class::Unknown)) if !kafka_shaped => diags.push(
+            Diagnostic::new(
+                Kind::Value,
+                value_span(file, text, "driverClass"),
+                format!("`{name}` is not a driver kafkabench knows, and the file has none of the Kafka driver's fields"),
+            )
+            .label("unknown driver")
             .help(format!(
-                "kafkabench imports Kafka driver files (driverClass: {KAFKA_DRIVER})"
+                "kafkabench imports Kafka-protocol driver files: OMB's (driverClass: {KAFKA_DRIVER}) and its forks' (Redpanda's, AutoMQ's, Aiven's, Confluent's)"
             )),
-        );
+        ),
+        _ => {}
     }
     if let Some(rf) = d
         .replication_factor
@@ -59,6 +84,34 @@ pub(super) fn map(d: &Driver, file: FileId, sources: &Sources) -> Result<Parts, 
         "driver: {}",
         d.name.as_deref().unwrap_or("(no name)")
     ));
+    let warn = |span: Span, msg: String| super::warning(sources, span, &msg);
+    if let Some((name, c)) = class {
+        p.header.extend(fork::class_notes(c, name));
+        if c == fork::Class::Unknown {
+            p.header.push(format!(
+                "driverClass {name} is not a driver kafkabench knows; read as OMB's Kafka driver, whose fields it has"
+            ));
+            p.warnings.push(warn(
+                value_span(file, text, "driverClass"),
+                format!("`{name}` is not a driver class kafkabench knows: read as OMB's Kafka driver, whose fields it has"),
+            ));
+        }
+    }
+    if !read.placeholders.is_empty() {
+        p.header.push(format!(
+            "a template (Jinja, as Ansible fills it): {} kept as written; render it first, or set what they stand for",
+            read.placeholders.join(", ")
+        ));
+        p.warnings.push(warn(
+            Span::new(file, 0, 0),
+            format!(
+                "the driver file is a template: its placeholders ({}) are kept as written (`--bootstrap` or KAFKA_BOOTSTRAP sets the cluster)",
+                read.placeholders.join(", ")
+            ),
+        ));
+    }
+    let tx = matches!(class, Some((_, fork::Class::Redpanda(fork::Variant::Tx))));
+    extras(read, tx, &mut p, &warn);
     if d.reset == Some(true) {
         p.header.push(
             "reset: true (delete every topic first) is not needed: each run creates its own topic and deletes it".into(),
@@ -105,6 +158,20 @@ pub(super) fn map(d: &Driver, file: FileId, sources: &Sources) -> Result<Parts, 
             }
         }
     }
+    let isolation = p
+        .consumer
+        .iter()
+        .any(|i| matches!(i, Item::Set { key, .. } if key == "isolation.level"));
+    if tx && !isolation {
+        // With transactions the two clients' defaults differ in what a reader waits for.
+        p.consumer.push(Item::Set {
+            key: "isolation.level".into(),
+            value: "read_uncommitted".into(),
+            comment: Some(
+                "the Java client's default, which OMB's consumers read with; librdkafka's is read_committed".into(),
+            ),
+        });
+    }
     if let Some(servers) = bootstrap {
         p.cluster.insert(
             0,
@@ -116,6 +183,65 @@ pub(super) fn map(d: &Driver, file: FileId, sources: &Sources) -> Result<Parts, 
         );
     }
     Ok(p)
+}
+
+fn other_help(system: &str) -> String {
+    let kafka = format!("kafkabench speaks the Kafka protocol: it imports Kafka driver files (driverClass: {KAFKA_DRIVER}) and those of OMB's forks (Redpanda's, AutoMQ's, Aiven's, Confluent's)");
+    if system.starts_with("Kafka-on-Pulsar") {
+        // KoP serves Kafka clients, but its file is laid out for a Pulsar cluster and both clients.
+        format!("{kafka}; KoP's file is laid out for both clients (`kafkaConfig`, `pulsarConfig`): to run its Kafka side, write its Kafka properties in a Kafka driver file (`commonConfig`, `producerConfig`, `consumerConfig`)")
+    } else {
+        kafka
+    }
+}
+
+/// The driver's fields that OMB's Kafka driver does not have: Redpanda's transactions are
+/// mapped, the others carried as comments (OMB's driver reader ignores fields it does not know).
+fn extras(read: &Read<Driver>, tx: bool, p: &mut Parts, warn: &dyn Fn(Span, String) -> String) {
+    let requests = read
+        .extras
+        .iter()
+        .find(|e| e.name == "requestsPerTransaction");
+    match (tx, requests.map(|e| e.value.as_i64())) {
+        (true, Some(Some(n))) if n > 0 => p.workload.push(Item::Set {
+            key: "transaction".into(),
+            value: n.to_string(),
+            comment: Some("requestsPerTransaction: records per transaction".into()),
+        }),
+        (true, _) => {
+            let shown = requests.map_or("absent (Java's 0)".into(), |e| fork::show(&e.value));
+            p.workload.push(Item::Note(format!(
+                "requestsPerTransaction: {shown}: Redpanda's tx driver cannot commit a transaction of fewer than 1 record; no `transaction` is set"
+            )));
+            p.warnings.push(warn(
+                requests.map_or(Span::new(read.file, 0, 0), |e| e.span),
+                "Redpanda's tx driver needs `requestsPerTransaction` of 1 or more: imported without transactions".into(),
+            ));
+        }
+        _ => {}
+    }
+    for e in &read.extras {
+        // Only numbers and flags are shown: a driver's other values may hold credentials.
+        let shown = match &e.value {
+            serde_yaml::Value::Number(_) | serde_yaml::Value::Bool(_) => fork::show(&e.value),
+            serde_yaml::Value::Sequence(_) => "(a list)".into(),
+            serde_yaml::Value::Mapping(_) => "(a mapping)".into(),
+            _ => "(a value)".into(),
+        };
+        let (note, warning) = match e.name.as_str() {
+            "requestsPerTransaction" if tx => continue,
+            "requestsPerTransaction" => (
+                format!("requestsPerTransaction: {shown} is read only by Redpanda's tx driver (…driver.redpanda.tx.RedpandaBenchmarkDriver): no transactions"),
+                "`requestsPerTransaction` is read only by Redpanda's tx driver: ignored, as this driver class does, and carried as a comment".to_string(),
+            ),
+            name => (
+                format!("{name}: {shown} is not a field of OMB's Kafka driver: OMB ignores fields it does not know, and so does the import"),
+                format!("`{name}` is not a field of OMB's Kafka driver (nor a known fork's): ignored, as OMB does, and carried as a comment"),
+            ),
+        };
+        p.header.push(note);
+        p.warnings.push(warn(e.span, warning));
+    }
 }
 
 /// Java's `Properties` keeps the last of a key given twice; so does the import, and says so.

@@ -7,10 +7,12 @@
 //! the highest rate, `driver`, `java` for client properties) and written (`kbs`), each OMB
 //! meaning kafkabench cannot express said in a comment where it applies. Client properties and
 //! topic configs are carried over only when the checker accepts them, so the scenario checks
-//! clean.
+//! clean. The forks of OMB that speak the Kafka protocol are read too (`fork`): their driver
+//! classes, and their fields mapped or carried as comments, each of the latter with a warning.
 
 mod capacity;
 mod driver;
+mod fork;
 mod java;
 mod kbs;
 mod omb;
@@ -19,8 +21,8 @@ mod yaml;
 
 use std::path::Path;
 
-use crate::diagnostic::Diagnostics;
-use crate::source::Sources;
+use crate::diagnostic::{Diagnostic, Diagnostics, Kind};
+use crate::source::{Sources, Span};
 
 use kbs::{Block, Item};
 
@@ -34,14 +36,24 @@ pub struct OmbFiles<'a> {
     pub out_dir: &'a Path,
 }
 
+/// An imported scenario, and what the import could only carry as comments.
+#[derive(Clone, Debug)]
+pub struct Imported {
+    pub text: String,
+    /// One line each, `FILE:LINE: what`: a field with no kafkabench equivalent, a number cut to
+    /// kafkabench's bound, a template's placeholders.
+    pub warnings: Vec<String>,
+}
+
 /// An OMB workload (and optionally its Kafka driver file) as scenario text; the files are added
 /// to `sources`, so the diagnostics of a failed import can be rendered with their lines.
-pub fn omb(files: OmbFiles, sources: &mut Sources) -> Result<String, Diagnostics> {
+pub fn omb(files: OmbFiles, sources: &mut Sources) -> Result<Imported, Diagnostics> {
     let mut diags = Diagnostics::default();
     let w = yaml::read::<omb::Workload>(files.workload, sources, &omb::WORKLOAD);
     let d = files
         .driver
         .map(|p| yaml::read::<omb::Driver>(p, sources, &omb::DRIVER));
+    let w = w.and_then(not_a_template);
     let work = match w {
         Ok(read) => {
             diags.items.extend(read.problems.items);
@@ -51,6 +63,7 @@ pub fn omb(files: OmbFiles, sources: &mut Sources) -> Result<String, Diagnostics
                 path: files.workload,
                 out_dir: files.out_dir,
                 bad: &read.bad,
+                extras: &read.extras,
             };
             workload::map(&input, sources)
                 .map_err(|e| diags.items.extend(e.items))
@@ -63,9 +76,9 @@ pub fn omb(files: OmbFiles, sources: &mut Sources) -> Result<String, Diagnostics
     };
     let drv = match d {
         None => Some(None),
-        Some(Ok(read)) => {
-            diags.items.extend(read.problems.items);
-            driver::map(&read.value, read.file, sources)
+        Some(Ok(mut read)) => {
+            diags.items.append(&mut read.problems.items);
+            driver::map(&read, sources)
                 .map_err(|e| diags.items.extend(e.items))
                 .ok()
                 .map(Some)
@@ -76,9 +89,41 @@ pub fn omb(files: OmbFiles, sources: &mut Sources) -> Result<String, Diagnostics
         }
     };
     match (work, drv) {
-        (Some(w), Some(d)) if diags.is_empty() => Ok(assemble(files, w, d)),
+        (Some(w), Some(d)) if diags.is_empty() => {
+            let mut warnings = w.warnings.clone();
+            warnings.extend(d.iter().flat_map(|d| d.warnings.iter().cloned()));
+            Ok(Imported {
+                text: assemble(files, w, d),
+                warnings,
+            })
+        }
         _ => Err(diags.finish()),
     }
+}
+
+/// OMB's workload generator reads a template of lists (`nameFormat`, `topics: [1]`) and writes
+/// one workload per combination; the lists' type errors would only hide what the file is.
+fn not_a_template(
+    read: yaml::Read<omb::Workload>,
+) -> Result<yaml::Read<omb::Workload>, Diagnostics> {
+    let Some(e) = read.extras.iter().find(|e| e.name == "nameFormat") else {
+        return Ok(read);
+    };
+    Err(Diagnostic::new(
+        Kind::Value,
+        e.span,
+        "this is a template for OMB's workload generator (`nameFormat`, lists of values), not a workload",
+    )
+    .label("a workload set template")
+    .help("OMB's WorkloadGenerationTool (tool/) writes one workload file per combination of the lists: import those; or write the lists as a kafkabench `matrix`")
+    .into())
+}
+
+/// A warning as printed: where (the file as given, and the line), then what.
+fn warning(sources: &Sources, span: Span, what: &str) -> String {
+    let f = sources.get(span.file);
+    let (line, _) = f.line_col(span.start);
+    format!("{}:{line}: {what}", f.path.display())
 }
 
 fn assemble(files: OmbFiles, w: workload::Parts, d: Option<driver::Parts>) -> String {
@@ -102,10 +147,12 @@ fn assemble(files: OmbFiles, w: workload::Parts, d: Option<driver::Parts>) -> St
         w.partitions.to_string(),
         Some("partitionsPerTopic".into()),
     );
+    let mut work = w.workload;
     let (cluster, producer, mut consumer) = match d {
         Some(d) => {
             header.extend(d.header);
             topic.items.extend(d.topic);
+            work.items.extend(d.workload);
             (d.cluster, d.producer, d.consumer)
         }
         None => {
@@ -127,7 +174,6 @@ fn assemble(files: OmbFiles, w: workload::Parts, d: Option<driver::Parts>) -> St
         );
     }
     blocks.extend(driver::block("producer", producer));
-    let mut work = w.workload;
     match w.consumer {
         Some(notes) => {
             let mut items: Vec<Item> = notes.into_iter().map(Item::Note).collect();

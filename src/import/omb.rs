@@ -72,6 +72,7 @@ pub(super) const WORKLOAD: Fields = Fields {
     ],
     takes: workload_takes,
     what: "workload",
+    forks: super::fork::WORKLOAD_FIELDS,
 };
 
 fn workload_takes(field: &str) -> String {
@@ -117,6 +118,7 @@ pub(super) const DRIVER: Fields = Fields {
     ],
     takes: driver_takes,
     what: "driver",
+    forks: super::fork::DRIVER_FIELDS,
 };
 
 fn driver_takes(field: &str) -> String {
@@ -130,6 +132,6 @@ fn driver_takes(field: &str) -> String {
     }
 }
 
-/// The driver class the Kafka driver files name.
+/// The driver class OMB's Kafka driver files name.
 pub(super) const KAFKA_DRIVER: &str =
     "io.openmessaging.benchmark.driver.kafka.KafkaBenchmarkDriver";

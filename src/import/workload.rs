@@ -6,9 +6,10 @@
 use std::path::{Path, PathBuf};
 
 use super::capacity;
+use super::fork;
 use super::kbs::{self, Block};
 use super::omb::{KeyDistributor, Workload, KEY_DISTRIBUTORS, OMB_KEYS};
-use super::yaml::value_span;
+use super::yaml::{value_span, Extra};
 use crate::diagnostic::{Diagnostic, Diagnostics, Kind};
 use crate::model::TOPICS_MAX;
 use crate::source::{FileId, Sources};
@@ -30,6 +31,7 @@ pub(super) struct Parts {
     pub capacity: Option<Block>,
     /// Notes for the consumer block; None when OMB reads nothing (no subscription).
     pub consumer: Option<Vec<String>>,
+    pub warnings: Vec<String>,
 }
 
 pub(super) struct Input<'a> {
@@ -40,6 +42,8 @@ pub(super) struct Input<'a> {
     pub out_dir: &'a Path,
     /// Fields that are there but wrong (already reported): not missing, and nothing to check.
     pub bad: &'a [String],
+    /// Fields OMB does not have (the forks'), for comments.
+    pub extras: &'a [Extra],
 }
 
 pub(super) fn map(input: &Input, sources: &Sources) -> Result<Parts, Diagnostics> {
@@ -70,7 +74,7 @@ pub(super) fn map(input: &Input, sources: &Sources) -> Result<Parts, Diagnostics
         missing.push("messageSize");
     }
     for (field, n, max) in [
-        ("topics", topics, TOPICS_MAX),
+        ("topics", topics, u32::MAX),
         ("partitionsPerTopic", partitions, MAX_PARTITIONS),
         ("producersPerTopic", producers, u32::MAX),
         ("testDurationMinutes", minutes, MAX_MINUTES),
@@ -170,6 +174,15 @@ pub(super) fn map(input: &Input, sources: &Sources) -> Result<Parts, Diagnostics
 
     let mut b = Block::new("workload");
     let topic_notes = Vec::new();
+    let mut warnings = Vec::new();
+    let topics = fewer_topics(&mut b, topics, partitions).map_or(topics, |(fewer, why)| {
+        warnings.push(super::warning(
+            sources,
+            value_span(id, &text, "topics"),
+            &why,
+        ));
+        fewer
+    });
     let capacity = match w.producer_rate.filter(|r| *r > 0) {
         Some(r) => {
             length(&mut b, w, minutes);
@@ -193,6 +206,13 @@ pub(super) fn map(input: &Input, sources: &Sources) -> Result<Parts, Diagnostics
     }
     key(&mut b, w.key_distributor.unwrap_or(KeyDistributor::NoKey));
     let consumer = consumer_notes(w, &mut b);
+    let carried = fork::workload_extras(input.extras, w);
+    for n in carried.notes {
+        b.note(n);
+    }
+    for (i, why) in carried.warnings {
+        warnings.push(super::warning(sources, input.extras[i].span, &why));
+    }
     let name = w
         .name
         .clone()
@@ -206,7 +226,29 @@ pub(super) fn map(input: &Input, sources: &Sources) -> Result<Parts, Diagnostics
         workload: b,
         capacity,
         consumer,
+        warnings,
     })
+}
+
+/// OMB's topic counts beyond kafkabench's bounds (`topics` 1 to 10 000, partitions of all the
+/// topics together at most 100 000): the most topics within them, with a note, and the warning.
+fn fewer_topics(b: &mut Block, topics: u32, partitions: u32) -> Option<(u32, String)> {
+    let most = TOPICS_MAX.min(MAX_PARTITIONS / partitions.max(1)).max(1);
+    if topics <= most {
+        return None;
+    }
+    let bound = if most == TOPICS_MAX {
+        format!("kafkabench spreads a run over at most {TOPICS_MAX} topics")
+    } else {
+        format!("kafkabench's topics hold at most {MAX_PARTITIONS} partitions together ({partitions} each)")
+    };
+    b.note(format!(
+        "topics: {topics}: {bound}, so {most} here: what so many topics cost (metadata, per-topic overhead) is not measured"
+    ));
+    Some((
+        most,
+        format!("`topics: {topics}`: {bound}: imported with {most} topics"),
+    ))
 }
 
 /// A typical value, for the help of a missing field.

@@ -3,6 +3,10 @@
 //!
 //! serde stops at the first problem, so each top-level field is deserialized on its own first
 //! (the struct's fields all have defaults); only a file with no problem is read as a whole.
+//!
+//! A field the struct does not know is a problem only when it looks like a misspelling of one it
+//! knows that the file lacks; otherwise it is handed back as an extra (OMB's own YAML reader
+//! ignores fields it does not know, and its forks add their own), for the mapping to comment on.
 
 use std::path::Path;
 
@@ -20,6 +24,15 @@ pub(super) struct Fields {
     pub takes: fn(&str) -> String,
     /// What a file of this kind is called in messages ("workload", "driver").
     pub what: &'static str,
+    /// Fields the forks of OMB add: extras, never taken for a misspelling.
+    pub forks: &'static [&'static str],
+}
+
+/// A top-level field the struct does not know, with its value and where its name is.
+pub(super) struct Extra {
+    pub name: String,
+    pub value: Value,
+    pub span: Span,
 }
 
 /// A file read as far as it could be: `value` holds every field that was right, `problems`
@@ -30,6 +43,9 @@ pub(super) struct Read<T> {
     pub file: FileId,
     pub problems: Diagnostics,
     pub bad: Vec<String>,
+    pub extras: Vec<Extra>,
+    /// The `{{ … }}` placeholders of a template (Ansible's Jinja), in order, once each.
+    pub placeholders: Vec<String>,
 }
 
 /// Reads `path` into `T`, adding the file to `sources` so diagnostics can point into it. Err
@@ -60,8 +76,9 @@ pub(super) fn read<T: DeserializeOwned>(
                 fields.what
             ))
     };
+    let (parsable, templated) = quote_placeholders(&text);
     let value: Value =
-        serde_yaml::from_str(&text).map_err(|e| yaml_error(id, &text, &e, fields))?;
+        serde_yaml::from_str(&parsable).map_err(|e| yaml_error(id, &text, &e, fields))?;
     let map = match value {
         Value::Mapping(m) => m,
         Value::Null => return Err(whole(format!("the {} file is empty", fields.what)).into()),
@@ -75,17 +92,37 @@ pub(super) fn read<T: DeserializeOwned>(
     };
     let mut diags = Diagnostics::default();
     let mut bad = Vec::new();
+    let mut extras = Vec::new();
     let mut known = Mapping::new();
+    let given: Vec<String> = map
+        .keys()
+        .filter_map(|k| k.as_str().map(str::to_string))
+        .collect();
     for (k, v) in map {
         let Some(name) = k.as_str() else {
             diags.push(whole(format!("a field name is not text: {k:?}")));
             continue;
         };
+        // A placeholder read back as written, for the field to say what is missing.
+        let v = match templated.iter().find(|(f, _)| f == name) {
+            Some((_, original)) => Value::String(original.clone()),
+            None => v,
+        };
         if !fields.names.contains(&name) {
+            // A misspelling stands for a field the file lacks; a name near one the file has is
+            // another field (a fork's), not a second spelling of it.
+            let meant = closest(name, fields.names.iter().copied())
+                .filter(|m| !fields.forks.contains(&name) && !given.iter().any(|g| g == m));
+            let Some(meant) = meant else {
+                extras.push(Extra {
+                    name: name.to_string(),
+                    value: v,
+                    span: key_span(id, &text, name),
+                });
+                continue;
+            };
             // The field it is a misspelling of is then not missing as well.
-            if let Some(meant) = closest(name, fields.names.iter().copied()) {
-                bad.push(meant.to_string());
-            }
+            bad.push(meant.to_string());
             diags.push(
                 Diagnostic::new(
                     Kind::UnknownKey,
@@ -121,7 +158,63 @@ pub(super) fn read<T: DeserializeOwned>(
         file: id,
         problems: diags,
         bad,
+        extras,
+        placeholders: placeholders(&text),
     })
+}
+
+/// The text with each top-level value that is a whole `{{ … }}` placeholder (a Jinja template's,
+/// which YAML would read as a nested mapping) turned into a quoted string of the same length, so
+/// that every offset still points into the file; and each such field with its original value.
+fn quote_placeholders(text: &str) -> (String, Vec<(String, String)>) {
+    let mut out = String::with_capacity(text.len());
+    let mut fields = Vec::new();
+    for line in text.split_inclusive('\n') {
+        let bare = line.trim_end_matches(['\n', '\r']);
+        let field = (!bare.starts_with([' ', '\t', '#', '-']))
+            .then(|| bare.split_once(':'))
+            .flatten()
+            .filter(|(_, rest)| rest.starts_with([' ', '\t']));
+        let Some((name, rest)) = field else {
+            out.push_str(line);
+            continue;
+        };
+        let value = rest.trim_start();
+        let value = value.find(" #").map_or(value, |i| &value[..i]).trim_end();
+        let whole = value.starts_with("{{") && value.ends_with("}}") && value.len() >= 4;
+        if !whole || value[2..value.len() - 2].contains(['{', '}', '"']) {
+            out.push_str(line);
+            continue;
+        }
+        let at = bare.len() - rest.trim_start().len();
+        out.push_str(&line[..at]);
+        out.push('"');
+        out.push_str(&value[1..value.len() - 1]);
+        out.push('"');
+        out.push_str(&line[at + value.len()..]);
+        fields.push((
+            name.trim().trim_matches(['"', '\'']).to_string(),
+            value.to_string(),
+        ));
+    }
+    (out, fields)
+}
+
+/// Every `{{ … }}` in the text, once each, in order.
+fn placeholders(text: &str) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("{{") {
+        let Some(len) = rest[start..].find("}}") else {
+            break;
+        };
+        let p = &rest[start..start + len + 2];
+        if !p.contains('\n') && !found.iter().any(|f| f == p) {
+            found.push(p.to_string());
+        }
+        rest = &rest[start + len + 2..];
+    }
+    found
 }
 
 /// Bad YAML, at the place serde_yaml names; a field given twice at its second line (serde_yaml
@@ -271,6 +364,21 @@ mod tests {
         let text = "producerConfig: |\n  acks=all\n";
         let s = value_span(FileId(0), text, "producerConfig");
         assert_eq!(&text[s.start..s.end], "producerConfig");
+    }
+
+    #[test]
+    fn a_whole_placeholder_value_is_quoted_in_place() {
+        let text = "name: {{ svc_name }} # x\ncommonConfig: |\n  a={{ uri }}\n";
+        let (quoted, fields) = quote_placeholders(text);
+        assert_eq!(
+            quoted,
+            "name: \"{ svc_name }\" # x\ncommonConfig: |\n  a={{ uri }}\n"
+        );
+        assert_eq!(
+            fields,
+            vec![("name".to_string(), "{{ svc_name }}".to_string())]
+        );
+        assert_eq!(placeholders(text), vec!["{{ svc_name }}", "{{ uri }}"]);
     }
 
     #[test]

@@ -1,0 +1,318 @@
+//! What the forks of OpenMessaging Benchmark that speak the Kafka protocol add to its files
+//! (Redpanda's, AutoMQ's, Aiven's, Confluent's; read from their sources): the driver classes
+//! they name and the fields they add. A fork field with a kafkabench equivalent is mapped; the
+//! others become a comment saying why, and a warning.
+
+use serde_yaml::Value;
+
+use super::omb::KAFKA_DRIVER;
+use super::yaml::Extra;
+
+/// Workload fields of the forks: Redpanda's `sampleRateMillis` and existing topics, AutoMQ's
+/// per-topic lists, rate schedule, topic naming and `logIntervalMillis`, Confluent's
+/// `consumerOnly`.
+pub(super) const WORKLOAD_FIELDS: &[&str] = &[
+    "sampleRateMillis",
+    "existingTopicList",
+    "existingProduceTopicList",
+    "existingConsumeTopicList",
+    "logIntervalMillis",
+    "partitionsPerTopicList",
+    "producersPerTopicList",
+    "producerRateList",
+    "randomTopicNames",
+    "consumerOnly",
+];
+
+/// Driver fields of the forks: Redpanda's transactional driver's.
+pub(super) const DRIVER_FIELDS: &[&str] = &["requestsPerTransaction"];
+
+/// A driver class as the import knows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Class {
+    /// OMB's Kafka driver; `renamed` when under another package (OMB's first, Streamlio's).
+    Kafka {
+        renamed: bool,
+    },
+    /// Redpanda's fork's drivers: OMB's Kafka driver under its name, and two variants.
+    Redpanda(Variant),
+    /// Another system's driver, by name.
+    Other(&'static str),
+    Unknown,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Variant {
+    Plain,
+    /// `…redpanda.swarm`: each worker stamps its id and clock into the payload.
+    Swarm,
+    /// `…redpanda.tx`: transactional producers.
+    Tx,
+}
+
+/// The system a driver class is for: every OMB fork names it in the package after `driver`.
+pub(super) fn class(name: &str) -> Class {
+    if name == KAFKA_DRIVER {
+        return Class::Kafka { renamed: false };
+    }
+    let parts: Vec<&str> = name.split('.').collect();
+    let Some(at) = parts.iter().position(|p| *p == "driver") else {
+        return Class::Unknown;
+    };
+    let after = &parts[at + 1..];
+    match after {
+        ["kafka", "KafkaBenchmarkDriver"] => Class::Kafka { renamed: true },
+        ["redpanda", "RedpandaBenchmarkDriver"] => Class::Redpanda(Variant::Plain),
+        ["redpanda", "swarm", "RedpandaBenchmarkDriver"] => Class::Redpanda(Variant::Swarm),
+        ["redpanda", "tx", "RedpandaBenchmarkDriver"] => Class::Redpanda(Variant::Tx),
+        [system, ..] => match *system {
+            "pulsar" => Class::Other("Pulsar"),
+            "kop" => Class::Other("Kafka-on-Pulsar (KoP)"),
+            "rabbitmq" => Class::Other("RabbitMQ"),
+            "rocketmq" => Class::Other("RocketMQ"),
+            "nats" => Class::Other("NATS"),
+            "natsStreaming" => Class::Other("NATS Streaming"),
+            "nsq" => Class::Other("NSQ"),
+            "pravega" => Class::Other("Pravega"),
+            "artemis" => Class::Other("ActiveMQ Artemis"),
+            "bookkeeper" => Class::Other("BookKeeper (DistributedLog)"),
+            "jms" => Class::Other("JMS"),
+            "redis" => Class::Other("Redis"),
+            _ => Class::Unknown,
+        },
+        [] => Class::Unknown,
+    }
+}
+
+/// The header lines that say which fork's driver the file names and what differs.
+pub(super) fn class_notes(class: Class, name: &str) -> Vec<String> {
+    let redpanda = format!("driverClass {name}: Redpanda's fork of OMB; its Kafka driver under Redpanda's name (the same fields, the Java client)");
+    match class {
+        Class::Kafka { renamed: true } => {
+            vec![format!("driverClass {name}: OMB's Kafka driver under an older package name")]
+        }
+        Class::Redpanda(Variant::Plain) => vec![redpanda],
+        Class::Redpanda(Variant::Swarm) => vec![
+            redpanda,
+            "its swarm variant stamps each payload with the sending worker's id and clock and measures end-to-end latency only".into(),
+            "where the record was sent, so clocks need not agree; kafkabench measures it in one process, with its own record header".into(),
+        ],
+        Class::Redpanda(Variant::Tx) => vec![
+            redpanda,
+            "its tx variant makes each producer transactional (a transactional.id of its own) and commits every".into(),
+            "requestsPerTransaction records, aborting only after an error: kafkabench's `transaction` (its own ids, no `aborts`)".into(),
+        ],
+        Class::Kafka { renamed: false } | Class::Other(_) | Class::Unknown => Vec::new(),
+    }
+}
+
+/// What the extras of a workload become: comments for the workload block, and warnings (a
+/// field and what it says) for those that have no equivalent.
+#[derive(Default)]
+pub(super) struct Carried {
+    pub notes: Vec<String>,
+    pub warnings: Vec<(usize, String)>,
+}
+
+impl Carried {
+    /// A comment, and a warning naming the field.
+    fn without_equivalent(&mut self, i: usize, field: &str, whose: &str, note: String) {
+        self.notes.push(note);
+        self.warnings.push((
+            i,
+            format!("`{field}` ({whose}) has no kafkabench equivalent: carried as a comment"),
+        ));
+    }
+}
+
+/// The workload's fields that OMB itself does not have, in the file's order.
+pub(super) fn workload_extras(extras: &[Extra], w: &super::omb::Workload) -> Carried {
+    let mut c = Carried::default();
+    for (i, e) in extras.iter().enumerate() {
+        let (name, v) = (e.name.as_str(), &e.value);
+        let shown = show(v);
+        match name {
+            "sampleRateMillis" | "logIntervalMillis" => {
+                let whose = if name == "sampleRateMillis" {
+                    "Redpanda's fork"
+                } else {
+                    "AutoMQ's fork"
+                };
+                c.without_equivalent(i, name, whose, format!(
+                    "{name}: {shown} ({whose}): how often OMB samples and logs rates and latencies; a scenario does not say it:\nkafkabench's time series takes `kafkabench run --interval {shown}ms`"
+                ));
+            }
+            "existingTopicList" | "existingProduceTopicList" | "existingConsumeTopicList" => {
+                if is_empty_list(v) {
+                    c.notes.push(format!(
+                        "{name}: [] (Redpanda's fork): no existing topics, as its default"
+                    ));
+                } else {
+                    c.without_equivalent(i, name, "Redpanda's fork", format!(
+                        "{name}: {shown} (Redpanda's fork): topics that exist already; the import creates its own\n(a topic block with `existing = true` and its name uses one that exists)"
+                    ));
+                }
+            }
+            "partitionsPerTopicList" | "producersPerTopicList" => {
+                let (one, n) = if name == "partitionsPerTopicList" {
+                    ("partitionsPerTopic", w.partitions_per_topic)
+                } else {
+                    ("producersPerTopic", w.producers_per_topic)
+                };
+                let n = n.map_or("absent".into(), |n| n.to_string());
+                c.without_equivalent(i, name, "AutoMQ's fork", format!(
+                    "{name}: {shown} (AutoMQ's fork): a count for each topic; kafkabench's topics share one, so {one} ({n}) is used"
+                ));
+            }
+            "producerRateList" => {
+                c.without_equivalent(i, name, "AutoMQ's fork", rate_list(&shown, v, w));
+            }
+            "randomTopicNames" => match v.as_bool() {
+                Some(true) => c.notes.push(
+                    "randomTopicNames: true (AutoMQ's fork): a fresh topic name per run, as kafkabench's run id gives".into(),
+                ),
+                _ => c.without_equivalent(i, name, "AutoMQ's fork", format!(
+                    "randomTopicNames: {shown} (AutoMQ's fork): topics keep fixed names across runs; kafkabench appends a run id to every\ntopic it creates (a topic block with `existing = true` reuses one)"
+                )),
+            },
+            "consumerOnly" => match v.as_bool() {
+                Some(false) => c.notes.push(
+                    "consumerOnly: false (Confluent's fork): producers and consumers run together, as here".into(),
+                ),
+                _ => c.without_equivalent(i, name, "Confluent's fork", format!(
+                    "consumerOnly: {shown} (Confluent's fork): producers build the backlog during the warm-up, then stop, and only the\nconsumers are measured; the nearest in kafkabench is `backlog` with `messages = 0` (a pure drain)"
+                )),
+            },
+            _ => {
+                c.notes.push(format!(
+                    "{name}: {shown} is not an OMB workload field: OMB ignores fields it does not know, and so does the import"
+                ));
+                c.warnings.push((
+                    i,
+                    format!("`{name}` is not an OMB workload field (nor a known fork's): ignored, as OMB does, and carried as a comment"),
+                ));
+            }
+        }
+    }
+    c
+}
+
+/// AutoMQ's `producerRateList`: points of [hour, minute, rate] (times of day) or [minutes,
+/// rate] (from the start), the rate moved linearly between them every 5 s.
+fn rate_list(shown: &str, v: &Value, w: &super::omb::Workload) -> String {
+    let points: Vec<Vec<i64>> = v
+        .as_sequence()
+        .map(|s| {
+            s.iter()
+                .map(|p| {
+                    p.as_sequence()
+                        .map(|q| q.iter().filter_map(Value::as_i64).collect())
+                        .unwrap_or_default()
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let kept = match w.producer_rate {
+        Some(r) => format!("producerRate ({r}/s)"),
+        None => "producerRate".into(),
+    };
+    let head = format!("producerRateList: {shown} (AutoMQ's fork):");
+    if !points.is_empty() && points.iter().all(|p| p.len() == 3) {
+        return format!(
+            "{head} the rate at times of day ([hour, minute, rate], linear in between);\na scenario's rate does not follow the clock: the import keeps {kept}, which OMB replaces at the first adjustment"
+        );
+    }
+    let shape = (!points.is_empty() && points.iter().all(|p| p.len() == 2) && points[0][0] == 0)
+        .then(|| shape(&points))
+        .flatten();
+    match shape {
+        Some(s) => format!(
+            "{head} the rate at minutes from the start, linear in between; the import keeps {kept}:\nthe nearest kafkabench rate is `rate = {s}`"
+        ),
+        None => format!(
+            "{head} a rate schedule the import cannot read; it keeps {kept}"
+        ),
+    }
+}
+
+/// [[minutes, rate], …] from minute 0 as a rate shape: ramps between points that differ.
+fn shape(points: &[Vec<i64>]) -> Option<String> {
+    let mut segments = Vec::new();
+    for pair in points.windows(2) {
+        let (t0, r0, t1, r1) = (pair[0][0], pair[0][1], pair[1][0], pair[1][1]);
+        if t1 <= t0 || r0 < 0 || r1 < 0 {
+            return None;
+        }
+        segments.push(if r0 == r1 {
+            format!("{r0}/s for {}m", t1 - t0)
+        } else {
+            format!("ramp {r0}/s to {r1}/s over {}m", t1 - t0)
+        });
+    }
+    (!segments.is_empty()).then(|| segments.join(", then "))
+}
+
+fn is_empty_list(v: &Value) -> bool {
+    v.as_sequence().is_some_and(Vec::is_empty) || v.is_null()
+}
+
+/// A YAML value on one line, as a reader would write it (lists in brackets), cut when long.
+pub(super) fn show(v: &Value) -> String {
+    let s = match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => s.lines().next().unwrap_or("").to_string(),
+        Value::Sequence(items) => {
+            format!(
+                "[{}]",
+                items.iter().map(show).collect::<Vec<_>>().join(", ")
+            )
+        }
+        Value::Mapping(m) => format!(
+            "{{{}}}",
+            m.iter()
+                .map(|(k, v)| format!("{}: {}", show(k), show(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Value::Tagged(t) => show(&t.value),
+    };
+    if s.chars().count() > 100 {
+        format!("{}…", s.chars().take(99).collect::<String>())
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes_are_told_by_the_package_after_driver() {
+        assert_eq!(class(KAFKA_DRIVER), Class::Kafka { renamed: false });
+        assert_eq!(
+            class("com.streamlio.messaging.benchmark.driver.kafka.KafkaBenchmarkDriver"),
+            Class::Kafka { renamed: true }
+        );
+        assert_eq!(
+            class("io.openmessaging.benchmark.driver.redpanda.tx.RedpandaBenchmarkDriver"),
+            Class::Redpanda(Variant::Tx)
+        );
+        assert_eq!(
+            class("io.openmessaging.benchmark.driver.pulsar.PulsarBenchmarkDriver"),
+            Class::Other("Pulsar")
+        );
+        assert_eq!(class("com.example.Driver"), Class::Unknown);
+    }
+
+    #[test]
+    fn a_schedule_from_the_start_is_a_rate_shape() {
+        let points = vec![vec![0, 1000], vec![10, 2000], vec![20, 2000]];
+        assert_eq!(
+            shape(&points).as_deref(),
+            Some("ramp 1000/s to 2000/s over 10m, then 2000/s for 10m")
+        );
+    }
+}
