@@ -7,8 +7,8 @@ use crate::common;
 
 use std::path::Path;
 
-use kafkabench::diagnostic::render_text;
-use kafkabench::import::{omb, OmbFiles};
+use kafkabench::diagnostic::{render_text, Diagnostics};
+use kafkabench::import::{omb, Imported, OmbFiles};
 use kafkabench::model::{KeySpec, PayloadSpec, RateSpec, Warmup};
 use kafkabench::plan::{plan, Plan, PlanOptions, RunPlan};
 use kafkabench::source::Sources;
@@ -24,21 +24,40 @@ const SECRETS: &[(&str, &str)] = &[
 
 /// The scenario text for a workload (and driver) fixture, written as if into tests/fixtures/omb.
 fn import(workload: &str, driver: Option<&str>) -> String {
-    let w = Path::new(DIR).join("workloads").join(workload);
-    let d = driver.map(|d| Path::new(DIR).join("drivers").join(d));
+    in_dir(Path::new(DIR), workload, driver).text
+}
+
+/// DIR/workloads/WORKLOAD (and DIR/drivers/DRIVER) imported.
+fn in_dir(dir: &Path, workload: &str, driver: Option<&str>) -> Imported {
+    let d = driver.map(|d| dir.join("drivers").join(d));
+    imported(&dir.join("workloads").join(workload), d.as_deref())
+}
+
+/// An import of these files, written as if into tests/fixtures/omb.
+fn imported(workload: &Path, driver: Option<&Path>) -> Imported {
+    let (res, sources) = attempt(workload, driver);
+    res.unwrap_or_else(|d| panic!("{}", render_text(&d, &sources, false, 100)))
+}
+
+fn attempt(workload: &Path, driver: Option<&Path>) -> (Result<Imported, Diagnostics>, Sources) {
     let mut sources = Sources::default();
-    let files = OmbFiles {
-        workload: &w,
-        driver: d.as_deref(),
-        out_dir: Path::new(DIR),
-    };
-    omb(files, &mut sources)
-        .unwrap_or_else(|d| panic!("{}", render_text(&d, &sources, false, 100)))
-        .text
+    let out_dir = Path::new(DIR);
+    let res = omb(
+        OmbFiles {
+            workload,
+            driver,
+            out_dir,
+        },
+        &mut sources,
+    );
+    (res, sources)
 }
 
 /// Checks and plans the text as `kafkabench check` and `plan` would a file in tests/fixtures/omb.
 fn planned(text: &str) -> Plan {
+    // Tests run in parallel: one may not remove the secrets while another checks with them.
+    static SECRETS_SET: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _held = SECRETS_SET.lock().unwrap_or_else(|e| e.into_inner());
     for (k, v) in SECRETS {
         std::env::set_var(k, v);
     }
@@ -381,18 +400,14 @@ each_invalid! {
     a_driver_file_that_does_not_exist_is_named: "workloads/1-topic-1-partition-1kb.yaml", Some("drivers/no-such-driver.yaml");
     producer_rate_zero_with_a_backlog_is_refused_as_omb_does: "invalid/max-rate-with-backlog.yaml", None;
     no_producer_rate_with_a_backlog_is_refused_as_zero_is: "invalid/default-rate-with-backlog.yaml", None;
+    a_kafka_on_pulsar_driver_is_refused_naming_the_system: "workloads/1-topic-1-partition-1kb.yaml", Some("invalid/kop-driver.yaml");
+    a_workload_generator_template_is_refused_as_what_it_is: "invalid/generator-template.yaml", None;
 }
 
 fn invalid_renders_like_its_snapshot(name: &str, workload: &str, driver: Option<&str>) {
-    let w = Path::new(DIR).join(workload);
     let d = driver.map(|d| Path::new(DIR).join(d));
-    let mut sources = Sources::default();
-    let files = OmbFiles {
-        workload: &w,
-        driver: d.as_deref(),
-        out_dir: Path::new(DIR),
-    };
-    let diags = match omb(files, &mut sources) {
+    let (res, sources) = attempt(&Path::new(DIR).join(workload), d.as_deref());
+    let diags = match res {
         Ok(imported) => panic!("{workload} should not import:\n{}", imported.text),
         Err(d) => d,
     };
@@ -457,4 +472,120 @@ fn the_command_exits_2_with_the_diagnostics_when_a_file_is_bad() {
     let stderr = common::text(&out.stderr);
     assert!(stderr.contains("bad-yaml.yaml:4"), "{stderr}");
     assert!(out.stdout.is_empty());
+}
+
+/// A fork's fixture pair under tests/fixtures/omb/forks/FORK (real files, with their LICENSE).
+fn fork(fork: &str, workload: &str, driver: Option<&str>) -> Imported {
+    in_dir(&Path::new(DIR).join("forks").join(fork), workload, driver)
+}
+
+/// Each text is in the scenario (a comment), and the warnings are these, in order.
+fn says(out: &Imported, comments: &[&str], warnings: &[&str]) {
+    let text = &out.text;
+    for said in comments {
+        assert!(text.contains(said), "no comment says `{said}`:\n{text}");
+    }
+    assert_eq!(out.warnings.len(), warnings.len(), "{:?}", out.warnings);
+    for (w, said) in out.warnings.iter().zip(warnings) {
+        assert!(w.contains(said), "the warning `{w}` does not say `{said}`");
+    }
+}
+
+#[test]
+fn every_fork_fixture_imports_and_checks_clean() {
+    for f in ["redpanda", "automq", "aiven", "confluent"] {
+        let dir = Path::new(DIR).join("forks").join(f);
+        assert!(dir.join("LICENSE").is_file(), "{f}: the fork's LICENSE");
+        let files = |sub: &str| {
+            std::fs::read_dir(dir.join(sub))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+        };
+        let workloads: Vec<_> = files("workloads").collect();
+        for w in &workloads {
+            planned(&imported(w, None).text);
+        }
+        for d in files("drivers") {
+            planned(&imported(&workloads[0], Some(&d)).text);
+        }
+    }
+}
+
+#[test]
+fn redpanda_tx_driver_is_transactions_and_sample_rate_a_comment_with_a_warning() {
+    let out = fork("redpanda", "e2e.yaml", Some("redpanda-ack-all-tx-2.yaml"));
+    insta::assert_snapshot!("fork_redpanda_tx", out.text);
+    let p = planned(&out.text);
+    let run = only_run(&p);
+    let tx = format!("{:?}", run.workload.transaction);
+    assert_eq!(tx, "Some(TxnSpec { size: Messages(2), abort: 0.0 })");
+    assert_eq!(run.topic.replication, 3);
+    let consumer = run.consumer.as_ref().unwrap();
+    assert_eq!(prop(consumer, "isolation.level"), Some("read_uncommitted"));
+    let said = [
+        "tx variant",
+        "sampleRateMillis: 1000 (Redpanda's fork)",
+        "--interval 1000ms",
+    ];
+    let warned = "e2e.yaml:34: `sampleRateMillis` (Redpanda's fork) has no kafkabench equivalent";
+    says(&out, &said, &[warned]);
+    let eod = Some("redpanda-ack-all-linger-1ms-eod-true.yaml");
+    let swarm = fork("redpanda", "e2e.yaml", eod);
+    says(&swarm, &["Redpanda's fork", "swarm variant"], &[warned]);
+    let p = planned(&swarm.text);
+    assert!(only_run(&p).workload.transaction.is_none());
+}
+
+#[test]
+fn automq_rate_schedule_and_log_interval_are_comments_with_warnings() {
+    let out = fork("automq", "auto-scaling.yaml", Some("driver.yaml"));
+    insta::assert_snapshot!("fork_automq_auto_scaling", out.text);
+    let p = planned(&out.text);
+    let run = only_run(&p);
+    assert!(matches!(run.workload.rate, RateSpec::Fixed(r) if r == 19_200.0));
+    assert_props(&run.topic.configs, &[("flush.messages", "1")]);
+    let said = [
+        "producerRateList: [[4, 0, 10240], [4, 30, 204800]",
+        "does not follow the clock",
+    ];
+    let warned = "auto-scaling.yaml:25: `producerRateList` (AutoMQ's fork)";
+    says(&out, &said, &[warned]);
+    let tail = fork("automq", "tail-read-500m.yaml", None);
+    let said = "logIntervalMillis: 1000 (AutoMQ's fork)";
+    says(&tail, &[said], &["`logIntervalMillis`"]);
+}
+
+#[test]
+fn aiven_template_driver_keeps_its_placeholders_and_a_million_topics_are_cut() {
+    let diskless = Some("diskless-high-throughput.yaml");
+    let out = fork("aiven", "w-128MiB-3xfanout.yaml", diskless);
+    insta::assert_snapshot!("fork_aiven_template", out.text);
+    planned(&out.text);
+    let bootstrap = r#"env("KAFKA_BOOTSTRAP", "\{\{ kafka_service_uri \}\}")"#;
+    let warned = "diskless-high-throughput.yaml:1: the driver file is a template";
+    says(&out, &["driver: {{ svc_name }}", bootstrap], &[warned]);
+    let many = fork("aiven", "1m-topic-1kb-4p-4c-2000k.yaml", None);
+    assert_eq!(only_run(&planned(&many.text)).workload.topics, 10_000);
+    let said = "topics: 1000000: kafkabench spreads a run over at most 10000 topics";
+    says(&many, &[said], &["`topics: 1000000`: kafkabench spreads"]);
+}
+
+#[test]
+fn a_field_of_no_fork_is_a_comment_and_a_warning_even_near_a_field_the_file_has() {
+    let out = in_dir(Path::new(DIR), "fields-of-no-fork.yaml", None);
+    planned(&out.text);
+    let said = "topicGroups: 2 is not an OMB workload field: OMB ignores fields it does not know";
+    let warned = "fields-of-no-fork.yaml:3: `topicGroups` is not an OMB workload field (nor a known fork's): ignored, as OMB does, and carried as a comment";
+    says(&out, &[said], &[warned]);
+}
+
+#[test]
+fn the_command_prints_the_warnings_on_stderr_and_the_scenario_on_stdout() {
+    let e2e = "tests/fixtures/omb/forks/redpanda/workloads/e2e.yaml";
+    let out = common::kafkabench(&["import", "omb", e2e]);
+    let stdout = common::expect_exit(&out, 0);
+    assert!(stdout.contains("# sampleRateMillis: 1000"), "{stdout}");
+    let stderr = common::text(&out.stderr);
+    let warned = format!("warning: {e2e}:34: `sampleRateMillis` (Redpanda's fork)");
+    assert!(stderr.starts_with(&warned), "{stderr}");
 }
