@@ -19,3 +19,4 @@ pub(crate) mod run;
 pub(crate) mod shard;
 pub mod source;
 pub mod syntax;
+pub(crate) mod wire;

@@ -1,0 +1,22 @@
+//! Kafka spoken natively, for what librdkafka cannot do: a framed connection (`conn`) and a
+//! share-group consumer (KIP-932, `share`). A foundation: it imports nothing from the crate.
+//! Blocking I/O with timeouts: each consumer runs on its own OS thread. Nothing here prints;
+//! every failure is a `WireError` that names the broker, the request and Kafka's error.
+
+// The share consumer's caller (the run's share workload) lands on another branch; until then
+// parts of this API are used only by its tests.
+#![allow(dead_code, unused_imports)]
+
+pub(crate) mod admin;
+pub(crate) mod conn;
+mod error;
+mod records;
+pub(crate) mod security;
+pub(crate) mod share;
+#[cfg(test)]
+mod tests;
+
+pub(crate) use admin::alter_group_configs;
+pub(crate) use error::{code_name, WireError};
+pub(crate) use security::Security;
+pub(crate) use share::{AckKind, AckReport, Acquired, PollOutcome, ShareConfig, ShareConsumer};
