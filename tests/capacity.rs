@@ -69,7 +69,7 @@ fn quota(client: &str, bytes_per_sec: Option<u64>) {
         ],
     };
     kafka_tool(
-        "kafka.admin.ConfigCommand",
+        "org.apache.kafka.tools.ConfigCommand",
         &[
             "--bootstrap-server",
             &b,
