@@ -17,6 +17,7 @@ pub(crate) mod fault;
 mod props;
 mod rate;
 mod seconds;
+pub mod share;
 
 use seconds::{duration_opt, duration_secs};
 
@@ -25,6 +26,7 @@ pub use capacity::{bisections, CapacitySearch};
 pub use fault::{BrokerTarget, Fault, FaultAction};
 pub use props::{is_secret, Prop, Props, LIBRDKAFKA_SENSITIVE, MASK};
 pub use rate::{RateSegment, RateSpec};
+pub use share::{Ack, AckClass, AckMode, ShareSpec};
 
 /// A typed scalar, as written in the scenario (`5ms`, `1KiB`, `zstd`, `8000/min`): what a
 /// `syntax::Value` becomes once its unit is known.
@@ -190,6 +192,9 @@ pub struct RunSpec {
     /// `capacity { }`: the run is a search for the highest rate within its SLO; the
     /// workload's rate and length are then each probe's.
     pub capacity: Option<CapacitySearch>,
+    /// `share { }`: a share group (KIP-932) of `workload.consumers` members reads the run
+    /// instead of librdkafka consumers (`consumer` is then Some and empty).
+    pub share: Option<ShareSpec>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -375,6 +380,8 @@ pub enum LatencyKind {
     SendDelay,
     /// commit_transaction() call → its return.
     TxnCommit,
+    /// A share group's acquisition of a record → the broker's answer to its acknowledgement.
+    ShareAck,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -440,6 +447,19 @@ pub enum Metric {
     // ---- a capacity search ----
     /// The highest rate that passed all its trials.
     Capacity,
+    // ---- a share group (KIP-932) ----
+    /// Acknowledgements the broker took, by type.
+    ShareAccepted,
+    ShareReleased,
+    ShareRejected,
+    /// Records the broker archived: released (or timed out) at the delivery count limit.
+    ShareArchived,
+    /// Deliveries after a record's first (delivery count above 1).
+    ShareRedelivered,
+    /// Redeliveries no member asked for: an acquisition lock expired (a slow or lost member).
+    ShareLockTimeouts,
+    /// The highest delivery count any record reached.
+    ShareDeliveryMax,
 }
 
 impl Metric {
@@ -484,6 +504,27 @@ impl Metric {
                 | Metric::FaultFailed
                 | Metric::RebalanceCount
                 | Metric::FetchRequests
+                | Metric::ShareAccepted
+                | Metric::ShareReleased
+                | Metric::ShareRejected
+                | Metric::ShareArchived
+                | Metric::ShareRedelivered
+                | Metric::ShareLockTimeouts
+        )
+    }
+
+    /// Whether the metric exists only when a share group reads the run.
+    pub fn needs_share(self) -> bool {
+        matches!(
+            self,
+            Metric::ShareAccepted
+                | Metric::ShareReleased
+                | Metric::ShareRejected
+                | Metric::ShareArchived
+                | Metric::ShareRedelivered
+                | Metric::ShareLockTimeouts
+                | Metric::ShareDeliveryMax
+                | Metric::Latency(LatencyKind::ShareAck, _)
         )
     }
 

@@ -206,6 +206,11 @@ pub struct RunPlan {
     /// defaults where the scenario is silent.
     pub producer: Props,
     pub consumer: Option<Props>,
+    /// A share group reads the run (`share { }`), with kafkabench's defaults filled in: its
+    /// own `group.id`, and `share.auto.offset.reset=earliest` (Kafka's default, `latest`,
+    /// would skip what was written before the members joined).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub share: Option<ShareSpec>,
     pub admin: Props,
     pub workload: Workload,
     /// The fault timeline, scaled with the workload (so it keeps its place in the run).
@@ -266,6 +271,10 @@ pub fn plan(scenario: &Scenario, opts: &PlanOptions) -> Plan {
             }
             let consumer = spec.consumer.as_ref().map(|c| {
                 let mut p = base(c);
+                if spec.share.is_some() {
+                    // A share group reads: no librdkafka consumer, only the connection.
+                    return p;
+                }
                 p.set_default("group.id", format!("kafkabench-{}-{}", opts.run_id, i + 1));
                 p.set_default("client.id", "kafkabench-consumer");
                 p.set_default("statistics.interval.ms", STATS_INTERVAL_MS.to_string());
@@ -285,6 +294,15 @@ pub fn plan(scenario: &Scenario, opts: &PlanOptions) -> Plan {
                 }
                 p.set_default("auto.offset.reset", "earliest");
                 p
+            });
+            let share = spec.share.as_ref().map(|s| {
+                let mut s = s.clone();
+                s.client.set_default(
+                    "group.id",
+                    format!("kafkabench-share-{}-{}", opts.run_id, i + 1),
+                );
+                s.group.set_default("share.auto.offset.reset", "earliest");
+                s
             });
             let mut topic = spec.topic.clone();
             if topic.existing {
@@ -310,6 +328,7 @@ pub fn plan(scenario: &Scenario, opts: &PlanOptions) -> Plan {
                 topics,
                 producer,
                 consumer,
+                share,
                 admin: base(&Props::default()),
                 workload,
                 faults: scale_faults(&spec.faults, opts.scale),

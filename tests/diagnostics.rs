@@ -41,6 +41,8 @@ each_fixture!(
     missing_payload_file,
     non_ascii_columns,
     secrets,
+    share_misplaced,
+    share_mistakes,
     syntax_error,
     unknown_names,
     wrong_kind,

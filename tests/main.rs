@@ -37,6 +37,7 @@ mod scenarios;
 mod secrets;
 mod security;
 mod shards;
+mod share;
 mod textmate;
 mod topics;
 mod transactions;

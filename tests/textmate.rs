@@ -41,6 +41,8 @@ each_scenario!(
     ordering_idempotence,
     promo_day,
     promo_friday,
+    share_poison,
+    share_work_queue,
     transactions,
     tuning_ladder,
 );

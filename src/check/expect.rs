@@ -71,6 +71,16 @@ pub const METRIC_NAMES: &[&str] = &[
     "fault.e2e.p99",
     "fault.failed",
     "capacity",
+    "share.accepted",
+    "share.released",
+    "share.rejected",
+    "share.archived",
+    "share.redelivered",
+    "share.lock_timeouts",
+    "share.delivery.max",
+    "share.ack.p50",
+    "share.ack.p99",
+    "share.ack.max",
 ];
 
 pub fn parse_metric(name: &str) -> Option<Metric> {
@@ -110,7 +120,17 @@ pub fn parse_metric(name: &str) -> Option<Metric> {
         "recovery.time" => Metric::RecoveryTime,
         "fault.failed" => Metric::FaultFailed,
         "capacity" => Metric::Capacity,
+        "share.accepted" => Metric::ShareAccepted,
+        "share.released" => Metric::ShareReleased,
+        "share.rejected" => Metric::ShareRejected,
+        "share.archived" => Metric::ShareArchived,
+        "share.redelivered" => Metric::ShareRedelivered,
+        "share.lock_timeouts" => Metric::ShareLockTimeouts,
+        "share.delivery.max" => Metric::ShareDeliveryMax,
         _ => {
+            if let Some(rest) = name.strip_prefix("share.ack.") {
+                return Some(Metric::Latency(LatencyKind::ShareAck, parse_stat(rest)?));
+            }
             if let Some(rest) = name.strip_prefix("txn.commit.") {
                 return Some(Metric::Latency(LatencyKind::TxnCommit, parse_stat(rest)?));
             }

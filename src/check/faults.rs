@@ -559,7 +559,7 @@ impl Checker<'_> {
     }
 }
 
-fn metric_refs<'a>(e: &'a syntax::Expr, out: &mut Vec<&'a syntax::MetricRef>) {
+pub(super) fn metric_refs<'a>(e: &'a syntax::Expr, out: &mut Vec<&'a syntax::MetricRef>) {
     match e {
         syntax::Expr::Metric(m) => out.push(m),
         syntax::Expr::Literal(_) => {}

@@ -32,7 +32,18 @@ impl Checker<'_> {
                 .collect(),
         };
         let settings = overlay(&base.base, &picks);
-        let consumer = has_consumer || settings.iter().any(|s| s.section == "consumer");
+        // A share group reads the run in place of librdkafka consumers: everything a reader
+        // measures (end-to-end latency, delivery) applies to it too.
+        let share_on = base.share_span.or_else(|| {
+            let s = settings.iter().find(|s| s.section == "share");
+            s.map(|s| s.key.span)
+        });
+        let consumer_section = base.consumer_span.or_else(|| {
+            let s = settings.iter().find(|s| s.section == "consumer");
+            s.map(|s| s.key.span)
+        });
+        let consumer =
+            has_consumer || share_on.is_some() || settings.iter().any(|s| s.section == "consumer");
         // A step's timeline replaces the scenario's (the last step axis that has one).
         let faults = picks
             .chosen
@@ -48,7 +59,12 @@ impl Checker<'_> {
             .rev()
             .find_map(|(_, v)| v.capacity.as_ref())
             .or(base_capacity);
-        let spec = self.lower(&picks, &settings, faults, capacity, consumer, name_span)?;
+        let readers = Readers {
+            consumer_on: consumer,
+            share_on,
+            consumer_section,
+        };
+        let spec = self.lower(&picks, &settings, faults, capacity, readers, name_span)?;
         let coords = picks
             .chosen
             .iter()
@@ -80,9 +96,10 @@ impl Checker<'_> {
         settings: &[Setting],
         faults: &[crate::syntax::Fault],
         capacity: Option<&CapacityBlock>,
-        consumer_on: bool,
+        readers: Readers,
         name_span: Span,
     ) -> Option<RunSpec> {
+        let consumer_on = readers.consumer_on;
         let errors_before = self.diags.len();
         let mut bootstrap: Option<String> = None;
         let mut client = Props::default();
@@ -100,6 +117,7 @@ impl Checker<'_> {
         let mut topic_named = false;
         let mut w = super::workload::WorkloadDraft::default();
         let mut search = CapacityDraft::default();
+        let mut share = super::share::ShareDraft::default();
 
         for e in settings {
             let key = e.key.node.as_str();
@@ -137,6 +155,10 @@ impl Checker<'_> {
                 "cluster" => self.prop(&mut client, e, ctx),
                 "producer" => self.prop(&mut producer, e, ctx),
                 "consumer" => self.prop(&mut consumer, e, ctx),
+                "share" => self.share_key(&mut share, e, ctx),
+                "workload" if key == "ack" || key == "processing" => {
+                    self.share_workload_key(&mut share, e, ctx)
+                }
                 "topic" => self.topic_setting(&mut topic, &mut topic_named, e, ctx),
                 "workload" => self.workload_key(&mut w, e, ctx),
                 "capacity" => self.capacity_key(&mut search, e, ctx),
@@ -170,6 +192,7 @@ impl Checker<'_> {
             // mistakes are reported, "no length" would be a false follow-up).
             w.stop_given = true;
         }
+        let share = self.finish_share(share, readers.share_on, readers.consumer_section, &w);
         let workload = self.finish_workload(w, consumer_on, name_span)?;
         let search = search?;
         let run = super::faults::RunShape {
@@ -192,8 +215,17 @@ impl Checker<'_> {
             workload,
             faults: faults.unwrap_or_default(),
             capacity: search,
+            share,
         })
     }
+}
+
+/// Who reads a cell's records: librdkafka consumers or a share group (which also turns the
+/// reader's measurements on), and where each was declared.
+pub(super) struct Readers {
+    consumer_on: bool,
+    share_on: Option<Span>,
+    consumer_section: Option<Span>,
 }
 
 /// The base settings with each picked step's overrides laid over them: an override replaces

@@ -20,6 +20,7 @@ mod payload;
 mod props;
 mod read_side;
 mod records;
+mod share;
 mod topic;
 mod topics;
 mod transaction;
@@ -46,11 +47,12 @@ pub const MAX_REPEAT: u64 = 100;
 use payload::Lines;
 
 const SECTIONS: &[&str] = &[
-    "cluster", "topic", "producer", "consumer", "workload", "capacity", "matrix", "steps", "ladder",
+    "cluster", "topic", "producer", "consumer", "share", "workload", "capacity", "matrix", "steps",
+    "ladder",
 ];
 /// The sections whose settings a step may override.
 const OVERRIDABLE: &[&str] = &[
-    "cluster", "topic", "producer", "consumer", "workload", "capacity",
+    "cluster", "topic", "producer", "consumer", "share", "workload", "capacity",
 ];
 
 /// Reads, parses and checks a scenario file: the front of the pipeline, as every command uses
@@ -133,6 +135,9 @@ struct Sections<'a> {
     steps: Option<&'a Section>,
     expects: Vec<&'a syntax::Assertion>,
     has_consumer: bool,
+    /// Where `consumer { }` and `share { }` were written (a share group reads instead).
+    consumer_span: Option<Span>,
+    share_span: Option<Span>,
     /// The fault timeline every cell starts from (a step may replace it).
     faults: Option<&'a [syntax::Fault]>,
     /// `capacity { }`: every cell is a search (a step may bring its own block instead).
@@ -210,6 +215,7 @@ impl Checker<'_> {
 
         self.shared_topics(&cells);
         self.fault_metrics(&sections.expects, &cells);
+        self.share_metrics(&sections.expects, &cells);
         let any_consumer = cells.iter().any(|c| c.spec.consumer.is_some());
         let assertions = sections
             .expects
@@ -327,6 +333,10 @@ impl Checker<'_> {
                         _ => {
                             if name == "consumer" {
                                 out.has_consumer = true;
+                                out.consumer_span = Some(sec.name.span);
+                            }
+                            if name == "share" {
+                                out.share_span = Some(sec.name.span);
                             }
                             if name == "capacity" {
                                 out.capacity = Some(capacity::CapacityBlock::of(self, sec));

@@ -31,6 +31,11 @@ pub(super) struct TxnDraft {
 }
 
 impl TxnDraft {
+    /// Where `transaction` was written, when it was.
+    pub(super) fn span(&self) -> Option<Span> {
+        self.size.as_ref().map(|(_, s)| *s)
+    }
+
     /// The workload's transactions, with their abort fraction.
     pub(super) fn spec(&self) -> Option<TxnSpec> {
         let (size, _) = self.size.clone()?;

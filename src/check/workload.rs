@@ -28,6 +28,8 @@ const WORKLOAD_KEYS: &[&str] = &[
     "transaction",
     "aborts",
     "topics",
+    "ack",
+    "processing",
 ];
 
 /// The most consumers of one group: each is a client on its own thread, and a bit of
@@ -95,6 +97,13 @@ impl Default for WorkloadDraft {
             txn: Default::default(),
             topics: None,
         }
+    }
+}
+
+impl WorkloadDraft {
+    /// `in_flight_until`: whether it is `consumed`, and where it was written.
+    pub(super) fn until(&self) -> Option<(bool, Span)> {
+        self.until
     }
 }
 

@@ -51,6 +51,15 @@ pub struct ReadSide {
     /// The rebalances the group went through: the distinct generations its members were
     /// assigned in (`group_rebalances`).
     pub rebalances: u64,
+    /// A share group read the run: what its figures are reported with.
+    pub share: Option<ShareSide>,
+}
+
+/// A share group's settings, reported beside its figures.
+pub struct ShareSide {
+    pub ack_mode: String,
+    pub processing_ms: f64,
+    pub delivery_limit: u16,
 }
 
 /// The rebalances a group went through: the distinct group generations in which any of its
@@ -160,6 +169,8 @@ pub struct ConsumerRecording {
     /// run's clock (0: never).
     pub first_read_ns: u64,
     pub last_read_ns: u64,
+    /// A share group member's acknowledgements and deliveries (None for librdkafka readers).
+    pub share: Option<super::ShareRecording>,
 }
 
 impl ConsumerRecording {
@@ -184,6 +195,7 @@ impl ConsumerRecording {
             fetch_bytes: None,
             first_read_ns: 0,
             last_read_ns: 0,
+            share: None,
         }
     }
 
@@ -235,6 +247,9 @@ impl ConsumerRecording {
                 };
             }
             out.last_read_ns = out.last_read_ns.max(c.last_read_ns);
+            if let Some(s) = &c.share {
+                out.share.get_or_insert_with(Default::default).absorb(s);
+            }
             if first {
                 out.intervals = c.intervals;
                 first = false;
@@ -266,6 +281,7 @@ mod tests {
             origin_ns,
             drained_ns,
             rebalances: 1,
+            share: None,
         }
     }
 

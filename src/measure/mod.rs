@@ -13,6 +13,7 @@ pub(crate) mod intervals;
 pub(crate) mod merge;
 pub(crate) mod recording;
 pub(crate) mod series;
+pub mod share;
 pub mod stats;
 pub(crate) mod status;
 pub(crate) mod topics;
@@ -32,6 +33,7 @@ pub use fault::{AckTimeline, FaultFigures, FaultRecord};
 pub use intervals::{IntervalRecorder, IntervalRecording};
 pub use recording::{ProducerStats, RawSums, Recording, SendSpan};
 pub use series::{Intervals, SeriesPoint, TimeSeries};
+pub use share::{ShareFigures, ShareRecording};
 pub use status::RunStatus;
 pub use topics::{TopicFigures, TopicTally};
 pub use txn::{TxnFigures, TxnRecording};
@@ -244,6 +246,9 @@ pub struct RunResult {
     /// other figures are those of the last probe at the capacity.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<Box<CapacityFigures>>,
+    /// A share group's figures (KIP-932), when one read the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share: Option<ShareFigures>,
     /// A repeated run (`repeat = N`): every trial. The run's own fields are its median
     /// trial's; `metric` reads counts summed and figures as medians over the trials.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -313,6 +318,7 @@ impl RunResult {
                     LatencyKind::SendDelay => &self.send_delay,
                     LatencyKind::E2e => self.e2e.as_ref()?,
                     LatencyKind::TxnCommit => &self.txn.as_ref()?.commit,
+                    LatencyKind::ShareAck => &self.share.as_ref()?.ack,
                 };
                 s.stat_secs(stat)?
             }
@@ -348,6 +354,13 @@ impl RunResult {
                     (None, _) => 0.0,
                 }
             }
+            Metric::ShareAccepted => self.share.as_ref()?.accepted as f64,
+            Metric::ShareReleased => self.share.as_ref()?.released as f64,
+            Metric::ShareRejected => self.share.as_ref()?.rejected as f64,
+            Metric::ShareArchived => self.share.as_ref()?.archived as f64,
+            Metric::ShareRedelivered => self.share.as_ref()?.redelivered as f64,
+            Metric::ShareLockTimeouts => self.share.as_ref()?.lock_timeouts as f64,
+            Metric::ShareDeliveryMax => self.share.as_ref()?.delivery_max() as f64,
             Metric::FaultLatency(kind, stat) => {
                 let f = self.faults.as_ref()?;
                 let s = match kind {
@@ -535,6 +548,15 @@ impl RunResult {
         }
         if let (Some(c), Some(side)) = (rec.consumer, rec.read_side) {
             self.consume = Some(consume::derive(c, side, self.series.as_ref()));
+            if let (Some(r), Some(s)) = (&c.share, &side.share) {
+                self.share = Some(ShareFigures::of(
+                    r,
+                    side.consumers,
+                    s.ack_mode.clone(),
+                    s.processing_ms,
+                    s.delivery_limit,
+                ));
+            }
         }
         self.set_disk_total(rec.disk_bytes);
     }

@@ -301,6 +301,7 @@ fn summary(r: &RunResult, kind: LatencyKind) -> Option<&LatencySummary> {
         LatencyKind::SendDelay => Some(&r.send_delay),
         LatencyKind::E2e => r.e2e.as_ref(),
         LatencyKind::TxnCommit => r.txn.as_ref().map(|t| &t.commit),
+        LatencyKind::ShareAck => r.share.as_ref().map(|s| &s.ack),
     }
 }
 

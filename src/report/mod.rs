@@ -7,6 +7,7 @@ pub(crate) mod html;
 pub mod json;
 pub(crate) mod junit;
 mod plan_text;
+pub(crate) mod share;
 pub mod table;
 mod trials;
 pub mod verdict;

@@ -79,8 +79,24 @@ pub fn plan_text(p: &Plan, out: &mut dyn Write) -> io::Result<()> {
             )?;
         }
         writeln!(out, "  producer  {}", props_inline(&r.producer, ""))?;
-        if let Some(c) = &r.consumer {
-            writeln!(out, "  consumer  {}", props_inline(c, ""))?;
+        match (&r.share, &r.consumer) {
+            (Some(s), _) => {
+                writeln!(
+                    out,
+                    "  share     {} member(s), ack {}, processing {}",
+                    r.workload.consumers.unwrap_or(1),
+                    s.ack.text(),
+                    if s.processing.is_zero() {
+                        "none".to_string()
+                    } else {
+                        human_duration(s.processing.as_secs_f64())
+                    }
+                )?;
+                writeln!(out, "            group {}", props_inline(&s.group, ""))?;
+                writeln!(out, "            members {}", props_inline(&s.client, ""))?;
+            }
+            (None, Some(c)) => writeln!(out, "  consumer  {}", props_inline(c, ""))?,
+            (None, None) => {}
         }
         match &r.capacity {
             None => {

@@ -164,6 +164,7 @@ pub fn write_results(
         }
     }
     super::faults::write(results, out)?;
+    super::share::write(results, out)?;
     super::capacity::write(results, out)?;
     for n in notes {
         writeln!(out, "  note: {n}")?;

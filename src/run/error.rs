@@ -31,6 +31,9 @@ pub enum RunError {
         thread: &'static str,
         source: std::io::Error,
     },
+    /// The share group could not be set up (its configs refused, the cluster unreachable).
+    #[error("{0}")]
+    ShareGroup(String),
     #[error("{0} panicked")]
     ThreadPanicked(&'static str),
     #[error("internal task failed: {0}")]

@@ -21,6 +21,7 @@ mod producer;
 mod progress;
 mod recorder;
 pub(crate) mod shard;
+mod share;
 mod shared;
 mod spread;
 mod stamp;

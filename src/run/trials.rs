@@ -31,4 +31,14 @@ pub(super) fn fresh(p: &mut RunPlan, suffix: &str) {
             cons.set("group.id", g);
         }
     }
+    if let Some(share) = &mut p.share {
+        if let Some(g) = share
+            .client
+            .get("group.id")
+            .filter(|g| g.starts_with("kafkabench-"))
+        {
+            let g = format!("{g}{suffix}");
+            share.client.set("group.id", g);
+        }
+    }
 }

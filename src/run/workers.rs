@@ -20,7 +20,7 @@ use super::shared::Shared;
 use super::topic::{self, Disk};
 use super::RunOptions;
 use crate::measure::clock::rfc3339_utc;
-use crate::measure::consume::{group_rebalances, ReadSide};
+use crate::measure::consume::{group_rebalances, ReadSide, ShareSide};
 use crate::measure::{
     ConsumerRecording, GeneratorLoad, Recordings, RunResult, RunStatus, TopicConfig,
 };
@@ -226,6 +226,32 @@ async fn start_consumers(
         return Ok(Vec::new());
     };
     let w = &rp.workload;
+    if let Some(spec) = &rp.share {
+        // An existing topic: what it holds is drained (`backlog = existing`) or skipped.
+        let (base, existing) = if rp.topic.existing {
+            let (cfg, l) = (admin::config(c), t.layout.clone());
+            let marks = blocking(move || super::share::watermarks(&cfg, &l))
+                .await?
+                .map_err(RunError::TopicLookup)?;
+            let drain = w.backlog == Some(Backlog::Existing);
+            let existing = marks.iter().map(|(lo, hi)| (hi - lo).max(0) as u64).sum();
+            let ends = marks.iter().map(|(_, hi)| *hi).collect();
+            (ends, if drain { existing } else { 0 })
+        } else {
+            (vec![0; t.layout.len()], 0)
+        };
+        let members = super::share::Members {
+            base: Arc::new(base),
+            existing,
+            layout: &t.layout,
+            shared: &t.shared,
+            reads: &t.reads,
+            barrier: &t.barrier,
+            count: t.consumers,
+            interval: opts.interval,
+        };
+        return super::share::start(rp, spec, members).await;
+    }
     let fetch_wait: u64 = c
         .get("fetch.wait.max.ms")
         .and_then(|v| v.parse().ok())
@@ -405,10 +431,11 @@ fn read_side(rp: &RunPlan, t: &Threads, outcomes: &[ConsumerOutcome]) -> ReadSid
     let w = &rp.workload;
     ReadSide {
         consumers: t.consumers,
-        // The verification consumer commits nothing.
-        commit: match w.consumers {
-            Some(_) => commit_text(&w.commit),
-            None => "off".into(),
+        // The verification consumer commits nothing; a share group acknowledges instead.
+        commit: match (w.consumers, &rp.share) {
+            (_, Some(s)) => format!("ack {}", s.ack.text()),
+            (Some(_), None) => commit_text(&w.commit),
+            (None, None) => "off".into(),
         },
         origin_ns: t.shared.measure_origin(),
         drained_ns: w
@@ -417,6 +444,11 @@ fn read_side(rp: &RunPlan, t: &Threads, outcomes: &[ConsumerOutcome]) -> ReadSid
             .map(|_| t.reads.drained_ns.load(Ordering::Acquire))
             .filter(|t| *t > 0),
         rebalances: group_rebalances(&outcomes.iter().map(|o| &o.recording).collect::<Vec<_>>()),
+        share: rp.share.as_ref().map(|s| ShareSide {
+            ack_mode: s.ack.text(),
+            processing_ms: s.processing.as_secs_f64() * 1e3,
+            delivery_limit: s.delivery_limit(),
+        }),
     }
 }
 

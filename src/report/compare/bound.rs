@@ -32,6 +32,7 @@ pub(crate) fn better(m: Metric) -> Better {
         | Metric::ConsumeThroughputBytes
         | Metric::FetchBytes
         | Metric::TxnCommitted
+        | Metric::ShareAccepted
         | Metric::Capacity => Better::Higher,
         Metric::Failed
         | Metric::QueueFull
@@ -50,10 +51,18 @@ pub(crate) fn better(m: Metric) -> Better {
         | Metric::UnavailableTime
         | Metric::RecoveryTime
         | Metric::FaultLatency(..)
-        | Metric::FaultFailed => Better::Lower,
-        Metric::Sent | Metric::RateTarget | Metric::FetchRequests | Metric::TxnAborted => {
-            Better::Neither
-        }
+        | Metric::FaultFailed
+        | Metric::ShareLockTimeouts => Better::Lower,
+        // What a scenario's acknowledgement mix asks for: more is neither better nor worse.
+        Metric::Sent
+        | Metric::RateTarget
+        | Metric::FetchRequests
+        | Metric::TxnAborted
+        | Metric::ShareReleased
+        | Metric::ShareRejected
+        | Metric::ShareArchived
+        | Metric::ShareRedelivered
+        | Metric::ShareDeliveryMax => Better::Neither,
     }
 }
 
@@ -70,6 +79,7 @@ pub(crate) fn metric_name(m: Metric) -> String {
                 LatencyKind::Service => "service",
                 LatencyKind::SendDelay => "send_delay",
                 LatencyKind::TxnCommit => "txn.commit",
+                LatencyKind::ShareAck => "share.ack",
             };
             let stat = match stat {
                 Stat::Min => "min".to_string(),

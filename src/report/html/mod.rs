@@ -288,6 +288,15 @@ fn run(h: &mut String, r: &RunResult, total: usize) {
     if let Some(t) = &r.trials {
         trials::section(h, t);
     }
+    if let Some(s) = &r.share {
+        // The same words as the terminal's lines under the table.
+        let _ = write!(
+            h,
+            "<p>share group: {}<br>{}</p>",
+            esc(&crate::report::share::settings(s)),
+            esc(&crate::report::share::figures(s))
+        );
+    }
     h.push_str("<div class=\"plots\">");
     h.push_str(&plots::percentiles(r));
     match &r.series {

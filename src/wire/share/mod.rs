@@ -411,7 +411,7 @@ impl ShareConsumer {
         garbled.map_or(Ok(()), Err)
     }
 
-    fn heartbeat(&mut self) -> Result<(), WireError> {
+    pub(crate) fn heartbeat(&mut self) -> Result<(), WireError> {
         let beat = self.group.beat(
             &self.cfg.topics,
             &self.cfg.bootstrap,
