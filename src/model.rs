@@ -420,9 +420,11 @@ pub enum Metric {
     ConsumeThroughputBytes,
     /// Highest lag (records acked, or in the backlog, and not yet read) over the intervals.
     LagMax,
-    /// Longest group join (subscribe or revoke) → first record read after the assignment.
+    /// The longest a partition went unread in a rebalance (its stall).
     RebalanceTime,
     RebalanceCount,
+    /// Partitions' stalls within the measured phase, added up (`rebalance.stall`).
+    RebalanceStall,
     /// Records read again after a rebalance (same partition and offset): not duplicates.
     Redelivered,
     /// Fetch requests the consumers sent, and bytes per fetch (librdkafka statistics).
@@ -468,6 +470,7 @@ impl Metric {
             Metric::Elapsed
             | Metric::Latency(..)
             | Metric::RebalanceTime
+            | Metric::RebalanceStall
             | Metric::DrainTime
             | Metric::UnavailableTime
             | Metric::RecoveryTime
@@ -543,6 +546,7 @@ impl Metric {
                 | Metric::LagMax
                 | Metric::RebalanceTime
                 | Metric::RebalanceCount
+                | Metric::RebalanceStall
                 | Metric::Redelivered
                 | Metric::FetchRequests
                 | Metric::FetchBytes

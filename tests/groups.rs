@@ -123,3 +123,8 @@ fn every_commit_spelling_checks() {
         assert!(stdout.contains(want), "{want} in:\n{stdout}");
     }
 }
+
+#[test]
+fn the_classic_protocols_properties_are_refused_under_the_consumer_protocol() {
+    insta::assert_snapshot!(check_fixture("invalid_protocol"));
+}

@@ -21,6 +21,7 @@ mod faults;
 mod fmt;
 mod grammar;
 mod grammar_habits;
+mod group_protocol;
 mod groups;
 mod habits;
 mod html;

@@ -35,6 +35,7 @@ each_scenario!(
     capacity_linger_codec,
     codecs_random_vs_orders,
     consumer_group,
+    group_protocols,
     latency_timers,
     linger_load,
     many_topics,

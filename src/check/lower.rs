@@ -185,6 +185,9 @@ impl Checker<'_> {
         }
         self.backlog_topic(&w, &topic);
         self.workload_transaction(&w, &producer);
+        if consumer_on {
+            self.group_protocol(&consumer);
+        }
         self.topics_fit(&topic, w.topics);
         let search = self.finish_capacity(search, capacity, settings);
         if !matches!(search, Some(None)) {

@@ -7,7 +7,7 @@ use super::axes::Picks;
 use super::workload::WorkloadDraft;
 use super::Checker;
 use crate::diagnostic::{closest, Diagnostic, Kind};
-use crate::model::{Backlog, CommitPolicy, Scalar, TopicSpec};
+use crate::model::{Backlog, CommitPolicy, Props, Scalar, TopicSpec};
 use crate::syntax::{Value, ValueKind};
 
 /// The most records a commit may wait for, and the longest auto-commit interval: past these
@@ -16,6 +16,15 @@ const MAX_COMMIT_RECORDS: u64 = 1_000_000_000;
 const MAX_COMMIT_INTERVAL: Duration = Duration::from_secs(3600);
 /// The most backlog records: days of reading at millions per second.
 const MAX_BACKLOG: u64 = 1_000_000_000_000;
+
+/// Consumer properties of the classic group protocol that librdkafka refuses, when it creates
+/// the consumer, under `group.protocol = consumer` (KIP-848), with what to do instead.
+const CLASSIC_ONLY: &[(&str, &str)] = &[
+    ("session.timeout.ms", "under KIP-848 the broker sets the session timeout (`group.consumer.session.timeout.ms`, or the group's `consumer.session.timeout.ms` through kafka-configs): remove it here"),
+    ("heartbeat.interval.ms", "under KIP-848 the broker sets the heartbeat interval (`group.consumer.heartbeat.interval.ms`, 5 s by default, or the group's `consumer.heartbeat.interval.ms` through kafka-configs): remove it here"),
+    ("partition.assignment.strategy", "under KIP-848 the broker assigns the partitions: write `group.remote.assignor = \"uniform\"` (or `\"range\"`) instead"),
+    ("group.protocol.type", "it applies to the classic protocol only: remove it here"),
+];
 
 const COMMIT_FORMS: &str = "`auto`, `auto(1s)`, `every(1000)`, `every(1000, sync: true)` or `off`";
 
@@ -183,6 +192,34 @@ impl Checker<'_> {
                 Diagnostic::new(Kind::Value, span, "messages must be at least 1")
                     .label("0 is too small")
                     .help("`messages = 0` sends nothing while a `backlog` drains; without a backlog a run sends at least one record"),
+            );
+        }
+    }
+
+    /// Under `group.protocol = consumer` (KIP-848) librdkafka refuses the classic protocol's
+    /// properties when it creates the consumer, which would fail the run: each is reported at
+    /// its key, with what takes its place.
+    pub(super) fn group_protocol(&mut self, consumer: &Props) {
+        let kip848 = consumer
+            .iter()
+            .any(|p| p.key == "group.protocol" && p.value.eq_ignore_ascii_case("consumer"));
+        if !kip848 {
+            return;
+        }
+        for p in consumer.iter() {
+            let (Some((key, instead)), Some(span)) =
+                (CLASSIC_ONLY.iter().find(|(k, _)| *k == p.key), p.span)
+            else {
+                continue;
+            };
+            self.err(
+                Diagnostic::new(
+                    Kind::Property,
+                    span,
+                    format!("`{key}` belongs to the classic group protocol: librdkafka refuses it with `group.protocol = consumer`"),
+                )
+                .label("a classic-protocol property")
+                .help(*instead),
             );
         }
     }

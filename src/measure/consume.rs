@@ -19,12 +19,18 @@ pub struct ConsumeFigures {
     pub throughput_bytes: f64,
     /// Highest lag (records written and not yet read) at an interval's end.
     pub lag_max: Option<u64>,
-    /// Group join → first record after the assignment, the longest of the run.
+    /// The longest a partition went unread in a rebalance: from when its member gave it up
+    /// (or the group's first join) to the first record its next member read of it.
     pub rebalance_secs: Option<f64>,
     pub rebalances: u64,
-    /// Each rebalance's time, for the report.
+    /// Each partition's stall (one per partition per rebalance that moved or stopped it), for
+    /// the report.
     #[serde(default)]
     pub rebalance: Option<LatencySummary>,
+    /// The stalls within the measured phase added up, partition by partition: seconds of
+    /// partitions unread because of rebalances (12 partitions stopped for 1 s: 12 s).
+    #[serde(default)]
+    pub stall_secs: Option<f64>,
     /// Records read again after a rebalance (same partition and offset).
     pub redelivered: u64,
     /// librdkafka statistics, summed over the consumers.
@@ -48,8 +54,8 @@ pub struct ReadSide {
     /// When every partition had been read to its end, on the run's clock; None without a
     /// backlog, or when that never happened.
     pub drained_ns: Option<u64>,
-    /// The rebalances the group went through: the distinct generations its members were
-    /// assigned in (`group_rebalances`).
+    /// The rebalances the group went through: the distinct assignment epochs its members
+    /// were given partitions in (`group_rebalances`).
     pub rebalances: u64,
     /// A share group read the run: what its figures are reported with.
     pub share: Option<ShareSide>,
@@ -62,25 +68,20 @@ pub struct ShareSide {
     pub delivery_limit: u16,
 }
 
-/// The rebalances a group went through: the distinct group generations in which any of its
-/// members got an assignment (the first join included). Counting per member (the most any
-/// one took part in) undercounts when no member was in every generation: the first to join
-/// is alone in generation 1 and is then stopped, say. Without generations (a librdkafka that
-/// did not say), the most any member took part in.
+/// The rebalances a group went through: the distinct assignment epochs in which any of its
+/// members was given partitions (the first join included). Under the classic protocol the
+/// epoch is the group generation; under the consumer protocol (KIP-848) the member epoch,
+/// which is the epoch of the group's target assignment the member reconciled to: members
+/// given partitions by one new assignment see the same number, a member whose partitions did
+/// not change sees none. Counting per member (the most any one took part in) undercounts
+/// when no member was in every rebalance: the first to join is alone in generation 1 and is
+/// then stopped, say.
 pub(crate) fn group_rebalances(members: &[&ConsumerRecording]) -> u64 {
-    let gens: std::collections::BTreeSet<i32> = members
+    let epochs: std::collections::BTreeSet<i32> = members
         .iter()
         .flat_map(|c| c.generations.iter().copied())
         .collect();
-    if gens.is_empty() {
-        members
-            .iter()
-            .map(|c| c.rebalances.len() as u64)
-            .max()
-            .unwrap_or(0)
-    } else {
-        gens.len() as u64
-    }
+    epochs.len() as u64
 }
 
 /// The read side's figures from the consumers' merged recording and the merged series.
@@ -106,9 +107,15 @@ pub(crate) fn derive(
         }
     };
     let mut times = super::new_histogram();
-    for ns in &c.rebalances {
-        super::record(&mut times, *ns);
+    for (from, to) in &c.stalls {
+        super::record(&mut times, to - from);
     }
+    // Within the measured phase: the join's stalls (before the clock) are left out.
+    let stalled_ns: u64 = c
+        .stalls
+        .iter()
+        .map(|(from, to)| to.saturating_sub((*from).max(side.origin_ns)))
+        .sum();
     ConsumeFigures {
         consumers: side.consumers,
         records: c.records,
@@ -116,9 +123,15 @@ pub(crate) fn derive(
         throughput_msgs: per_sec(c.records),
         throughput_bytes: per_sec(c.bytes),
         lag_max: series.and_then(|s| s.points.iter().filter_map(|p| p.lag).max()),
-        rebalance_secs: c.rebalances.iter().max().map(|ns| *ns as f64 / 1e9),
+        rebalance_secs: c
+            .stalls
+            .iter()
+            .map(|(f, t)| t - f)
+            .max()
+            .map(|ns| ns as f64 / 1e9),
         rebalances: side.rebalances,
-        rebalance: (!c.rebalances.is_empty()).then(|| LatencySummary::from_histogram(&times)),
+        rebalance: (!c.stalls.is_empty()).then(|| LatencySummary::from_histogram(&times)),
+        stall_secs: (side.consumers > 0 && side.rebalances > 0).then(|| stalled_ns as f64 / 1e9),
         redelivered: c.redelivered,
         fetch_requests: c.fetch_requests,
         fetch_bytes_avg: match (c.fetch_requests, c.fetch_bytes) {
@@ -156,11 +169,14 @@ pub struct ConsumerRecording {
     pub aborted_read: u64,
     /// Records read per topic, in the order of the run's topic list.
     pub consumed_by_topic: Vec<u64>,
-    /// Each rebalance this consumer took part in: join (subscribe or revoke) → first record
-    /// after the assignment (or the assignment, with nothing to read), nanoseconds.
-    pub rebalances: Vec<u64>,
-    /// The group generation of each of this consumer's assignments (librdkafka's): the
-    /// group's rebalances are the distinct generations over its members.
+    /// Each partition stall this consumer ended (`run::consumer::group`): from when the
+    /// partition went unread (its member gave it up, or the group's first join) to the first
+    /// record this consumer read of it (or its assignment, with nothing to read), ns on the
+    /// run's clock.
+    pub stalls: Vec<(u64, u64)>,
+    /// The assignment epoch of each of this consumer's assignments that gave it partitions
+    /// (librdkafka's group generation, or member epoch under KIP-848): the group's
+    /// rebalances are the distinct epochs over its members.
     pub generations: Vec<i32>,
     /// From librdkafka statistics over the measured phase: fetch requests and bytes fetched.
     pub fetch_requests: Option<u64>,
@@ -189,7 +205,7 @@ impl ConsumerRecording {
             redelivered: 0,
             aborted_read: 0,
             consumed_by_topic: Vec::new(),
-            rebalances: Vec::new(),
+            stalls: Vec::new(),
             generations: Vec::new(),
             fetch_requests: None,
             fetch_bytes: None,
@@ -236,7 +252,7 @@ impl ConsumerRecording {
             for (o, n) in out.consumed_by_topic.iter_mut().zip(&c.consumed_by_topic) {
                 *o += n;
             }
-            out.rebalances.extend(&c.rebalances);
+            out.stalls.extend(&c.stalls);
             out.generations.extend(&c.generations);
             out.fetch_requests = add_opt(out.fetch_requests, c.fetch_requests);
             out.fetch_bytes = add_opt(out.fetch_bytes, c.fetch_bytes);
@@ -327,22 +343,32 @@ mod tests {
     }
 
     #[test]
-    fn the_group_rebalances_are_its_generations_not_the_most_one_member_saw() {
+    fn the_group_rebalances_are_its_epochs_not_the_most_one_member_saw() {
         // Member a joins alone (generation 1), b and c join (2), a is stopped (3) and
         // rejoins (4): no member was in all four.
         let member = |gens: &[i32]| {
             let mut c = ConsumerRecording::empty();
             c.generations = gens.to_vec();
-            c.rebalances = vec![MS; gens.len()];
             c
         };
         let (a, b, c) = (member(&[1, 2, 4]), member(&[2, 3, 4]), member(&[2, 3, 4]));
         assert_eq!(group_rebalances(&[&a, &b, &c]), 4);
-        // Without generations, the most any member took part in.
-        let (mut a, mut b) = (a, b);
-        a.generations.clear();
-        b.generations = Vec::new();
-        assert_eq!(group_rebalances(&[&a, &b]), 3);
+    }
+
+    #[test]
+    fn stalls_are_summed_within_the_measured_phase_and_the_longest_counts_whole() {
+        // The join (0.5 s → 1.5 s, the clock starts at 1 s) and two partitions of a member
+        // stopped at 3 s, read again at 4 s and 5 s.
+        let mut c = read(10, 1_100 * MS, 6_000 * MS);
+        c.stalls = vec![
+            (500 * MS, 1_500 * MS),
+            (3_000 * MS, 4_000 * MS),
+            (3_000 * MS, 5_000 * MS),
+        ];
+        let f = derive(&c, &side(1_000 * MS, None), None);
+        assert_eq!(f.rebalance_secs, Some(2.0));
+        assert_eq!(f.stall_secs, Some(3.5));
+        assert_eq!(f.rebalance.map(|r| r.count), Some(3));
     }
 
     #[test]

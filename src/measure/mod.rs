@@ -333,6 +333,7 @@ impl RunResult {
             Metric::LagMax => self.consume.as_ref()?.lag_max? as f64,
             Metric::RebalanceTime => self.consume.as_ref()?.rebalance_secs?,
             Metric::RebalanceCount => self.consume.as_ref()?.rebalances as f64,
+            Metric::RebalanceStall => self.consume.as_ref()?.stall_secs?,
             Metric::Redelivered => self.consume.as_ref()?.redelivered as f64,
             Metric::FetchRequests => self.consume.as_ref()?.fetch_requests? as f64,
             Metric::FetchBytes => self.consume.as_ref()?.fetch_bytes_avg?,

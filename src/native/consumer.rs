@@ -130,9 +130,12 @@ impl<'c> Consumer<'c> {
         Ok((parts, cooperative))
     }
 
-    /// The group generation this member is in (librdkafka's, from its last JoinGroup
-    /// response); None outside a group. Read at an assignment, it names the rebalance the
-    /// assignment ends: members of one group see the same number for the same rebalance.
+    /// The assignment epoch this member is in; None outside a group. Under the classic
+    /// protocol the group generation (from its last JoinGroup response); under the consumer
+    /// protocol (KIP-848) librdkafka gives the member epoch here, the epoch of the group's
+    /// target assignment the member last reconciled to. Read at an assignment, it names the
+    /// rebalance the assignment belongs to: members given partitions by one group assignment
+    /// see the same number.
     pub(crate) fn generation(&self) -> Option<i32> {
         // SAFETY: rk is live; the metadata returned is a copy, ours to destroy.
         unsafe {

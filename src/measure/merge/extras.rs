@@ -30,6 +30,7 @@ pub(super) fn consume(shards: &[&RunResult]) -> Result<Option<ConsumeFigures>, M
         lag_max: all.iter().filter_map(|c| c.lag_max).reduce(|a, b| a + b),
         rebalance_secs: all.iter().filter_map(|c| c.rebalance_secs).reduce(f64::max),
         rebalances: all.iter().map(|c| c.rebalances).sum(),
+        stall_secs: all.iter().filter_map(|c| c.stall_secs).reduce(|a, b| a + b),
         rebalance: latency(shards, "rebalance", |s| {
             s.consume.as_ref()?.rebalance.as_ref()
         })?,

@@ -45,6 +45,7 @@ pub(crate) fn better(m: Metric) -> Better {
         | Metric::LagMax
         | Metric::RebalanceTime
         | Metric::RebalanceCount
+        | Metric::RebalanceStall
         | Metric::Redelivered
         | Metric::DrainTime
         | Metric::AbortedRead

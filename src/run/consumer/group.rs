@@ -1,5 +1,15 @@
-//! One consumer's membership: its assignment, how long each rebalance took, the commit policy
-//! it follows, and its librdkafka statistics (fetch requests and bytes).
+//! One consumer's membership: its assignment, how long the partitions it takes over went
+//! unread (a rebalance's stall), the commit policy it follows, and its librdkafka statistics
+//! (fetch requests and bytes).
+//!
+//! A rebalance is timed per partition, not per member, so that it means the same under every
+//! protocol: an eager (classic) rebalance stops every partition, an incremental one
+//! (cooperative, or KIP-848's `group.protocol = consumer`) only those that move, while the
+//! member keeps reading the rest. A partition stalls from when its member gives it up (a
+//! revoke, or the member leaving) until its next member reads a record of it, or finds it at
+//! its end (then nothing waited: the stall ends at the assignment).
+
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::statistics::Statistics;
@@ -7,12 +17,60 @@ use rdkafka::{Offset, TopicPartitionList};
 
 use crate::model::CommitPolicy;
 
-/// A rebalance in progress: when the consumer started (re)joining, and when its partitions
-/// were assigned.
-#[derive(Clone, Copy)]
-struct Pending {
-    join_ns: u64,
-    assigned_ns: Option<u64>,
+/// Not read by anyone, and no member to take it over: the stall starts with the next member
+/// to join (the group's first join, or a member rejoining an empty group). A member stopped
+/// while alone is out of the group, not rebalancing.
+const ORPHAN: u64 = u64::MAX;
+
+/// What the members of one group share about its partitions: since when each has gone unread.
+pub(crate) struct Handovers {
+    /// Per run partition: 0 while a member reads it; the instant (ns on the run's clock) its
+    /// member gave it up; or `ORPHAN`.
+    released: Vec<AtomicU64>,
+    /// Members in the group (subscribed).
+    members: AtomicU32,
+}
+
+impl Handovers {
+    pub(crate) fn new(partitions: usize) -> Handovers {
+        Handovers {
+            released: (0..partitions).map(|_| AtomicU64::new(ORPHAN)).collect(),
+            members: AtomicU32::new(0),
+        }
+    }
+
+    /// A member joins at `now`: partitions nobody could take over stall from here.
+    fn join(&self, now: u64) {
+        self.members.fetch_add(1, Ordering::AcqRel);
+        for r in &self.released {
+            let _ = r.compare_exchange(ORPHAN, now.max(1), Ordering::AcqRel, Ordering::Acquire);
+        }
+    }
+
+    /// A member leaves (before it gives its partitions up).
+    fn leave(&self) {
+        let _ = self
+            .members
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+    }
+
+    /// A member gave `part` up at `now`; with nobody left in the group, it waits for a join.
+    fn release(&self, part: usize, now: u64) {
+        if let Some(r) = self.released.get(part) {
+            let alone = self.members.load(Ordering::Acquire) == 0;
+            r.store(if alone { ORPHAN } else { now.max(1) }, Ordering::Release);
+        }
+    }
+
+    /// A member reads `part` again: since when it had gone unread (None: it had not, or
+    /// another member already ended its stall).
+    fn resume(&self, part: usize) -> Option<u64> {
+        let r = self.released.get(part)?;
+        match r.swap(0, Ordering::AcqRel) {
+            0 | ORPHAN => None,
+            t => Some(t),
+        }
+    }
 }
 
 pub(super) struct Membership {
@@ -20,11 +78,15 @@ pub(super) struct Membership {
     pub assigned: Vec<(String, i32)>,
     /// An assignment arrived (possibly empty: more members than partitions).
     pub has_assignment: bool,
-    pending: Option<Pending>,
-    /// Each finished rebalance's time, ns.
-    pub times: Vec<u64>,
-    /// The group generation of each assignment, in order: the run's rebalances are the
-    /// distinct generations its members were assigned in.
+    /// Per run partition: when it was assigned to this member, while its stall is open (0:
+    /// not this member's, or read since).
+    waiting: Vec<u64>,
+    /// Each stall this member ended: (from, to), ns on the run's clock.
+    pub stalls: Vec<(u64, u64)>,
+    /// The assignment epoch of each assignment that gave this member partitions, in order:
+    /// the group generation under the classic protocol, the member epoch (the target
+    /// assignment's epoch it reconciled to) under the consumer protocol. The run's
+    /// rebalances are the distinct epochs over its members.
     pub generations: Vec<i32>,
     commit: CommitPolicy,
     /// Per run partition, the next offset to store for auto commit (-1: nothing new).
@@ -40,8 +102,8 @@ impl Membership {
         Membership {
             assigned: Vec::new(),
             has_assignment: false,
-            pending: None,
-            times: Vec::new(),
+            waiting: vec![0; partitions],
+            stalls: Vec::new(),
             generations: Vec::new(),
             commit,
             to_store: vec![-1; partitions],
@@ -51,58 +113,74 @@ impl Membership {
         }
     }
 
-    /// The consumer started joining (subscribe), or gives up its partitions (revoke): a new
-    /// rebalance starts now. One still waiting for its first record ends at its assignment
-    /// (nothing came to read before the next), so each assignment is one rebalance. One not
-    /// yet assigned starts again: a member that left the group (its revoke) and joins again
-    /// later was out of the group in between, not rebalancing.
-    pub(super) fn joining(&mut self, now: u64) {
-        if let Some(at) = self.pending.and_then(|p| p.assigned_ns) {
-            self.end(at);
-        }
-        self.pending = Some(Pending {
-            join_ns: now,
-            assigned_ns: None,
-        });
+    /// The consumer subscribes (joins or rejoins the group) at `now`.
+    pub(super) fn joining(&mut self, h: &Handovers, now: u64) {
+        h.join(now);
     }
 
-    /// Partitions assigned at `now`, in group generation `generation` (None: unknown).
-    /// With nothing to read (no partitions, or reading paused until the clock starts) the
-    /// rebalance ends here.
-    pub(super) fn assigned_at(&mut self, now: u64, nothing_to_read: bool, generation: Option<i32>) {
-        // Several assignments in one generation (the cooperative protocol's) are one rebalance.
-        if let Some(g) = generation.filter(|g| self.generations.last() != Some(g)) {
+    /// The consumer leaves the group (unsubscribes); its revoke follows.
+    pub(super) fn leaving(&mut self, h: &Handovers) {
+        h.leave();
+    }
+
+    /// Run partitions given up at `now` (a revoke): they stall until another member reads them.
+    pub(super) fn revoked(&mut self, h: &Handovers, parts: &[usize], now: u64) {
+        for &p in parts {
+            if let Some(w) = self.waiting.get_mut(p) {
+                *w = 0;
+            }
+            h.release(p, now);
+        }
+    }
+
+    /// Run partitions assigned at `now`, in assignment epoch `generation` (None: unknown).
+    /// With reading paused until the clock starts there is nothing to wait for: their stalls
+    /// end here.
+    pub(super) fn assigned_at(
+        &mut self,
+        h: &Handovers,
+        parts: &[usize],
+        now: u64,
+        paused: bool,
+        generation: Option<i32>,
+    ) {
+        // An empty assignment gives nothing (the consumer protocol acknowledges a revoke with
+        // one); several in one epoch (incremental protocols) are one rebalance.
+        if let Some(g) =
+            generation.filter(|g| !parts.is_empty() && self.generations.last() != Some(g))
+        {
             self.generations.push(g);
         }
-        let p = self.pending.get_or_insert(Pending {
-            join_ns: now,
-            assigned_ns: None,
-        });
-        p.assigned_ns = Some(now);
-        if nothing_to_read {
-            self.end(now);
+        for &p in parts {
+            if let Some(w) = self.waiting.get_mut(p) {
+                *w = now.max(1);
+            }
+            if paused {
+                self.ended(h, p, now);
+            }
         }
     }
 
-    /// A record read at `now`: the end of a rebalance awaiting one.
+    /// A record of run partition `part` read at `now`: the end of its stall, if it was waiting.
     #[inline]
-    pub(super) fn record_read(&mut self, now: u64) {
-        if self.pending.is_some_and(|p| p.assigned_ns.is_some()) {
-            self.end(now);
+    pub(super) fn record_read(&mut self, h: &Handovers, part: usize, now: u64) {
+        if self.waiting.get(part).is_some_and(|w| *w > 0) {
+            self.ended(h, part, now);
         }
     }
 
-    /// A partition read to its end before any record after the assignment: the rebalance
-    /// ends at the assignment (there was nothing to read).
-    pub(super) fn nothing_there(&mut self) {
-        if let Some(at) = self.pending.and_then(|p| p.assigned_ns) {
-            self.end(at);
+    /// Run partition `part` found at its end before any record after its assignment: nothing
+    /// waited to be read, so its stall ends at the assignment.
+    pub(super) fn nothing_there(&mut self, h: &Handovers, part: usize) {
+        if let Some(&at) = self.waiting.get(part).filter(|w| **w > 0) {
+            self.ended(h, part, at);
         }
     }
 
-    fn end(&mut self, at: u64) {
-        if let Some(p) = self.pending.take() {
-            self.times.push(at.saturating_sub(p.join_ns));
+    fn ended(&mut self, h: &Handovers, part: usize, at: u64) {
+        self.waiting[part] = 0;
+        if let Some(from) = h.resume(part) {
+            self.stalls.push((from, at.max(from)));
         }
     }
 
@@ -235,29 +313,60 @@ mod tests {
     const S: u64 = 1_000_000_000;
 
     #[test]
-    fn a_member_out_of_the_group_is_timed_from_its_rejoin_not_from_its_leave() {
+    fn a_partition_stalls_from_its_release_to_its_next_members_first_record() {
+        let h = Handovers::new(2);
+        let (mut a, mut b) = (
+            Membership::new(CommitPolicy::Off, 2),
+            Membership::new(CommitPolicy::Off, 2),
+        );
+        a.joining(&h, S);
+        b.joining(&h, S + S / 2);
+        a.assigned_at(&h, &[0], 2 * S, false, Some(1));
+        b.assigned_at(&h, &[1], 2 * S, false, Some(1));
+        a.record_read(&h, 0, 3 * S);
+        b.nothing_there(&h, 1);
+        // The join: from the first subscribe; an empty partition ends at its assignment.
+        assert_eq!(a.stalls, [(S, 3 * S)]);
+        assert_eq!(b.stalls, [(S, 2 * S)]);
+        // b leaves at 5 s; a takes partition 1 over at 7 s and reads it at 8 s. Partition 0,
+        // kept by a (an incremental rebalance), never stalled.
+        b.leaving(&h);
+        b.revoked(&h, &[1], 5 * S);
+        a.assigned_at(&h, &[1], 7 * S, false, Some(2));
+        a.record_read(&h, 0, 7 * S);
+        a.record_read(&h, 1, 8 * S);
+        a.record_read(&h, 1, 9 * S);
+        assert_eq!(a.stalls, [(S, 3 * S), (5 * S, 8 * S)]);
+        assert_eq!(a.generations, [1, 2]);
+    }
+
+    #[test]
+    fn a_member_alone_out_of_the_group_is_not_a_stall_its_rejoin_is() {
+        let h = Handovers::new(1);
         let mut m = Membership::new(CommitPolicy::Off, 1);
-        m.joining(0);
-        m.assigned_at(S, false, Some(1));
-        m.record_read(S + S / 10);
+        m.joining(&h, S / 10);
+        m.assigned_at(&h, &[0], S, false, Some(1));
+        m.record_read(&h, 0, S + S / 5);
         // Stopped at 2 s (its revoke), back at 5 s, assigned at 6 s, reading at 6.1 s.
-        m.joining(2 * S);
-        m.joining(5 * S);
-        m.assigned_at(6 * S, false, Some(3));
-        m.record_read(6 * S + S / 10);
-        assert_eq!(m.times, [S + S / 10, S + S / 10]);
+        m.leaving(&h);
+        m.revoked(&h, &[0], 2 * S);
+        m.joining(&h, 5 * S);
+        m.assigned_at(&h, &[0], 6 * S, false, Some(3));
+        m.record_read(&h, 0, 6 * S + S / 10);
+        let times: Vec<u64> = m.stalls.iter().map(|(a, b)| b - a).collect();
+        assert_eq!(times, [S + S / 10, S + S / 10]);
         assert_eq!(m.generations, [1, 3]);
     }
 
     #[test]
-    fn an_assignment_with_nothing_read_before_the_next_rebalance_is_one_rebalance() {
+    fn an_empty_assignment_is_no_rebalance_and_a_paused_partition_ends_at_its_assignment() {
+        let h = Handovers::new(1);
         let mut m = Membership::new(CommitPolicy::Off, 1);
-        m.joining(0);
-        m.assigned_at(S, false, Some(1));
-        m.joining(2 * S);
-        m.assigned_at(3 * S, false, Some(2));
-        m.record_read(4 * S);
-        assert_eq!(m.times, [S, 2 * S]);
-        assert_eq!(m.generations, [1, 2]);
+        m.joining(&h, S / 2);
+        m.assigned_at(&h, &[], S, false, Some(4));
+        m.assigned_at(&h, &[0], 2 * S, true, Some(5));
+        m.record_read(&h, 0, 3 * S);
+        assert_eq!(m.generations, [5]);
+        assert_eq!(m.stalls, [(S / 2, 2 * S)]);
     }
 }

@@ -204,7 +204,7 @@ impl Reader<'_> {
             .map_err(|e| e.to_string())?;
         self.subscribed = true;
         let now = self.now();
-        self.m.joining(now);
+        self.m.joining(&self.job.reads.handovers, now);
         Ok(())
     }
 
@@ -301,6 +301,7 @@ impl Reader<'_> {
         let stopped = self.job.shared.consumer_stopped.load(Ordering::Relaxed) & bit != 0;
         if stopped && self.subscribed {
             self.m.store(self.consumer, &self.job.layout);
+            self.m.leaving(&self.job.reads.handovers);
             self.consumer.unsubscribe();
             self.subscribed = false;
         } else if !stopped && !self.subscribed {
@@ -381,8 +382,8 @@ impl Reader<'_> {
         self.v.read(m, topic, part, now, &self.job.reads);
         self.reached[part] = true;
         self.last_read[part] = now;
-        self.m.record_read(now);
         if self.job.group {
+            self.m.record_read(&self.job.reads.handovers, part, now);
             self.m.processed(self.consumer, layout, part, m.offset());
         }
         if self.job.prompt {
@@ -397,7 +398,7 @@ impl Reader<'_> {
         if let Some(r) = self.reached.get_mut(part) {
             *r = true;
         }
-        self.m.nothing_there();
+        self.m.nothing_there(&self.job.reads.handovers, part);
         if self.measuring {
             let origin = self.job.shared.measure_origin();
             let at = match self.last_read.get(part) {
@@ -415,7 +416,6 @@ impl Reader<'_> {
         if !assign {
             // What was processed is committed before the partitions go to another member.
             self.m.store(self.consumer, &self.job.layout);
-            self.m.joining(now);
             let bit = 1u64 << (self.job.index % 64);
             self.job.reads.ready.fetch_and(!bit, Ordering::AcqRel);
         }
@@ -427,14 +427,18 @@ impl Reader<'_> {
                     }
                     self.assigned(parts, cooperative);
                 } else {
-                    for (t, p) in &parts {
-                        if let Some((_, part)) = self.job.layout.index(t.as_bytes(), *p) {
-                            self.mine[part] = false;
-                        }
+                    let given_up: Vec<usize> = parts
+                        .iter()
+                        .filter_map(|(t, p)| self.job.layout.index(t.as_bytes(), *p))
+                        .map(|(_, part)| part)
+                        .collect();
+                    for &part in &given_up {
+                        self.mine[part] = false;
                     }
                     if !cooperative {
                         self.mine.iter_mut().for_each(|m| *m = false);
                     }
+                    self.m.revoked(&self.job.reads.handovers, &given_up, now);
                     self.m.assigned.retain(|(t, p)| {
                         cooperative && !parts.iter().any(|(u, q)| u == t && q == p)
                     });
@@ -446,10 +450,12 @@ impl Reader<'_> {
 
     /// Partitions now this consumer's (added to its own under the cooperative protocol).
     fn assigned(&mut self, parts: Vec<(String, i32)>, add: bool) {
+        let mut taken = Vec::with_capacity(parts.len());
         for (t, p) in &parts {
             if let Some((_, part)) = self.job.layout.index(t.as_bytes(), *p) {
                 self.mine[part] = true;
                 self.reached[part] = false;
+                taken.push(part);
             }
         }
         let paused = self.job.backlog && !self.measuring;
@@ -462,7 +468,6 @@ impl Reader<'_> {
                 self.note(format!("cannot pause reading until the clock starts: {e}"));
             }
         }
-        let empty = parts.is_empty();
         if add {
             self.m.assigned.extend(parts);
         } else {
@@ -471,8 +476,9 @@ impl Reader<'_> {
         self.m.has_assignment = true;
         if self.job.group {
             let now = self.now();
+            let epoch = self.native.generation();
             self.m
-                .assigned_at(now, empty || paused, self.native.generation());
+                .assigned_at(&self.job.reads.handovers, &taken, now, paused, epoch);
         }
         if !self.measuring {
             self.mark_ready();
@@ -506,7 +512,7 @@ impl Reader<'_> {
         }
         let mut recording = std::mem::replace(&mut self.v.rec, ConsumerRecording::empty());
         recording.intervals = self.v.intervals.finish();
-        recording.rebalances = std::mem::take(&mut self.m.times);
+        recording.stalls = std::mem::take(&mut self.m.stalls);
         recording.generations = std::mem::take(&mut self.m.generations);
         if let Some((requests, bytes)) = self.m.fetched() {
             recording.fetch_requests = Some(requests);

@@ -29,6 +29,8 @@ pub(crate) struct Reads {
     /// Bit i: consumer i has its partitions and is reading them (the group is settled when
     /// every bit is set).
     pub ready: AtomicU64,
+    /// A group's partitions: since when each has gone unread (its rebalances' stalls).
+    pub handovers: super::group::Handovers,
 }
 
 impl Reads {
@@ -42,6 +44,7 @@ impl Reads {
             drain_end: AtomicU64::new(0),
             drained_ns: AtomicU64::new(0),
             ready: AtomicU64::new(0),
+            handovers: super::group::Handovers::new(partitions),
         }
     }
 

@@ -1,0 +1,183 @@
+//! The classic and the consumer group protocol (KIP-848, `group.protocol = consumer`) side by
+//! side, each with a member stopped and started again, against the real broker. kafkabench's
+//! counts are checked against what it did not count: the topic's offsets (Kafka's
+//! GetOffsetShell) and, on a kafka-local broker, the group coordinator's log of the group (its
+//! protocol, its generations or target assignments).
+
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+
+use crate::common::reader;
+use crate::common::{self, bootstrap, expect_exit, kafkabench};
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+}
+
+/// Runs three members of a group that never commits on six partitions; member 2 leaves at 2 s
+/// and rejoins at 6 s. Returns the run (its topic kept, then deleted here), the topic's
+/// records by GetOffsetShell, and the group's id.
+fn stop_and_start(dir: &Path, protocol: &str) -> (Value, i64, String) {
+    common::require_broker();
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    let group = format!("kb-protocol-{protocol}-{}-{nanos}", std::process::id());
+    let kbs = dir.join(format!("{protocol}.kbs"));
+    std::fs::write(
+        &kbs,
+        format!(
+            r#"
+scenario "protocol" {{
+  topic "kb-test-protocol-{protocol}" {{ partitions = 6 }}
+  consumer {{
+    group.protocol = {protocol}
+    group.id       = "{group}"
+  }}
+  workload {{
+    duration  = 16s
+    rate      = 1000/s
+    consumers = 3
+    commit    = off
+  }}
+  faults {{
+    at 2s stop consumer 2 for 4s
+  }}
+}}
+"#
+        ),
+    )
+    .unwrap();
+    let json = dir.join(format!("{protocol}.json"));
+    let out = kafkabench(&[
+        "run",
+        kbs.to_str().unwrap(),
+        "--quiet",
+        "--keep-topics",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    expect_exit(&out, 0);
+    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let run = v["runs"][0].clone();
+    let topic = run["topic"].as_str().unwrap().to_string();
+    let b = bootstrap();
+    let end = reader::offset_shell(&b, &topic, -1);
+    let start = reader::offset_shell(&b, &topic, -2);
+    reader::delete_topic(&b, &topic);
+    let records = end.iter().map(|e| e.1).sum::<i64>() - start.iter().map(|s| s.1).sum::<i64>();
+    (run, records, group)
+}
+
+/// The group coordinator's log lines about `group`, when the broker is a kafka-local one.
+fn coordinator_log(group: &str) -> Option<Vec<String>> {
+    let logs = reader::local_broker_logs(&bootstrap())?;
+    // "Stabilized group G generation N" (classic), "[GroupId G] Member ..." (consumer).
+    let (spaced, bracketed) = (format!("{group} "), format!("{group}]"));
+    let lines = logs
+        .iter()
+        .flat_map(|p| {
+            std::fs::read_to_string(p)
+                .unwrap_or_default()
+                .lines()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .filter(|l| l.contains(&spaced) || l.contains(&bracketed))
+        .collect();
+    Some(lines)
+}
+
+/// Delivery and redelivery, the same for both protocols: nothing lost or duplicated, and every
+/// record read either once or counted as redelivered. Nothing is committed, so whoever takes
+/// over the stopped member's partitions reads them again from their start: `redelivered` > 0,
+/// and the records read less those redelivered are exactly the topic's records.
+fn delivery(run: &Value, records: i64, protocol: &str) {
+    let d = &run["delivery"];
+    let c = &run["consume"];
+    eprintln!(
+        "{protocol}: rebalances {}, longest stall {}s, stalled {}s, stalls {}, redelivered {}, \
+         read {}, topic {records}",
+        c["rebalances"],
+        c["rebalance_secs"],
+        c["stall_secs"],
+        c["rebalance"]["count"],
+        c["redelivered"],
+        c["records"]
+    );
+    assert_eq!(run["faults"]["actions"][0]["outcome"], "ok", "{run}");
+    assert_eq!(d["lost"], 0, "{protocol}: {d}");
+    assert_eq!(d["duplicated"], 0, "{protocol}: {d}");
+    assert_eq!(u(&d["consumed"]), u(&run["acked"]), "{protocol}: {d}");
+    assert_eq!(
+        u(&run["acked"]) as i64,
+        records,
+        "{protocol}: the topic holds what was acked"
+    );
+    assert!(
+        u(&c["redelivered"]) > 0,
+        "{protocol}: a handover re-reads: {c}"
+    );
+    assert_eq!(
+        u(&c["records"]) - u(&c["redelivered"]),
+        records as u64,
+        "{protocol}: every offset read once, besides those counted as redelivered: {c}"
+    );
+    // The join, and the handover of the stopped member's partitions (its rejoin too, unless
+    // the run ends before the broker gives it partitions again).
+    assert!(u(&c["rebalances"]) >= 2, "{protocol}: {c}");
+    assert!(c["stall_secs"].as_f64().unwrap() > 0.0, "{protocol}: {c}");
+}
+
+#[test]
+fn classic_a_member_stopped_and_started_is_counted_as_the_coordinator_saw_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (run, records, group) = stop_and_start(dir.path(), "classic");
+    delivery(&run, records, "classic");
+    let Some(log) = coordinator_log(&group) else {
+        eprintln!("SKIPPED the coordinator's side: not a kafka-local broker");
+        return;
+    };
+    let gens = reader::group_generations(&log.join("\n"), &group);
+    let completed = gens.iter().filter(|g| g.completed).count() as u64;
+    assert_eq!(
+        u(&run["consume"]["rebalances"]),
+        completed,
+        "the generations the coordinator completed: {gens:?}"
+    );
+}
+
+/// Under KIP-848 librdkafka's "generation" is the member epoch, which differs between members;
+/// kafkabench counts the epochs of the target assignments that gave members partitions, so
+/// each counted rebalance is one the coordinator computed, and never more than it computed.
+#[test]
+fn consumer_a_member_stopped_and_started_is_counted_as_the_coordinator_saw_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (run, records, group) = stop_and_start(dir.path(), "consumer");
+    delivery(&run, records, "consumer");
+    let Some(log) = coordinator_log(&group) else {
+        eprintln!("SKIPPED the coordinator's side: not a kafka-local broker");
+        return;
+    };
+    assert!(
+        log.iter()
+            .any(|l| l.contains("joins the consumer group using the consumer protocol")),
+        "the group used the consumer protocol:\n{}",
+        log.join("\n")
+    );
+    let computed = log
+        .iter()
+        .filter(|l| l.contains("Computed a new target assignment for epoch"))
+        .count() as u64;
+    let counted = u(&run["consume"]["rebalances"]);
+    eprintln!("consumer: target assignments computed {computed}, rebalances counted {counted}");
+    assert!(
+        counted <= computed,
+        "kafkabench counted {counted} rebalances, the coordinator computed {computed} \
+         assignments:\n{}",
+        log.join("\n")
+    );
+}
