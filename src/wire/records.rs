@@ -16,10 +16,12 @@ pub(crate) struct Rec<'a> {
     pub headers: &'a [u8],
 }
 
-/// Reads batches; keeps its decompression buffer between calls.
-#[derive(Debug)]
+/// Reads batches; keeps its decompression buffer (and zstd context) between calls.
 pub(crate) struct BatchReader {
     scratch: Vec<u8>,
+    /// Made once: a fresh zstd context per batch allocates (and faults in) its whole window,
+    /// which cost more than the decompression itself.
+    zstd: Option<zstd::stream::raw::Decoder<'static>>,
     /// Bound on one batch's decompressed size (a decompression bomb is an error).
     max_decompressed: usize,
     pub(crate) check_crc: bool,
@@ -31,6 +33,7 @@ impl BatchReader {
     pub(crate) fn new(max_decompressed: usize) -> BatchReader {
         BatchReader {
             scratch: Vec::new(),
+            zstd: None,
             max_decompressed,
             check_crc: true,
         }
@@ -113,14 +116,14 @@ impl BatchReader {
             1 => flate2::read::GzDecoder::new(body)
                 .take(limit)
                 .read_to_end(&mut self.scratch)
+                .map(drop)
                 .map_err(|e| format!("gzip: {e}")),
             2 => return snappy(body, &mut self.scratch, self.max_decompressed),
             3 => lz4::Decoder::new(body)
                 .and_then(|d| d.take(limit).read_to_end(&mut self.scratch))
+                .map(drop)
                 .map_err(|e| format!("lz4: {e}")),
-            4 => zstd::stream::read::Decoder::with_buffer(body)
-                .and_then(|d| d.take(limit).read_to_end(&mut self.scratch))
-                .map_err(|e| format!("zstd: {e}")),
+            4 => self.zstd(body).map_err(|e| format!("zstd: {e}")),
             c => return Err(format!("unknown compression codec {c}")),
         };
         read?;
@@ -131,6 +134,54 @@ impl BatchReader {
             ));
         }
         Ok(())
+    }
+}
+
+impl std::fmt::Debug for BatchReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BatchReader")
+            .field("max_decompressed", &self.max_decompressed)
+            .finish()
+    }
+}
+
+impl BatchReader {
+    /// Decompress zstd frames (one or more) into `scratch` with the reused context.
+    fn zstd(&mut self, body: &[u8]) -> std::io::Result<()> {
+        use zstd::stream::raw::{Decoder, InBuffer, Operation, OutBuffer};
+        let d = match self.zstd.take() {
+            Some(d) => d,
+            None => Decoder::new()?,
+        };
+        let d = self.zstd.insert(d);
+        d.reinit()?;
+        let mut input = InBuffer::around(body);
+        loop {
+            if self.scratch.len() > self.max_decompressed {
+                return Ok(()); // the caller reports the bound
+            }
+            if self.scratch.capacity() - self.scratch.len() < 32 << 10 {
+                self.scratch.reserve(256 << 10);
+            }
+            let (before_in, before_out) = (input.pos(), self.scratch.len());
+            let pos = self.scratch.len();
+            let hint = d.run(
+                &mut input,
+                &mut OutBuffer::around_pos(&mut self.scratch, pos),
+            )?;
+            if hint == 0 && input.pos() == body.len() {
+                return Ok(());
+            }
+            if input.pos() == before_in && self.scratch.len() == before_out {
+                let room = self.scratch.capacity() > self.scratch.len();
+                if room {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::UnexpectedEof,
+                        "the frame is cut short",
+                    ));
+                }
+            }
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! The wire module against the local broker (KAFKA_BOOTSTRAP, default 127.0.0.1:9092) and
 //! against fake brokers that answer garbage or nothing.
 
+mod bench;
 mod fake;
 mod records;
 mod share;
