@@ -469,7 +469,12 @@ pub(super) async fn start(
             crate::wire::alter_group_configs(&brokers, &security, &name, &pairs)
         })
         .await?
-        .map_err(|e| RunError::ShareGroup(format!("setting share group {group}'s configs: {e}")))?;
+        .map_err(|e| {
+            RunError::ShareGroup(format!(
+                "setting share group {group}'s configs: {e} (share groups need Kafka 4.1 or \
+                 later with them enabled; scripts/kafka-local runs 4.4.0, where they are on)"
+            ))
+        })?;
     }
     let num = |key: &str, default: i64| -> i64 {
         spec.client

@@ -67,7 +67,13 @@ pub(crate) fn problems(p: &Plan, shards: u32) -> Vec<String> {
                  machine, or shard fixed-rate runs at the rates the search found"
             ));
         }
-        if rp.workload.consumers.is_some() {
+        if rp.share.is_some() {
+            out.push(format!(
+                "{run} is read by a share group: its members would span the shards, and the \
+                 group's verification needs every acknowledgement in one process; run it on one \
+                 machine"
+            ));
+        } else if rp.workload.consumers.is_some() {
             out.push(format!(
                 "{run} reads with a consumer group (`consumers = N`): a group assigns \
                  partitions across shards, so end-to-end latency would subtract two hosts' \
