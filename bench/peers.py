@@ -18,6 +18,7 @@ import sys
 import time
 
 import peers_read
+import peers_share
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KAFKA_LOCAL = os.path.join(REPO, "scripts", "kafka-local")
@@ -35,8 +36,9 @@ COMMON = {
 }
 TOOLS = ["kafkabench", "perf-test", "rdkafka_perf"]
 # The read side's two (consume: a backlog drained by each tool; verifier: the producers with
-# and without `consumer { }`) are in peers_read.py.
-SECTIONS = ["throughput", "rate", "memory", "consume", "verifier"]
+# and without `consumer { }`) are in peers_read.py; share groups (KIP-932) against
+# kafka-share-consumer-perf-test in peers_share.py.
+SECTIONS = ["throughput", "rate", "memory", "consume", "verifier", "share"]
 
 
 def run_wait4(cmd, timeout):
@@ -143,6 +145,7 @@ class Bench:
         self.kafka_local = KAFKA_LOCAL
         self.read_side = peers_read.ReadSide(
             self, COMMON, f'constant("{payload_text(100)}")')
+        self.share_side = peers_share.ShareSide(self, f'constant("{payload_text(100)}")')
 
     # The process runner and topic commands, for the read side (bench/peers_read.py).
     def run(self, cmd):
@@ -299,6 +302,9 @@ class Bench:
     def verifier(self):
         self.read_side.verifier()
 
+    def share(self):
+        self.share_side.share()
+
     def save(self):
         with open(os.path.join(self.out, "runs.json"), "w") as f:
             json.dump(self.rows, f, indent=1)
@@ -371,14 +377,15 @@ def report(rows, args):
         for r in mem:
             lines.append(f"| {r['n']:,} | {r['rss']:.1f} | {r['msg_s']:,.0f} |")
     lines.extend(peers_read.report(rows, args))
+    lines.extend(peers_share.report(rows, args))
     return "\n".join(lines) + "\n"
 
 
 def main():
     ap = argparse.ArgumentParser(
         prog="bench/peers.sh",
-        description="kafkabench vs kafka-producer-perf-test / kafka-consumer-perf-test vs "
-                    "rdkafka_performance, same broker, interleaved. Writes bench/out/<time>/{results.md,runs.json,*.kbs}.")
+        description="kafkabench vs kafka-producer-perf-test / kafka-consumer-perf-test / "
+                    "kafka-share-consumer-perf-test vs rdkafka_performance, same broker, interleaved. Writes bench/out/<time>/{results.md,runs.json,*.kbs}.")
     ap.add_argument("--reps", type=int, default=5, help="repetitions per configuration (default 5)")
     ap.add_argument("--only", choices=SECTIONS, action="append",
                     help="run only these sections (repeatable; default all)")
@@ -399,6 +406,12 @@ def main():
                     help="the tools that drain the backlog (default all three)")
     ap.add_argument("--verify-messages", type=int, default=1_000_000,
                     help="records per run of the verifier section (default 1000000)")
+    ap.add_argument("--share-records", type=int,
+                    help="records of 100 B in the share section's topic (default: --backlog's)")
+    ap.add_argument("--share-readers", nargs="+", choices=peers_share.READERS,
+                    default=peers_share.READERS,
+                    help="the share section's readers (default all: kafkabench and perf-test with "
+                         "1 and 4 members, kafkabench's classic and kip848 group consumers)")
     ap.add_argument("--timeout", type=int, default=600, help="seconds before a run is killed")
     ap.add_argument("--kafkabench", default=KAFKABENCH, metavar="BIN",
                     help="the kafkabench binary to measure (default target/release/kafkabench; "
