@@ -360,12 +360,14 @@ def report(rows, args):
         if t.startswith("kafkabench") and rs:
             w = [r["drain_secs"] - r["msgs"] / r["msg_s"] for r in rs
                  if r["drain_secs"] and r["msg_s"]]
-            waits.append(f"{LABELS[t]} {fmt(med(w), '.2f')} s (clock's start → first record)")
+            waits.append(f"{LABELS[t]} {fmt(med(w), '.2f')} s (`drain.time` less the reading "
+                         "window: the clock's start → the first record, and the last record → "
+                         "the broker's answer to its acknowledgement)")
         elif t.startswith("perf-test") and rs:
             w = [r["join_secs"] for r in rs]
-            waits.append(f"{LABELS[t]} {fmt(med(w), '.2f')} s (its start → first record)")
+            waits.append(f"{LABELS[t]} {fmt(med(w), '.2f')} s (its start → its first record)")
     if waits:
-        lines.append("\nBefore the first record (medians): " + "; ".join(waits) + ".")
+        lines.append("\nOutside the reading window (medians): " + "; ".join(waits) + ".")
     base = by.get("kafkabench")
     if base and base[0]:
         others = [f"{LABELS[t]}: {by[t][0] / base[0]:.2f}×" for t in ("classic", "kip848")
