@@ -122,18 +122,25 @@ pub(super) fn run(job: ShareJob) -> ConsumerOutcome {
         if !c.assignment().is_empty() || Instant::now() >= ready_by || job.shared.stopping() {
             break;
         }
+        // The assignment comes with a heartbeat; a few a second while waiting for it, not a
+        // stream of them at the coordinator.
+        std::thread::sleep(Duration::from_millis(200));
         if let Err(e) = c.heartbeat() {
             m.note(format!("share consumer: {e}"));
             break;
         }
-        std::thread::sleep(Duration::from_millis(20));
     }
     meet(&job.barrier);
     meet(&job.barrier);
     m.start_measuring();
     let (cpu, from) = (super::cpu::thread(), Instant::now());
     m.read_until_done(&mut consumer);
-    if let Some(c) = consumer.take() {
+    if let Some(mut c) = consumer.take() {
+        // The last poll's decisions go out with the close.
+        for p in &m.decided {
+            c.ack(p.topic, p.partition, p.offset, kind(p.ack));
+        }
+        m.sent = std::mem::take(&mut m.decided);
         match c.close() {
             Ok(report) => m.answered(&report),
             Err(e) => m.note(format!("share consumer close: {e}")),
@@ -216,6 +223,17 @@ impl Member<'_> {
                 } else if progress.1.elapsed() >= job.drain {
                     break;
                 }
+                // The last records are in this member's hands: acknowledge them now, with a
+                // ShareAcknowledge the broker answers at once, not on a fetch it would hold
+                // for `fetch.max.wait.ms` since nothing is left to acquire.
+                let left = (expected - verified.min(expected))
+                    + (job.existing - existing.min(job.existing));
+                if !self.decided.is_empty() && left <= self.decided.len() as u64 {
+                    if let Some(c) = consumer.as_mut() {
+                        self.commit(c);
+                        continue;
+                    }
+                }
             }
             match consumer.as_mut() {
                 Some(c) => {
@@ -225,6 +243,22 @@ impl Member<'_> {
                     }
                 }
                 None => std::thread::sleep(Duration::from_millis(20)),
+            }
+        }
+        self.flush();
+    }
+
+    /// The last poll's decisions, acknowledged now (ShareAcknowledge).
+    fn commit(&mut self, c: &mut ShareConsumer) {
+        for p in &self.decided {
+            c.ack(p.topic, p.partition, p.offset, kind(p.ack));
+        }
+        self.sent = std::mem::take(&mut self.decided);
+        match c.commit() {
+            Ok(report) => self.answered(&report),
+            Err(e) => {
+                self.sent.clear();
+                self.note(format!("share consumer: {e}"));
             }
         }
         self.flush();
@@ -334,6 +368,15 @@ impl Member<'_> {
             .iter()
             .map(|&(t, p, o, _)| (t, p, o))
             .collect();
+        // Every acknowledgement sent with a poll is answered by it; were one left for later,
+        // it would be counted here as taken: say so rather than count silently.
+        if report.settled() != self.sent.len() as u64 {
+            self.note(format!(
+                "share consumer: {} acknowledgements sent, {} answered",
+                self.sent.len(),
+                report.settled()
+            ));
+        }
         let now = self.now();
         let sent = std::mem::take(&mut self.sent);
         for p in &sent {
