@@ -42,12 +42,14 @@ impl Limits {
 /// The bytes on the wire: a plain socket or a TLS session over one.
 pub(crate) enum Stream {
     Plain(TcpStream),
+    Tls(Box<security::TlsStream>),
 }
 
 impl Stream {
     fn tcp(&self) -> &TcpStream {
         match self {
             Stream::Plain(s) => s,
+            Stream::Tls(s) => s.get_ref(),
         }
     }
 }
@@ -56,6 +58,7 @@ impl Read for Stream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
             Stream::Plain(s) => s.read(buf),
+            Stream::Tls(s) => s.read(buf),
         }
     }
 }
@@ -64,11 +67,13 @@ impl Write for Stream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
             Stream::Plain(s) => s.write(buf),
+            Stream::Tls(s) => s.write(buf),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
         match self {
             Stream::Plain(s) => s.flush(),
+            Stream::Tls(s) => s.flush(),
         }
     }
 }
@@ -366,11 +371,6 @@ impl Conn {
             .iter()
             .enumerate()
             .filter_map(|(k, v)| v.map(|(lo, hi)| (k as i16, lo, hi)))
-    }
-
-    /// Send raw SASL handshake bytes or a request built elsewhere: used by `security`.
-    pub(crate) fn stream_mut(&mut self) -> &mut Stream {
-        &mut self.stream
     }
 
     fn fail_on<T>(&mut self, r: Result<T, WireError>) -> Result<T, WireError> {

@@ -1,7 +1,6 @@
 //! What went wrong, in words a person can act on: which broker, which request, and Kafka's own
 //! name for its error code.
 
-use std::fmt;
 use std::io;
 use std::time::Duration;
 
@@ -84,6 +83,9 @@ impl WireError {
 
 /// `ShareFetch`, or the number when the key is unknown to kafka-protocol.
 pub(crate) fn api_name(key: i16) -> String {
+    if key == -1 {
+        return "the TLS handshake".to_string();
+    }
     match ApiKey::try_from(key) {
         Ok(k) => format!("{k:?}"),
         Err(()) => format!("API key {key}"),
@@ -128,14 +130,5 @@ fn message_text(message: &Option<String>) -> String {
     match message {
         Some(m) if !m.is_empty() => format!(" ({m})"),
         _ => String::new(),
-    }
-}
-
-/// Display for a whole `Debug`-less value in error text.
-pub(crate) struct Shown<'a>(pub(crate) &'a [String]);
-
-impl fmt::Display for Shown<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0.join(", "))
     }
 }

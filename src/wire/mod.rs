@@ -11,6 +11,7 @@ pub(crate) mod admin;
 pub(crate) mod conn;
 mod error;
 mod records;
+mod sasl;
 pub(crate) mod security;
 pub(crate) mod share;
 #[cfg(test)]

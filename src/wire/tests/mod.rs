@@ -4,6 +4,7 @@
 mod bench;
 mod fake;
 mod records;
+mod secure;
 mod share;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -40,9 +41,13 @@ pub(super) fn unique(prefix: &str) -> String {
 
 /// Create `topic` (replication 1) and wait until every partition has a leader.
 pub(super) fn create_topic(topic: &str, partitions: i32) {
-    let bs = vec![bootstrap()];
+    create_topic_at(&bootstrap(), &Security::plaintext(), topic, partitions);
+}
+
+pub(super) fn create_topic_at(bootstrap: &str, security: &Security, topic: &str, partitions: i32) {
+    let bs = vec![bootstrap.to_string()];
     let limits = Limits::new(Duration::from_secs(10));
-    let mut conn = bootstrap_conn(&bs, &Security::plaintext(), limits, "kb-test").expect("broker");
+    let mut conn = bootstrap_conn(&bs, security, limits, "kb-test").expect("broker");
     let req = CreateTopicsRequest::default()
         .with_timeout_ms(10_000)
         .with_topics(vec![CreatableTopic::default()
