@@ -182,13 +182,8 @@ fn scram_sha_512_over_tls_runs_end_to_end_with_secrets_from_the_environment() {
     assert_eq!(r["acked"], 2000, "{doc}");
     assert_eq!(r["delivery"]["consumed"], 2000, "{doc}");
     assert!(!o.everything().contains(PASSWORD), "{}", o.everything());
-    // DescribeLogDirs goes over a plain socket: no request to a TLS listener, and a note why.
-    assert!(r["disk_bytes"].is_null(), "{doc}");
-    assert!(
-        o.everything().contains("this cluster uses SASL_SSL"),
-        "{}",
-        o.everything()
-    );
+    // DescribeLogDirs speaks SASL_SSL too: the disk bytes are measured.
+    assert!(r["disk_bytes"].as_u64().is_some_and(|b| b > 0), "{doc}");
     assert!(
         !topics().iter().any(|t| t.starts_with("kb-test-sasl-ssl")),
         "the run's topic is deleted"
@@ -201,6 +196,97 @@ fn scram_sha_256_and_plain_authenticate_too() {
         let o = run("security/sasl_ssl.kbs", &[("KB_SASL_MECHANISM", mechanism)]);
         expect_code(&o, 0);
         assert_eq!(report(&o)["runs"][0]["acked"], 2000, "{mechanism}");
+    }
+}
+
+/// The topic's bytes on the broker's disk, as Kafka's LogDirsCommand reports them over the
+/// same SASL_SSL listener (its own Java client, with kafka-local's client config).
+fn log_dir_bytes(topic: &str) -> u64 {
+    let b = broker();
+    let config = home().join("security/client.properties");
+    let out = kafka_local(&[
+        "tool",
+        "org.apache.kafka.tools.LogDirsCommand",
+        "--bootstrap-server",
+        &b.bootstrap,
+        "--command-config",
+        config.to_str().expect("a UTF-8 path"),
+        "--describe",
+        "--topic-list",
+        topic,
+    ])
+    .output()
+    .expect("LogDirsCommand runs");
+    let said = text(&out.stdout);
+    let json = said
+        .lines()
+        .find(|l| l.starts_with('{'))
+        .unwrap_or_else(|| panic!("no JSON from LogDirsCommand:\n{said}{}", text(&out.stderr)));
+    let v: serde_json::Value = serde_json::from_str(json).expect("LogDirsCommand's JSON");
+    let mut total = 0;
+    for broker in v["brokers"].as_array().expect("brokers") {
+        for dir in broker["logDirs"].as_array().expect("logDirs") {
+            for p in dir["partitions"].as_array().expect("partitions") {
+                if p["partition"].as_str().is_some_and(|n| n.starts_with(topic)) {
+                    total += p["size"].as_u64().expect("a size");
+                }
+            }
+        }
+    }
+    total
+}
+
+#[test]
+fn disk_bytes_over_sasl_ssl_equal_what_the_broker_reports() {
+    let b = broker();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_kafkabench"))
+        .args(["run", &fixture("security/sasl_ssl.kbs"), "--quiet", "--keep-topics"])
+        .args(["--run-id", "d15c0b", "--json"])
+        .arg(&json)
+        .current_dir(repo())
+        .env("KB_SECURE_BOOTSTRAP", &b.bootstrap)
+        .env("KB_SSL_CA", &b.ca)
+        .env("KB_SASL_PASSWORD", PASSWORD)
+        .env_remove("KB_SASL_MECHANISM")
+        .output()
+        .expect("kafkabench runs");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let mine = doc["runs"][0]["disk_bytes"].as_u64().expect("disk bytes measured");
+    let topic = "kb-test-sasl-ssl-d15c0b";
+    let theirs = log_dir_bytes(topic);
+    let _ = kafka_local(&[
+        "tool",
+        "org.apache.kafka.tools.TopicCommand",
+        "--bootstrap-server",
+        &b.bootstrap,
+        "--command-config",
+        home().join("security/client.properties").to_str().unwrap(),
+        "--delete",
+        "--topic",
+        topic,
+    ])
+    .output();
+    // The run's growth over its measured phase is the whole topic: it was created empty.
+    assert_eq!(mine, theirs, "kafkabench's disk bytes against LogDirsCommand's");
+}
+
+#[test]
+fn a_share_group_reads_over_sasl_ssl_with_every_mechanism() {
+    for mechanism in ["SCRAM-SHA-512", "SCRAM-SHA-256", "PLAIN"] {
+        let o = run(
+            "security/share_sasl_ssl.kbs",
+            &[("KB_SASL_MECHANISM", mechanism)],
+        );
+        expect_code(&o, 0);
+        let doc = report(&o);
+        let r = &doc["runs"][0];
+        assert_eq!(r["share"]["accepted"], 1000, "{mechanism}: {doc}");
+        assert_eq!(r["delivery"]["lost"], 0, "{mechanism}: {doc}");
+        assert!(!o.everything().contains(PASSWORD), "{}", o.everything());
     }
 }
 

@@ -270,17 +270,3 @@ pub(crate) fn authenticate(conn: &mut Conn, security: &Security) -> Result<(), W
         None => Ok(()),
     }
 }
-
-impl Security {
-    /// The cluster block's settings as a `Security`: plaintext only, so far; a secured
-    /// cluster is refused in words rather than met with a handshake it cannot answer.
-    pub(crate) fn from_props(get: impl Fn(&str) -> Option<String>) -> Result<Security, String> {
-        match get("security.protocol").map(|p| p.to_ascii_lowercase()) {
-            None => Ok(Security::plaintext()),
-            Some(p) if p == "plaintext" => Ok(Security::plaintext()),
-            Some(p) => Err(format!(
-                "kafkabench's share consumer speaks PLAINTEXT only so far, and this cluster is                  `security.protocol = {p}`"
-            )),
-        }
-    }
-}
