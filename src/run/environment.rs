@@ -1,25 +1,21 @@
 //! The environment a result was measured in (`measure::Environment`): the client machine,
 //! read from the kernel before the first run, and the cluster, asked once it has answered.
 
-use std::io::{Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
-use bytes::BytesMut;
-use kafka_protocol::messages::{
-    ApiKey, ApiVersionsRequest, ApiVersionsResponse, RequestHeader, ResponseHeader,
-};
-use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, StrBytes};
+use kafka_protocol::messages::{ApiKey, ApiVersionsRequest};
+use kafka_protocol::protocol::StrBytes;
 
 use super::admin::Admin;
 use super::logdirs;
 use crate::measure::environment::{ClusterPrint, Environment, Host};
 use crate::plan::RunPlan;
+use crate::wire::conn::{Conn, Limits};
+use crate::wire::Security;
 
 /// v3 answers with the finalized features (Kafka 2.4 and later).
 const VERSION: i16 = 3;
 const IO_TIMEOUT: Duration = Duration::from_secs(5);
-const MAX_RESPONSE: usize = 1 << 20;
 
 /// kafkabench, librdkafka and the client machine, now (before any run loads it).
 pub(crate) fn local() -> Environment {
@@ -66,9 +62,9 @@ pub(crate) async fn cluster(rp: &RunPlan) -> Option<ClusterPrint> {
         let admin = Admin::connect(&props, &bootstrap).ok()?;
         let brokers = admin.brokers().ok()?;
         let mut api: Vec<String> = Vec::new();
-        if logdirs::speaks(&props).is_ok() {
+        if let Ok(security) = logdirs::security(&props) {
             for b in &brokers {
-                if let Some(a) = api_versions(b) {
+                if let Some(a) = api_versions(b, &security) {
                     if !api.contains(&a) {
                         api.push(a);
                     }
@@ -87,43 +83,14 @@ pub(crate) async fn cluster(rp: &RunPlan) -> Option<ClusterPrint> {
 }
 
 /// One broker's ApiVersions, summarised: `Produce v12, Fetch v17, Metadata v13, 78 APIs,
-/// metadata.version 27`.
-fn api_versions(broker: &str) -> Option<String> {
-    let addr = broker.to_socket_addrs().ok()?.next()?;
-    let mut s = TcpStream::connect_timeout(&addr, IO_TIMEOUT).ok()?;
-    s.set_read_timeout(Some(IO_TIMEOUT)).ok()?;
-    s.set_write_timeout(Some(IO_TIMEOUT)).ok()?;
-    let header = RequestHeader::default()
-        .with_request_api_key(ApiKey::ApiVersions as i16)
-        .with_request_api_version(VERSION)
-        .with_correlation_id(7)
-        .with_client_id(Some(StrBytes::from_static_str("kafkabench")));
+/// metadata.version 27`. Connecting asks ApiVersions already (for what the broker serves);
+/// asked again here for the finalized features, which only the full answer carries.
+fn api_versions(broker: &str, security: &Security) -> Option<String> {
+    let mut conn = Conn::connect(broker, security, Limits::new(IO_TIMEOUT), "kafkabench").ok()?;
     let req = ApiVersionsRequest::default()
         .with_client_software_name(StrBytes::from_static_str("kafkabench"))
         .with_client_software_version(StrBytes::from_static_str(env!("CARGO_PKG_VERSION")));
-    let mut body = BytesMut::new();
-    header
-        .encode(&mut body, ApiVersionsRequest::header_version(VERSION))
-        .ok()?;
-    req.encode(&mut body, VERSION).ok()?;
-    let mut frame = (body.len() as u32).to_be_bytes().to_vec();
-    frame.extend_from_slice(&body);
-    s.write_all(&frame).ok()?;
-    let mut len = [0u8; 4];
-    s.read_exact(&mut len).ok()?;
-    let len = u32::from_be_bytes(len) as usize;
-    if len > MAX_RESPONSE {
-        return None;
-    }
-    let mut buf = vec![0u8; len];
-    s.read_exact(&mut buf).ok()?;
-    let mut buf = bytes::Bytes::from(buf);
-    // ApiVersions answers with a v0 header whatever the request's version.
-    let rh = ResponseHeader::decode(&mut buf, 0).ok()?;
-    if rh.correlation_id != 7 {
-        return None;
-    }
-    let r = ApiVersionsResponse::decode(&mut buf, VERSION).ok()?;
+    let r = conn.request_v(VERSION, &req).ok()?;
     if r.error_code != 0 {
         return None;
     }

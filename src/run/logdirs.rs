@@ -1,49 +1,53 @@
 //! On-disk bytes per partition via DescribeLogDirs (librdkafka has no such call). Each broker
 //! reports its own replicas; we keep the largest replica of each partition, so a topic with
-//! replication 3 counts once, not three times.
+//! replication 3 counts once, not three times. Asked over `wire::conn`, secured as the
+//! cluster block's properties say (TLS, SASL).
 
 use std::collections::HashMap;
-use std::io::{Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
-use bytes::{Buf, BytesMut};
 use kafka_protocol::messages::describe_log_dirs_request::DescribableLogDirTopic;
-use kafka_protocol::messages::{
-    ApiKey, DescribeLogDirsRequest, DescribeLogDirsResponse, RequestHeader, ResponseHeader,
-    TopicName,
-};
-use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, StrBytes};
+use kafka_protocol::messages::{DescribeLogDirsRequest, DescribeLogDirsResponse, TopicName};
+use kafka_protocol::protocol::StrBytes;
 
 use super::admin::{AdminError, LogDirsCause};
 use crate::model::Props;
+use crate::wire::conn::{Conn, Limits};
+use crate::wire::Security;
 
-/// v1 is served by every broker from 2.x to 4.x (v0 was removed in 4.0).
-const VERSION: i16 = 1;
+/// v1 is served by every broker from 2.x to 4.x (v0 was removed in 4.0); later versions
+/// answer the same sizes.
+const VERSIONS: (i16, i16) = (1, 4);
 const IO_TIMEOUT: Duration = Duration::from_secs(10);
-const MAX_RESPONSE: usize = 64 * 1024 * 1024;
 
-/// Size in bytes of each partition of `topic` (largest replica), asking every broker.
+/// Size in bytes of each partition of `topic` (largest replica), asking every broker over
+/// plain connections.
 #[cfg(test)]
 pub(crate) fn partition_sizes(
     brokers: &[String],
     topic: &str,
     partitions: i32,
 ) -> Result<HashMap<i32, u64>, AdminError> {
-    Ok(sizes(brokers, &[topic.to_string()], partitions)?
-        .into_iter()
-        .map(|((_, p), size)| (p, size))
-        .collect())
+    Ok(sizes(
+        brokers,
+        &Security::plaintext(),
+        &[topic.to_string()],
+        partitions,
+    )?
+    .into_iter()
+    .map(|((_, p), size)| (p, size))
+    .collect())
 }
 
 /// Total on-disk bytes of each of `topics` (one replica per partition), in their order: one
 /// request per broker for them all.
 pub(crate) fn topics_bytes(
     brokers: &[String],
+    security: &Security,
     topics: &[String],
     partitions: i32,
 ) -> Result<Vec<u64>, AdminError> {
-    let sizes = sizes(brokers, topics, partitions)?;
+    let sizes = sizes(brokers, security, topics, partitions)?;
     let index: HashMap<&str, usize> = topics
         .iter()
         .enumerate()
@@ -61,6 +65,7 @@ pub(crate) fn topics_bytes(
 /// Size of each partition of `topics` (largest replica), by topic and partition.
 fn sizes(
     brokers: &[String],
+    security: &Security,
     topics: &[String],
     partitions: i32,
 ) -> Result<HashMap<(String, i32), u64>, AdminError> {
@@ -70,7 +75,7 @@ fn sizes(
             broker: b.clone(),
             cause,
         };
-        let resp = ask(b, topics, partitions).map_err(at)?;
+        let resp = ask(b, security, topics, partitions).map_err(at)?;
         if resp.error_code != 0 {
             return Err(at(LogDirsCause::Code(resp.error_code)));
         }
@@ -90,16 +95,12 @@ fn sizes(
     Ok(sizes)
 }
 
-/// Whether DescribeLogDirs can be asked of this cluster: it is sent over a plain socket, so a
-/// cluster that wants TLS or SASL gets no request (its reply would be garbage, or nothing).
-/// Err says why, for the report's note.
-pub(crate) fn speaks(admin: &Props) -> Result<(), AdminError> {
-    match admin.get("security.protocol") {
-        Some(p) if !p.eq_ignore_ascii_case("plaintext") => Err(AdminError::NotPlaintext {
-            protocol: p.to_string(),
-        }),
-        _ => Ok(()),
-    }
+/// How to reach this cluster's brokers, from the cluster block's properties (librdkafka's
+/// names): plaintext, TLS, SASL. Err when they name something kafkabench's own connection does
+/// not speak (e.g. GSSAPI), for the report's note.
+pub(crate) fn security(admin: &Props) -> Result<Security, AdminError> {
+    Security::from_props(|k| admin.get(k).map(str::to_string))
+        .map_err(|detail| AdminError::Security { detail })
 }
 
 /// Total on-disk bytes of `topic` (one replica per partition).
@@ -112,29 +113,20 @@ pub(crate) fn topic_bytes(
     Ok(partition_sizes(brokers, topic, partitions)?.values().sum())
 }
 
-/// kafka-protocol's encoding or decoding error, in its words.
-fn codec(e: impl std::fmt::Display) -> LogDirsCause {
-    LogDirsCause::Codec(e.to_string())
-}
-
 fn ask(
     broker: &str,
+    security: &Security,
     topics: &[String],
     partitions: i32,
 ) -> Result<DescribeLogDirsResponse, LogDirsCause> {
-    let addr = broker
-        .to_socket_addrs()?
-        .next()
-        .ok_or(LogDirsCause::Unresolved)?;
-    let mut s = TcpStream::connect_timeout(&addr, IO_TIMEOUT)?;
-    s.set_read_timeout(Some(IO_TIMEOUT))?;
-    s.set_write_timeout(Some(IO_TIMEOUT))?;
-
-    let header = RequestHeader::default()
-        .with_request_api_key(ApiKey::DescribeLogDirs as i16)
-        .with_request_api_version(VERSION)
-        .with_correlation_id(1)
-        .with_client_id(Some(StrBytes::from_static_str("kafkabench")));
+    // The cause is shown after the broker's address already: not twice.
+    let wire = |e: crate::wire::WireError| {
+        let text = e.to_string();
+        let own = format!("{broker}: ");
+        LogDirsCause::Wire(text.strip_prefix(&own).unwrap_or(&text).to_string())
+    };
+    let mut conn =
+        Conn::connect(broker, security, Limits::new(IO_TIMEOUT), "kafkabench").map_err(wire)?;
     let req = DescribeLogDirsRequest::default().with_topics(Some(
         topics
             .iter()
@@ -145,31 +137,12 @@ fn ask(
             })
             .collect(),
     ));
-    let mut body = BytesMut::new();
-    header
-        .encode(&mut body, DescribeLogDirsRequest::header_version(VERSION))
-        .map_err(codec)?;
-    req.encode(&mut body, VERSION).map_err(codec)?;
-    let mut frame = Vec::with_capacity(body.len() + 4);
-    frame.extend_from_slice(&(body.len() as u32).to_be_bytes());
-    frame.extend_from_slice(&body);
-    s.write_all(&frame)?;
-
-    let mut len = [0u8; 4];
-    s.read_exact(&mut len)?;
-    let len = u32::from_be_bytes(len) as usize;
-    if len > MAX_RESPONSE {
-        return Err(LogDirsCause::Implausible(len));
-    }
-    let mut buf = vec![0u8; len];
-    s.read_exact(&mut buf)?;
-    let mut buf = bytes::Bytes::from(buf);
-    let rh = ResponseHeader::decode(&mut buf, DescribeLogDirsResponse::header_version(VERSION))
-        .map_err(codec)?;
-    if rh.correlation_id != 1 {
-        return Err(LogDirsCause::Correlation);
-    }
-    let resp = DescribeLogDirsResponse::decode(&mut buf, VERSION).map_err(codec)?;
-    let _ = buf.remaining();
-    Ok(resp)
+    let v = conn
+        .version_within::<DescribeLogDirsRequest>(VERSIONS.0, VERSIONS.1)
+        .map_err(wire)?;
+    conn.request_v(v, &req).map_err(wire)
 }
+
+#[cfg(test)]
+#[path = "logdirs_tests.rs"]
+mod tests;

@@ -144,8 +144,8 @@ pub(crate) async fn delete(admin: &Admin, names: &[String]) -> Deleted {
 /// Where the run's topics' size on disk is asked: every broker, by DescribeLogDirs.
 #[derive(Clone)]
 pub(crate) struct Disk {
-    /// Whether this cluster can be asked at all (plain connections only), and why not.
-    speaks: Result<(), String>,
+    /// How this cluster is asked (its security), or why it cannot be.
+    security: Result<crate::wire::Security, String>,
     brokers: Vec<String>,
     topics: Vec<String>,
     partitions: i32,
@@ -154,7 +154,7 @@ pub(crate) struct Disk {
 impl Disk {
     pub(crate) fn new(rp: &RunPlan, brokers: &[String], partitions: i32) -> Disk {
         Disk {
-            speaks: logdirs::speaks(&rp.admin).map_err(|e| e.to_string()),
+            security: logdirs::security(&rp.admin).map_err(|e| e.to_string()),
             brokers: brokers.to_vec(),
             topics: rp.topics.clone(),
             partitions,
@@ -163,8 +163,8 @@ impl Disk {
 
     /// Each topic's bytes now (largest replica per partition). Blocking: a request per broker.
     pub(crate) fn bytes(&self) -> Result<Vec<u64>, String> {
-        self.speaks.clone()?;
-        logdirs::topics_bytes(&self.brokers, &self.topics, self.partitions)
+        let security = self.security.clone()?;
+        logdirs::topics_bytes(&self.brokers, &security, &self.topics, self.partitions)
             .map_err(|e| e.to_string())
     }
 }

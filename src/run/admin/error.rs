@@ -89,12 +89,13 @@ pub enum AdminError {
         partition: i32,
         source: KafkaError,
     },
-    /// DescribeLogDirs goes over a plain socket, and this cluster wants `protocol`.
+    /// DescribeLogDirs goes over kafkabench's own connection, which cannot be secured as the
+    /// cluster's properties say (`detail`: what it does not speak).
     #[error(
-        "kafkabench asks the brokers for it over a plain connection, and this cluster uses \
-         {protocol} (Kafka's kafka-log-dirs tool with a client config can measure it)"
+        "kafkabench asks the brokers for it over its own connection, and {detail} \
+         (Kafka's kafka-log-dirs tool with a client config can measure it)"
     )]
-    NotPlaintext { protocol: String },
+    Security { detail: String },
     #[error("DescribeLogDirs to {broker}: {cause}")]
     LogDirs { broker: String, cause: LogDirsCause },
 }
@@ -102,17 +103,9 @@ pub enum AdminError {
 /// Why one broker's DescribeLogDirs gave no sizes.
 #[derive(Debug, thiserror::Error)]
 pub enum LogDirsCause {
+    /// Connecting, securing, asking or reading failed (`wire`'s words: which broker, which step).
     #[error("{0}")]
-    Io(#[from] std::io::Error),
-    #[error("address did not resolve")]
-    Unresolved,
-    /// The request could not be encoded or the response decoded (kafka-protocol's words).
-    #[error("{0}")]
-    Codec(String),
-    #[error("response of {0} bytes is implausible")]
-    Implausible(usize),
-    #[error("mismatched correlation id")]
-    Correlation,
+    Wire(String),
     #[error("error code {0}")]
     Code(i16),
 }
