@@ -227,7 +227,10 @@ fn log_dir_bytes(topic: &str) -> u64 {
     for broker in v["brokers"].as_array().expect("brokers") {
         for dir in broker["logDirs"].as_array().expect("logDirs") {
             for p in dir["partitions"].as_array().expect("partitions") {
-                if p["partition"].as_str().is_some_and(|n| n.starts_with(topic)) {
+                if p["partition"]
+                    .as_str()
+                    .is_some_and(|n| n.starts_with(topic))
+                {
                     total += p["size"].as_u64().expect("a size");
                 }
             }
@@ -242,7 +245,12 @@ fn disk_bytes_over_sasl_ssl_equal_what_the_broker_reports() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("out.json");
     let out = Command::new(env!("CARGO_BIN_EXE_kafkabench"))
-        .args(["run", &fixture("security/sasl_ssl.kbs"), "--quiet", "--keep-topics"])
+        .args([
+            "run",
+            &fixture("security/sasl_ssl.kbs"),
+            "--quiet",
+            "--keep-topics",
+        ])
         .args(["--run-id", "d15c0b", "--json"])
         .arg(&json)
         .current_dir(repo())
@@ -255,7 +263,9 @@ fn disk_bytes_over_sasl_ssl_equal_what_the_broker_reports() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let mine = doc["runs"][0]["disk_bytes"].as_u64().expect("disk bytes measured");
+    let mine = doc["runs"][0]["disk_bytes"]
+        .as_u64()
+        .expect("disk bytes measured");
     let topic = "kb-test-sasl-ssl-d15c0b";
     let theirs = log_dir_bytes(topic);
     let _ = kafka_local(&[
@@ -271,7 +281,10 @@ fn disk_bytes_over_sasl_ssl_equal_what_the_broker_reports() {
     ])
     .output();
     // The run's growth over its measured phase is the whole topic: it was created empty.
-    assert_eq!(mine, theirs, "kafkabench's disk bytes against LogDirsCommand's");
+    assert_eq!(
+        mine, theirs,
+        "kafkabench's disk bytes against LogDirsCommand's"
+    );
 }
 
 #[test]
