@@ -26,7 +26,8 @@ pub(super) fn deliver(
         return Ok(());
     }
     for a in acquired {
-        if a.last_offset < a.first_offset || a.last_offset - a.first_offset > MAX_RANGE {
+        let span = a.last_offset.checked_sub(a.first_offset);
+        if span.map_or(true, |d| !(0..=MAX_RANGE).contains(&d)) || a.last_offset == i64::MAX {
             return Err(format!(
                 "acquired range {}..={} is implausible",
                 a.first_offset, a.last_offset

@@ -281,3 +281,53 @@ fn every_codec_decodes() {
     let r = c.close().expect("close");
     assert!(r.refused.is_empty());
 }
+
+#[test]
+fn a_second_member_takes_half_the_partitions_and_nothing_is_lost_or_doubled() {
+    let topic = unique("four");
+    create_topic(&topic, 4);
+    let n = 4000usize;
+    let group = share_group(&[]);
+    let mut a = ShareConsumer::join(config(&group, &[&topic])).expect("join a");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while a.assignment().len() < 4 && Instant::now() < deadline {
+        a.poll(|_| {}).expect("poll");
+    }
+    assert_eq!(a.assignment().len(), 4, "alone, a holds every partition");
+    produce_with(&topic, n, &[("batch.num.messages", "20")], |i| {
+        format!("v{i}").into_bytes()
+    });
+    let mut b = ShareConsumer::join(config(&group, &[&topic])).expect("join b");
+    let mut seen: BTreeMap<(i32, i64), usize> = BTreeMap::new();
+    let (mut a_changed, mut report) = (false, AckReport::default());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    // Until every record is in and a's next heartbeat (5 s apart) has shrunk its assignment:
+    // its session then forgets partitions.
+    while (seen.len() < n || !a_changed) && Instant::now() < deadline {
+        for (who, c) in [(0, &mut a), (1, &mut b)] {
+            let mut got = Vec::new();
+            let out = c
+                .poll(|r| got.push((r.topic, r.partition, r.offset)))
+                .expect("poll");
+            a_changed |= who == 0 && out.assignment_changed;
+            report.merge(out.acks);
+            for (t, p, o) in got {
+                *seen.entry((p, o)).or_default() += 1;
+                c.ack(t, p, o, AckKind::Accept);
+            }
+        }
+    }
+    assert!(a_changed, "a's assignment changed when b joined");
+    assert_eq!(
+        a.assignment().len() + b.assignment().len(),
+        4,
+        "{:?} {:?}",
+        a.assignment(),
+        b.assignment()
+    );
+    report.merge(a.close().expect("close a"));
+    report.merge(b.close().expect("close b"));
+    assert_eq!(seen.len(), n, "every record");
+    assert!(seen.values().all(|&k| k == 1), "none twice");
+    assert_eq!(report.accepted, n as u64, "{:?}", report.refused);
+}
