@@ -365,14 +365,6 @@ impl Conn {
         Ok(())
     }
 
-    /// The full ApiVersions answer, for callers that report what a broker serves.
-    pub(crate) fn served(&self) -> impl Iterator<Item = (i16, i16, i16)> + '_ {
-        self.versions
-            .iter()
-            .enumerate()
-            .filter_map(|(k, v)| v.map(|(lo, hi)| (k as i16, lo, hi)))
-    }
-
     fn fail_on<T>(&mut self, r: Result<T, WireError>) -> Result<T, WireError> {
         if let Err(e) = &r {
             if e.breaks_connection() {

@@ -5,7 +5,6 @@
 
 // The share consumer's caller (the run's share workload) lands on another branch; until then
 // parts of this API are used only by its tests.
-#![allow(dead_code, unused_imports)]
 
 pub(crate) mod admin;
 pub(crate) mod conn;
@@ -20,4 +19,4 @@ mod tests;
 pub(crate) use admin::alter_group_configs;
 pub(crate) use error::{code_name, WireError};
 pub(crate) use security::Security;
-pub(crate) use share::{AckKind, AckReport, Acquired, PollOutcome, ShareConfig, ShareConsumer};
+pub(crate) use share::{AckKind, AckReport, ShareConfig, ShareConsumer};

@@ -73,6 +73,7 @@ impl Mechanism {
 }
 
 impl Security {
+    #[cfg(test)]
     pub(crate) fn plaintext() -> Security {
         Security::default()
     }

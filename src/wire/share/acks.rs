@@ -43,6 +43,7 @@ pub(crate) struct AckReport {
 }
 
 impl AckReport {
+    #[cfg(test)]
     pub(crate) fn merge(&mut self, other: AckReport) {
         self.accepted += other.accepted;
         self.released += other.released;

@@ -20,7 +20,7 @@ pub(crate) use types::{Acquired, PollOutcome, ShareConfig};
 use super::admin;
 use super::conn::Limits;
 use super::records::BatchReader;
-use super::{Security, WireError};
+use super::WireError;
 use acks::Acks;
 use deliver::deliver;
 use group::Group;
@@ -117,16 +117,13 @@ impl ShareConsumer {
         Ok(c)
     }
 
-    pub(crate) fn member_id(&self) -> &str {
-        &self.group.member_id
-    }
-
     /// The partitions assigned now, as (topic index, partition).
     pub(crate) fn assignment(&self) -> &[(usize, i32)] {
         &self.assignment
     }
 
     /// The acquisition lock the brokers last announced (ms), 0 before the first fetch.
+    #[cfg(test)]
     pub(crate) fn lock_timeout_ms(&self) -> i32 {
         self.lock_timeout_ms
     }

@@ -36,6 +36,8 @@ pub(crate) struct Acquired<'a> {
     pub offset: i64,
     /// 1 on first delivery; more after a release or an expired acquisition lock.
     pub delivery_count: i16,
+    /// The record's own time (create or log-append): kafkabench reads its stamp instead.
+    #[allow(dead_code)]
     pub timestamp_ms: i64,
     pub key: Option<&'a [u8]>,
     pub value: Option<&'a [u8]>,
