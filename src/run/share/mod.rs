@@ -12,17 +12,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use std::thread::JoinHandle;
+mod start;
+
+pub(super) use start::{start, watermarks, Members};
 
 use super::consumer::{ConsumerOutcome, Layout, Reads};
-use super::error::RunError;
-use super::lifecycle::blocking;
 use super::shared::{meet, skip_meetings, Shared};
 use super::stamp;
 use crate::measure::{record, ConsumerRecording, IntervalRecorder, ShareRecording};
 use crate::model::{Ack, ShareSpec};
-use crate::plan::RunPlan;
-use crate::wire::{AckKind, AckReport, Security, ShareConfig, ShareConsumer};
+use crate::wire::{AckKind, AckReport, ShareConfig, ShareConsumer};
 
 /// How long members wait for an assignment before the clock starts without them.
 const READY_BOUND: Duration = Duration::from_secs(20);
@@ -462,150 +461,4 @@ fn kind(a: Ack) -> AckKind {
         Ack::Release => AckKind::Release,
         Ack::Reject => AckKind::Reject,
     }
-}
-
-/// What the members of a run's share group share, to start them.
-pub(super) struct Members<'a> {
-    pub layout: &'a Arc<Layout>,
-    pub base: Arc<Vec<i64>>,
-    /// Records of an existing topic the group drains (`backlog = existing`), else 0.
-    pub existing: u64,
-    pub shared: &'a Arc<Shared>,
-    pub reads: &'a Arc<Reads>,
-    pub barrier: &'a Arc<Barrier>,
-    pub count: u32,
-    pub interval: Duration,
-}
-
-/// Sets the group's configs (before any member joins: `share.auto.offset.reset` decides
-/// where a new group starts), then starts the members, each joining on its own thread.
-pub(super) async fn start(
-    rp: &RunPlan,
-    spec: &ShareSpec,
-    m: Members<'_>,
-) -> Result<Vec<JoinHandle<ConsumerOutcome>>, RunError> {
-    let security = Security::from_props(|k| rp.admin.get(k).map(str::to_string))
-        .map_err(RunError::ShareGroup)?;
-    let brokers: Vec<String> = rp
-        .bootstrap
-        .split(',')
-        .map(|b| b.trim().to_string())
-        .filter(|b| !b.is_empty())
-        .collect();
-    let group = spec
-        .client
-        .get("group.id")
-        .unwrap_or("kafkabench-share")
-        .to_string();
-    let configs: Vec<(String, String)> = spec
-        .group
-        .iter()
-        .map(|p| (p.key.clone(), p.value.clone()))
-        .collect();
-    {
-        let (brokers, security, name) = (brokers.clone(), security.clone(), group.clone());
-        blocking(move || {
-            let pairs: Vec<(&str, &str)> = configs
-                .iter()
-                .map(|(k, v)| (k.as_str(), v.as_str()))
-                .collect();
-            crate::wire::alter_group_configs(&brokers, &security, &name, &pairs)
-        })
-        .await?
-        .map_err(|e| {
-            RunError::ShareGroup(format!(
-                "setting share group {group}'s configs: {e} (share groups need Kafka 4.1 or \
-                 later with them enabled; scripts/kafka-local runs 4.4.0, where they are on)"
-            ))
-        })?;
-    }
-    let num = |key: &str, default: i64| -> i64 {
-        spec.client
-            .get(key)
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(default)
-    };
-    let config = ShareConfig {
-        bootstrap: brokers,
-        group_id: group,
-        client_id: spec
-            .client
-            .get("client.id")
-            .unwrap_or("kafkabench-share")
-            .to_string(),
-        topics: m.layout.topics.clone(),
-        max_wait: Duration::from_millis(num("fetch.max.wait.ms", 500) as u64),
-        max_records: num("max.poll.records", 500) as i32,
-        max_bytes: num("fetch.max.bytes", 50 * 1024 * 1024) as i32,
-        min_bytes: num("fetch.min.bytes", 1) as i32,
-        request_timeout: Duration::from_secs(30),
-        security,
-    };
-    let fetch_wait = config.max_wait;
-    let settled_existing = Arc::new(AtomicU64::new(0));
-    let mut handles = Vec::new();
-    for index in 0..m.count {
-        let job = ShareJob {
-            config: config.clone(),
-            spec: spec.clone(),
-            layout: m.layout.clone(),
-            index,
-            producers: rp.workload.producers,
-            shared: m.shared.clone(),
-            reads: m.reads.clone(),
-            barrier: m.barrier.clone(),
-            // Poison records come back until the delivery count limit: give them the lock
-            // duration too, in case a member's lock has to expire first.
-            drain: Duration::from_secs(10) + fetch_wait * 2 + lock_duration(spec),
-            interval: m.interval,
-            base: m.base.clone(),
-            existing: m.existing,
-            settled_existing: settled_existing.clone(),
-        };
-        let h = std::thread::Builder::new()
-            .name(format!("kb-share-{index}"))
-            .spawn(move || run(job))
-            .map_err(|source| RunError::ThreadStart {
-                thread: "a share consumer thread",
-                source,
-            })?;
-        handles.push(h);
-    }
-    Ok(handles)
-}
-
-/// The group's acquisition lock (Kafka's default 30 s when the scenario is silent).
-fn lock_duration(spec: &ShareSpec) -> Duration {
-    let ms = spec
-        .group
-        .get("share.record.lock.duration.ms")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(30_000u64);
-    Duration::from_millis(ms)
-}
-
-/// Each run partition's low and high watermark (an existing topic: what a share group
-/// starting at the earliest offset finds there).
-pub(super) fn watermarks(
-    config: &rdkafka::config::ClientConfig,
-    layout: &Layout,
-) -> Result<Vec<(i64, i64)>, super::admin::AdminError> {
-    use rdkafka::consumer::{BaseConsumer, Consumer};
-    let c: BaseConsumer = config
-        .create()
-        .map_err(super::admin::AdminError::EndsConsumer)?;
-    let mut out = Vec::with_capacity(layout.len());
-    for t in &layout.topics {
-        for p in 0..layout.partitions {
-            let (low, high) =
-                c.fetch_watermarks(t, p, Duration::from_secs(10))
-                    .map_err(|source| super::admin::AdminError::End {
-                        topic: t.clone(),
-                        partition: p,
-                        source,
-                    })?;
-            out.push((low.max(0), high.max(0)));
-        }
-    }
-    Ok(out)
 }
