@@ -30,6 +30,7 @@ mod k8s;
 mod layers;
 mod lowering;
 mod merge;
+mod metrics;
 mod progress;
 mod result_file;
 mod robustness;

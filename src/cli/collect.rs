@@ -46,6 +46,8 @@ pub struct CollectArgs {
     /// Keep the run's topics and the control topic (normally deleted at the end).
     #[arg(long)]
     pub keep_topics: bool,
+    #[command(flatten)]
+    pub metrics: super::MetricsArgs,
 }
 
 pub(super) fn command(a: &CollectArgs) -> Outcome {
@@ -84,6 +86,10 @@ pub(super) fn command(a: &CollectArgs) -> Outcome {
         }
         return Outcome::Invalid;
     }
+    let metrics = match super::metrics::start(&a.metrics) {
+        Ok(m) => m,
+        Err(outcome) => return outcome,
+    };
     let rt = match super::run::runtime() {
         Ok(rt) => rt,
         Err(outcome) => return outcome,
@@ -112,10 +118,13 @@ pub(super) fn command(a: &CollectArgs) -> Outcome {
         wait.as_secs()
     );
     let started = SystemTime::now();
-    let collected = rt.block_on(collect(&p, &opts, interrupt));
+    let collected = rt.block_on(collect(&p, &opts, interrupt.clone()));
     rt.shutdown_background();
     let reported = collected.reported();
     let exec = collected.execution(&p);
+    if let Some(m) = &metrics {
+        m.collected(&p, &exec.results);
+    }
     let verdicts = crate::assert::evaluate(&p, &exec.results);
     let mut out = std::io::stdout().lock();
     let written = (|| {
@@ -141,9 +150,14 @@ pub(super) fn command(a: &CollectArgs) -> Outcome {
         json: a.json.as_deref(),
         html: a.html.as_deref(),
     };
-    super::report::write_outputs(&outputs, &p, &exec, &verdicts, outcome, |outcome| {
-        ResultFile::new(&p, &exec, &verdicts, outcome)
-            .with_sources(&sources)
-            .started(started)
-    })
+    let outcome =
+        super::report::write_outputs(&outputs, &p, &exec, &verdicts, outcome, |outcome| {
+            ResultFile::new(&p, &exec, &verdicts, outcome)
+                .with_sources(&sources)
+                .started(started)
+        });
+    if let Some(m) = metrics {
+        m.linger(a.metrics.metrics_linger, &interrupt);
+    }
+    outcome
 }

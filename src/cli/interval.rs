@@ -33,6 +33,17 @@ pub(super) fn parse_deadline(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// `--metrics-linger DURATION`: 0s to an hour.
+pub(super) fn parse_linger(text: &str) -> Result<Duration, String> {
+    let secs = seconds(text)?;
+    if !(0.0..=3600.0).contains(&secs) {
+        return Err(format!(
+            "a linger of `{text}` is out of range: use 0s to 1h"
+        ));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
 /// A duration as the scenario language writes it, in seconds.
 fn seconds(text: &str) -> Result<f64, String> {
     let t = text.trim();

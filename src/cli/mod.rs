@@ -9,6 +9,7 @@ mod import;
 mod interval;
 mod k8s;
 mod merge;
+mod metrics;
 mod only;
 mod plan;
 mod progress;
@@ -190,6 +191,22 @@ pub struct RunArgs {
     /// Needs --run-id. `/N` takes I from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job).
     #[arg(long, value_name = "I/N")]
     pub shard: Option<String>,
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
+}
+
+/// `--metrics`: live OpenMetrics for Prometheus (`run`, `test`, shards and `collect`).
+#[derive(Args, Debug, Clone)]
+pub struct MetricsArgs {
+    /// Serve live metrics in the OpenMetrics text format at http://ADDR/metrics while the
+    /// invocation runs (`127.0.0.1:9464`, `:9464` for every interface, port 0 for any free
+    /// one; the address is said on stderr). REFERENCE.md lists the metrics.
+    #[arg(long, value_name = "ADDR", value_parser = metrics::parse_addr)]
+    pub metrics: Option<std::net::SocketAddr>,
+    /// After the end, keep the endpoint up until a scrape has read the final totals, at most
+    /// this long.
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = interval::parse_linger)]
+    pub metrics_linger: std::time::Duration,
 }
 
 #[derive(Args, Debug)]

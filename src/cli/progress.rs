@@ -136,6 +136,10 @@ impl Live {
     }
 
     fn show(&self, p: &Progress) {
+        // The bar starts with the measured phase, which its estimates are of.
+        if p.phase == ProgressPhase::Warmup {
+            return;
+        }
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let now = Instant::now();
         let first = st.current.map(|(r, _)| r) != Some(p.run);
@@ -262,7 +266,7 @@ impl Live {
             };
             bar.set_position((frac.clamp(0.0, 1.0) * 1000.0) as u64);
             let msg = match p.phase {
-                ProgressPhase::Producing => done.to_string(),
+                ProgressPhase::Producing | ProgressPhase::Warmup => done.to_string(),
                 ProgressPhase::Draining => format!("{done}, draining"),
                 ProgressPhase::Finished => format!("done: {done}"),
             };
@@ -328,6 +332,7 @@ fn human_left(secs: f64) -> String {
 /// One line for a CI log: `progress: run 2 of 9 (linger=5ms) producing: 4100 of 10000 records, …`
 fn plain(p: &Progress, done: &str, overall: Option<&str>) {
     let what = match p.phase {
+        ProgressPhase::Warmup => "warming up",
         ProgressPhase::Producing => "producing",
         ProgressPhase::Draining => "draining",
         ProgressPhase::Finished => "done",

@@ -25,11 +25,18 @@ pub(super) fn command(a: &RunArgs, always_summary: bool) -> Outcome {
         Ok(p) => p,
         Err(outcome) => return outcome,
     };
+    let metrics = match super::metrics::start(&a.metrics) {
+        Ok(m) => m,
+        Err(outcome) => return outcome,
+    };
     let rt = match runtime() {
         Ok(rt) => rt,
         Err(outcome) => return outcome,
     };
-    let live = Live::default();
+    let live = Live {
+        metrics,
+        ..Live::default()
+    };
     let interrupt = Arc::new(AtomicBool::new(false));
     rt.spawn(signals(
         interrupt.clone(),
@@ -70,6 +77,9 @@ pub(super) fn command(a: &RunArgs, always_summary: bool) -> Outcome {
     // Dropping the runtime would wait for a blocking call an interrupt gave up on (a connect
     // to a cluster that does not answer).
     rt.shutdown_background();
+    if let Some(m) = &live.metrics {
+        m.linger(a.metrics.metrics_linger, &interrupt);
+    }
     outcome
 }
 
@@ -165,6 +175,8 @@ fn prepare(a: &RunArgs) -> Result<Prepared, Outcome> {
 struct Live {
     topic: LiveTopic,
     faults: LiveFaults,
+    /// `--metrics`' endpoint, serving every file's runs.
+    metrics: Option<Arc<super::metrics::Metrics>>,
 }
 
 /// The report files' names used so far (several files sharing a stem are told apart).
@@ -216,13 +228,15 @@ fn run_file(
     // --quiet.
     let live = (!a.quiet && !selection.is_empty())
         .then(|| progress::on_stderr(full, &selection, std::io::stderr().is_terminal()));
+    let metrics = (ctx.live.metrics.as_ref()).map(|m| m.file(full, a.shard.as_deref()));
     let opts = RunOptions {
         keep_topics: a.keep_topics,
-        progress: live.as_ref().map(|l| l.sink()),
+        progress: super::metrics::both(live.as_ref().map(|l| l.sink()), metrics),
         live_topic: ctx.live.topic.clone(),
         interval: a.interval,
         live_faults: ctx.live.faults.clone(),
         shard: ctx.sharding.clone().map(|s| s as Arc<dyn Coordination>),
+        live_latency: ctx.live.metrics.is_some(),
     };
     let started = SystemTime::now();
     let exec = if selection.is_empty() {

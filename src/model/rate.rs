@@ -122,6 +122,26 @@ impl RateSpec {
         }
     }
 
+    /// The rate asked for `t` seconds in (records/s): a shape's segment's at that instant, 0
+    /// after a shape ends; None at an unlimited rate.
+    pub fn rate_at(&self, t: f64) -> Option<f64> {
+        match self {
+            RateSpec::Unlimited => None,
+            RateSpec::Fixed(per_sec) => Some(*per_sec),
+            RateSpec::Shape(segs) => {
+                let mut start = 0.0;
+                for s in segs {
+                    let len = s.duration.as_secs_f64();
+                    if t < start + len {
+                        return Some(s.per_sec + s.slope() * (t - start).max(0.0));
+                    }
+                    start += len;
+                }
+                Some(0.0)
+            }
+        }
+    }
+
     /// The rate asked for on average: a constant's own, a shape's over its whole length.
     pub fn average(&self) -> Option<f64> {
         match self {
@@ -145,6 +165,16 @@ mod tests {
             ramp_to,
             duration: Duration::from_secs(secs),
         }
+    }
+
+    #[test]
+    fn the_rate_at_an_instant_follows_the_shapes_segment_and_ramp() {
+        let r = RateSpec::Shape(vec![seg(1000.0, Some(3000.0), 10), seg(500.0, None, 5)]);
+        assert_eq!(r.rate_at(0.0), Some(1000.0));
+        assert_eq!(r.rate_at(5.0), Some(2000.0));
+        assert_eq!(r.rate_at(12.0), Some(500.0));
+        assert_eq!(r.rate_at(15.0), Some(0.0), "after the shape");
+        assert_eq!(RateSpec::Unlimited.rate_at(1.0), None);
     }
 
     #[test]

@@ -6,6 +6,7 @@ mod faults;
 pub(crate) mod html;
 pub mod json;
 pub(crate) mod junit;
+pub(crate) mod openmetrics;
 mod plan_text;
 pub(crate) mod share;
 pub mod table;

@@ -58,7 +58,12 @@ pub(super) async fn search(
         let number = probes.len() as u32 + 1;
         let mut probe = probe_plan(rp, c, rate, number);
         probe.label = progress_label(rp, &s, number, rate, trial, left);
-        let r = match lifecycle::run_one(&probe, at, opts, interrupt.clone(), notes).await {
+        let probe_at = Position {
+            probe: Some((number, rate)),
+            trial: (c.trials > 1).then_some((trial, c.trials)).or(at.trial),
+            ..at
+        };
+        let r = match lifecycle::run_one(&probe, probe_at, opts, interrupt.clone(), notes).await {
             Ok(r) => r,
             Err(RunError::Interrupted) if !probes.is_empty() => {
                 stopped = Some(Limit::Stopped);

@@ -7,13 +7,14 @@
 pub(crate) mod admin;
 mod capacity;
 mod consumer;
-mod cpu;
+pub(crate) mod cpu;
 mod environment;
 mod error;
 mod events;
 pub(crate) mod faults;
 mod interrupt;
 mod lifecycle;
+pub(crate) mod live;
 pub(crate) mod logdirs;
 pub(crate) mod pacer;
 pub(crate) mod payload;
@@ -84,6 +85,8 @@ pub(crate) struct RunOptions {
     /// This process is one shard of a sharded run (`run --shard I/N`): it runs its share,
     /// creates and deletes no topic, and meets the collector at every barrier.
     pub shard: Option<Arc<dyn Coordination>>,
+    /// Count latencies into live buckets too, for `--metrics` (progress snapshots carry them).
+    pub live_latency: bool,
 }
 
 impl Default for RunOptions {
@@ -95,6 +98,7 @@ impl Default for RunOptions {
             interval: DEFAULT_INTERVAL,
             live_faults: LiveFaults::default(),
             shard: None,
+            live_latency: false,
         }
     }
 }
@@ -145,6 +149,8 @@ pub(crate) async fn execute(
         let at = Position {
             number: i + 1,
             of: order.len(),
+            trial: (n > 1).then_some((t + 1, n)),
+            probe: None,
         };
         let trial;
         let rp = if n > 1 {

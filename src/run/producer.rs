@@ -479,12 +479,12 @@ pub(super) fn run(job: ProducerJob) -> ProducerOutcome {
     let seed = (job.share.index + 1).wrapping_mul(SEED_SPREAD) ^ unix_ms_at_t0;
     let paced = !matches!(job.workload.rate, RateSpec::Unlimited);
     let layout = Layout::of(job.share.index, job.share.of, job.topics.len());
+    let mut recorder = Recorder::new(paced, job.interval.as_nanos() as u64);
+    recorder.live = (shared.live.as_ref())
+        .and_then(|l| l.ack.get(job.ordinal as usize))
+        .cloned();
     let mut s = Sender {
-        ev: Events::new(
-            native,
-            Recorder::new(paced, job.interval.as_nanos() as u64),
-            shared.clone(),
-        ),
+        ev: Events::new(native, recorder, shared.clone()),
         job: &job,
         unix_ms_at_t0,
         payload: PayloadGen::new(&job.workload.payload, seed),

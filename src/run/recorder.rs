@@ -41,6 +41,8 @@ pub(super) struct Recorder {
     /// Per topic, for a producer that writes several topics record by record (`spread.rs`);
     /// empty otherwise, and then nothing per record looks at topics.
     pub by_topic: Vec<TopicTally>,
+    /// This thread's live ack-latency buckets (`--metrics`).
+    pub live: Option<std::sync::Arc<super::live::LiveHistogram>>,
 }
 
 /// librdkafka's cumulative counters: their values when the measured phase starts (the
@@ -78,6 +80,7 @@ impl Recorder {
             ack_timeline: AckTimeline::default(),
             stats: StatsCounters::default(),
             stats_seen: 0,
+            live: None,
             by_topic: Vec::new(),
         }
     }
@@ -89,6 +92,9 @@ impl Recorder {
         let latency = now_ns.saturating_sub(intended_ns);
         record(&mut self.ack, latency);
         self.intervals.acked(now_ns, latency, key_value_bytes);
+        if let Some(l) = &self.live {
+            l.observe(latency);
+        }
     }
 
     /// One paced record's service time (produce → ack), as librdkafka measured it.

@@ -44,10 +44,21 @@ pub(crate) struct Shared {
     drained: AtomicU64,
     reported: AtomicU64,
     reported_aborted: AtomicU64,
+    /// Latency buckets counted as records are recorded, for `--metrics`; None without it.
+    pub live: Option<super::live::LiveLatency>,
 }
 
 impl Shared {
+    #[cfg(test)]
     pub(crate) fn new(interrupt: Arc<AtomicBool>) -> Shared {
+        Shared::with_live(interrupt, None)
+    }
+
+    /// With live latency buckets (`--metrics`).
+    pub(crate) fn with_live(
+        interrupt: Arc<AtomicBool>,
+        live: Option<super::live::LiveLatency>,
+    ) -> Shared {
         Shared {
             t0: Instant::now(),
             interrupt,
@@ -68,6 +79,7 @@ impl Shared {
             reported: AtomicU64::new(0),
             reported_aborted: AtomicU64::new(0),
             expected_aborted: AtomicU64::new(0),
+            live,
         }
     }
 
@@ -136,12 +148,23 @@ impl Shared {
 
     /// Marks now as the start of the measured phase.
     pub(crate) fn start_measuring(&self) {
-        let now = self.t0.elapsed().as_nanos() as u64;
+        // Never 0: 0 means warm-up still runs.
+        let now = (self.t0.elapsed().as_nanos() as u64).max(1);
         self.measure_origin_ns.store(now, Ordering::Release);
     }
 
     pub(crate) fn measure_origin(&self) -> u64 {
         self.measure_origin_ns.load(Ordering::Acquire)
+    }
+
+    /// Whether the measured phase has begun (warm-up is over).
+    pub(crate) fn measuring(&self) -> bool {
+        self.measure_origin() > 0
+    }
+
+    /// Where the measured phase began, as time since `t0`.
+    pub(crate) fn measure_origin_elapsed(&self) -> std::time::Duration {
+        std::time::Duration::from_nanos(self.measure_origin())
     }
 
     pub(crate) fn lost_reason(&self) -> Option<String> {

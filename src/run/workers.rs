@@ -12,6 +12,7 @@ use super::consumer::{self, ConsumerJob, ConsumerOutcome, Layout, Reads};
 use super::error::RunError;
 use super::faults;
 use super::lifecycle::blocking;
+use super::live::LiveLatency;
 use super::pacer::Share;
 use super::producer::{self, ProducerJob, ProducerOutcome};
 use super::progress::{Position, Ticker};
@@ -74,14 +75,15 @@ pub(super) async fn measure(
     let stopped_at_start = timeline
         .as_ref()
         .map_or(0, |t| t.consumers_stopped_at_start());
+    // From warm-up on (its snapshots say so); dropped with the run on an early return.
+    let ticker = opts
+        .progress
+        .clone()
+        .map(|sink| Ticker::start(sink, shared.clone(), at, rp));
     let start = warm_up(rp, opts, &t, brokers, partitions, stopped_at_start).await?;
     let (cpu_from, wall_from) = (super::cpu::process(), std::time::Instant::now());
     // Dropped on any early return below (an error, a panic): it undoes its faults then.
     let running = timeline.map(|t| t.start(shared.clone()));
-    let ticker = opts
-        .progress
-        .clone()
-        .map(|sink| Ticker::start(sink, shared.clone(), at, rp.label.clone()));
 
     let prods = join_producers(producer_handles, &shared).await?;
     let process_cores = (super::cpu::process().saturating_sub(cpu_from)).as_secs_f64()
@@ -206,8 +208,11 @@ fn threads(
         }
     }
     let producers = rp.workload.producers as usize;
+    let live = opts
+        .live_latency
+        .then(|| LiveLatency::new(producers, consumers as usize));
     Threads {
-        shared: Arc::new(Shared::new(interrupt)),
+        shared: Arc::new(Shared::with_live(interrupt, live)),
         barrier: Arc::new(Barrier::new(producers + consumers as usize + 1)),
         layout,
         reads,

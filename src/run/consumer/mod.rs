@@ -128,6 +128,9 @@ pub(super) fn run(job: ConsumerJob) -> ConsumerOutcome {
         error: None,
     };
     r.v.counts_aborted = job.reads_aborted;
+    r.v.live = (job.shared.live.as_ref())
+        .and_then(|l| l.e2e.get(job.index as usize))
+        .cloned();
     if let Err(e) = r.join() {
         drop(r);
         return not_started(&job, e);

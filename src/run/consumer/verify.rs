@@ -109,6 +109,8 @@ pub(super) struct Verifier {
     /// The consumer reads uncommitted: an aborted record read is one it waits for, and
     /// counts toward `Reads::verified` (read_committed never hands one out).
     pub counts_aborted: bool,
+    /// This thread's live end-to-end buckets (`--metrics`).
+    pub live: Option<std::sync::Arc<crate::run::live::LiveHistogram>>,
 }
 
 /// What one record turned out to be, for the caller's bookkeeping.
@@ -159,6 +161,7 @@ impl Verifier {
             pending_verified: 0,
             counts_aborted: false,
             pending_records: 0,
+            live: None,
         }
     }
 
@@ -250,6 +253,9 @@ impl Verifier {
             let e2e = now.saturating_sub(s.intended_ns);
             record(&mut r.e2e, e2e);
             self.intervals.consumed(now, e2e);
+            if let Some(l) = &self.live {
+                l.observe(e2e);
+            }
         }
         let last = &mut self.last_seq[producer * self.partitions + part];
         if *last != u64::MAX && s.seq < *last {

@@ -1,0 +1,257 @@
+//! `--metrics` scraped by a real Prometheus (Debian's `prometheus`, installed by scripts/setup;
+//! without it this test fails, it never skips): the totals Prometheus stored equal the run's
+//! result file, it saw the runs while they went on (not only their end), and the endpoint
+//! stayed up until a scrape read the end.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{bootstrap, repo, require_broker};
+
+/// A port free a moment ago (bound, then let go).
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// A plain HTTP GET on loopback: the status line's code and the body.
+fn get(port: u16, path: &str) -> Option<(u16, String)> {
+    let mut c = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    c.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    write!(
+        c,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut raw = Vec::new();
+    c.read_to_end(&mut raw).ok()?;
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let code = text.split_whitespace().nth(1)?.parse().ok()?;
+    let body = text.split_once("\r\n\r\n")?.1.to_string();
+    // Prometheus answers small queries whole; a chunked body is decoded crudely.
+    let body = if text
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        dechunk(&body)
+    } else {
+        body
+    };
+    Some((code, body))
+}
+
+fn dechunk(mut s: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = s.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if n == 0 || rest.len() < n {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        s = rest[n..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+struct Prometheus {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts Prometheus scraping `target` every second, its data in `dir`.
+fn prometheus(dir: &Path, target: u16) -> Prometheus {
+    let found = Command::new("prometheus").arg("--version").output();
+    assert!(
+        found.is_ok_and(|o| o.status.success()),
+        "prometheus is missing: --metrics is checked against a real Prometheus \
+         (Debian: apt-get install prometheus; scripts/setup installs it)"
+    );
+    let config = dir.join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n\
+             scrape_configs:\n  - job_name: kafkabench\n    static_configs:\n      \
+             - targets: ['127.0.0.1:{target}']\n"
+        ),
+    )
+    .expect("a config written");
+    let port = free_port();
+    let log = std::fs::File::create(dir.join("prometheus.log")).expect("a log file");
+    let child = Command::new("prometheus")
+        .arg(format!("--config.file={}", config.display()))
+        .arg(format!(
+            "--storage.tsdb.path={}",
+            dir.join("data").display()
+        ))
+        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .expect("prometheus starts");
+    let p = Prometheus { child, port };
+    let until = Instant::now() + Duration::from_secs(60);
+    while get(port, "/-/ready").map(|(c, _)| c) != Some(200) {
+        assert!(
+            Instant::now() < until,
+            "Prometheus not ready in 60 s: {}",
+            std::fs::read_to_string(dir.join("prometheus.log")).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    p
+}
+
+/// An instant query's samples: (the `run` label, the value).
+fn query(p: &Prometheus, promql: &str) -> Vec<(String, f64)> {
+    let enc: String = promql
+        .bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' | b'.' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect();
+    let (code, body) = get(p.port, &format!("/api/v1/query?query={enc}")).expect("an answer");
+    assert_eq!(code, 200, "{promql}: {body}");
+    let v: serde_json::Value = serde_json::from_str(&body).expect("JSON");
+    v["data"]["result"]
+        .as_array()
+        .expect("a vector")
+        .iter()
+        .map(|s| {
+            let run = s["metric"]["run"].as_str().unwrap_or("").to_string();
+            let value = s["value"][1]
+                .as_str()
+                .expect("a value")
+                .parse()
+                .expect("a number");
+            (run, value)
+        })
+        .collect()
+}
+
+/// The value for run `run` in an answer.
+fn of(samples: &[(String, f64)], run: &str) -> f64 {
+    samples
+        .iter()
+        .find(|(r, _)| r == run)
+        .unwrap_or_else(|| panic!("no sample for run {run} in {samples:?}"))
+        .1
+}
+
+#[test]
+fn prometheus_scrapes_a_run_and_its_totals_equal_the_result_file() {
+    require_broker();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let port = free_port();
+    let prom = prometheus(dir.path(), port);
+    let scenario = dir.path().join("scraped.kbs");
+    std::fs::write(
+        &scenario,
+        r#"scenario "scraped" {
+  topic "kb-test-metrics-{codec}" { partitions = 2 }
+  producer { compression.type = {codec} }
+  consumer { }
+  workload { duration = 5s  rate = 1500/s  warmup = 1s  payload = json(size: 300B) }
+  matrix { codec = [none, lz4] }
+}
+"#,
+    )
+    .expect("a scenario");
+    let json = dir.path().join("scraped.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_kafkabench"))
+        .args(["run", "--quiet", "--metrics-linger", "30s", "--json"])
+        .arg(&json)
+        .arg("--metrics")
+        .arg(format!("127.0.0.1:{port}"))
+        .arg(&scenario)
+        .env("KAFKA_BOOTSTRAP", bootstrap())
+        .current_dir(repo())
+        .output()
+        .expect("kafkabench runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(&format!("http://127.0.0.1:{port}/metrics")),
+        "{stderr}"
+    );
+    let result: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json).expect("a result file")).expect("JSON");
+    let run_id = result["run_id"].as_str().expect("a run id");
+
+    // Stale markers follow a target that went away, so the values are read over a range.
+    let at = |m: &str| format!("max_over_time({m}{{run_id=\"{run_id}\"}}[10m])");
+    // The last scrape is stored a moment after kafkabench, which answered it, exits.
+    let until = Instant::now() + Duration::from_secs(15);
+    loop {
+        let finished = query(&prom, "max_over_time(kafkabench_finished[10m])");
+        if finished.first().map(|s| s.1) == Some(1.0) {
+            break;
+        }
+        assert!(
+            Instant::now() < until,
+            "no scrape saw the end ({finished:?}): the endpoint should linger for one"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let runs = result["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 2);
+    for (metric, field) in [
+        ("kafkabench_records_sent_total", "/sent"),
+        ("kafkabench_records_acked_total", "/acked"),
+        ("kafkabench_records_failed_total", "/failed"),
+        ("kafkabench_records_consumed_total", "/delivery/consumed"),
+        ("kafkabench_ack_latency_seconds_count", "/ack/count"),
+        ("kafkabench_e2e_latency_seconds_count", "/e2e/count"),
+    ] {
+        let got = query(&prom, &at(metric));
+        for r in runs {
+            let label = r["label"].as_str().expect("a label");
+            let want = r.pointer(field).and_then(|v| v.as_f64()).expect(field);
+            assert_eq!(
+                of(&got, label),
+                want,
+                "{metric} of run {label} as Prometheus stored it, against the result file's {field}"
+            );
+        }
+    }
+    for r in runs {
+        let label = r["label"].as_str().expect("a label");
+        assert!(
+            r["acked"].as_f64().expect("acked") > 5000.0,
+            "the run sent its 5 s at 1500/s"
+        );
+        // Watched while it ran: a scrape in the measured phase saw fewer records than the end.
+        let during = query(
+            &prom,
+            &format!(
+                "min_over_time(kafkabench_records_acked_total{{run_id=\"{run_id}\"}}[10m]) \
+                 < on(run) max_over_time(kafkabench_records_acked_total{{run_id=\"{run_id}\"}}[10m])"
+            ),
+        );
+        of(&during, label);
+        let measured = query(
+            &prom,
+            &format!(
+                "max_over_time(kafkabench_phase{{run_id=\"{run_id}\",kafkabench_phase=\"measured\"}}[10m])"
+            ),
+        );
+        assert_eq!(of(&measured, label), 1.0, "the measured phase was scraped");
+        let rate = query(&prom, &at("kafkabench_target_rate"));
+        assert_eq!(of(&rate, label), 1500.0);
+    }
+    let cpu = query(&prom, "max_over_time(process_cpu_seconds_total[10m])");
+    assert!(cpu.first().is_some_and(|s| s.1 > 0.0), "{cpu:?}");
+}
