@@ -47,7 +47,11 @@ fn objects(yaml: &str) -> (ConfigMap, Job, Job) {
         .map(|d| serde_yaml::Value::deserialize(d).unwrap())
         .collect();
     let kinds: Vec<&str> = docs.iter().map(|d| d["kind"].as_str().unwrap()).collect();
-    assert_eq!(kinds, ["ConfigMap", "Job", "Job"], "and no Secret object");
+    assert_eq!(
+        kinds[..3],
+        ["ConfigMap", "Job", "Job"],
+        "and no Secret object"
+    );
     let typed = |i: usize| serde_yaml::to_string(&docs[i]).unwrap();
     (
         serde_yaml::from_str(&typed(0)).unwrap(),
@@ -67,6 +71,58 @@ fn the_manifests_of_a_scenario_with_an_include_and_env_reads() {
 }
 
 #[test]
+fn every_pod_serves_metrics_on_a_named_port_annotated_for_prometheus_and_a_pod_monitor_selects_them(
+) {
+    let (_, shards, collector) = objects(&expect_exit(&orders(&[]), 0));
+    for job in [&shards, &collector] {
+        let template = &job.spec.as_ref().unwrap().template;
+        let notes = template
+            .metadata
+            .as_ref()
+            .unwrap()
+            .annotations
+            .as_ref()
+            .unwrap();
+        assert_eq!(notes["prometheus.io/scrape"], "true");
+        assert_eq!(notes["prometheus.io/port"], "9464");
+        assert_eq!(notes["prometheus.io/path"], "/metrics");
+        let port = &pod(job).containers[0].ports.as_ref().unwrap()[0];
+        assert_eq!(
+            (port.name.as_deref(), port.container_port),
+            (Some("metrics"), 9464)
+        );
+    }
+    // --pod-monitor adds the Prometheus Operator's object, selecting the run's pods.
+    let yaml = expect_exit(&orders(&["--pod-monitor", "--metrics-port", "9100"]), 0);
+    let docs: Vec<serde_yaml::Value> = serde_yaml::Deserializer::from_str(&yaml)
+        .map(|d| serde_yaml::Value::deserialize(d).unwrap())
+        .collect();
+    let m = &docs[3];
+    assert_eq!(m["apiVersion"].as_str(), Some("monitoring.coreos.com/v1"));
+    assert_eq!(m["kind"].as_str(), Some("PodMonitor"));
+    assert_eq!(m["metadata"]["namespace"].as_str(), Some("bench"));
+    assert_eq!(
+        m["spec"]["selector"]["matchLabels"]["kafkabench/run-id"].as_str(),
+        Some("t1")
+    );
+    assert_eq!(
+        m["spec"]["podMetricsEndpoints"][0]["port"].as_str(),
+        Some("metrics")
+    );
+    assert!(yaml.contains("containerPort: 9100"));
+    // No metrics: no port, no annotation, no flag; a PodMonitor of nothing is refused.
+    let none = expect_exit(&orders(&["--metrics-port", "0"]), 0);
+    assert!(!none.contains("--metrics") && !none.contains("prometheus.io"));
+    let refused = orders(&["--metrics-port", "0", "--pod-monitor"]);
+    assert_eq!(
+        refused.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+}
+
+#[test]
 fn the_shards_are_an_indexed_job_run_once_each_with_its_index_in_the_command() {
     let (_, shards, _) = objects(&expect_exit(&orders(&[]), 0));
     let spec = shards.spec.as_ref().unwrap();
@@ -83,7 +139,8 @@ fn the_shards_are_an_indexed_job_run_once_each_with_its_index_in_the_command() {
     let command = c.command.as_ref().unwrap().join(" ");
     assert_eq!(
         command,
-        "kafkabench run /scenario/orders.kbs --shard $(JOB_COMPLETION_INDEX)/4 --run-id t1"
+        "kafkabench run /scenario/orders.kbs --shard $(JOB_COMPLETION_INDEX)/4 --run-id t1 \
+         --metrics :9464 --metrics-linger 60s"
     );
     let index = &c.env.as_ref().unwrap()[0];
     assert_eq!(index.name, "JOB_COMPLETION_INDEX");
@@ -172,7 +229,8 @@ fn the_config_map_holds_the_scenario_its_include_and_its_data_file_in_their_plac
         .join(" ");
     assert_eq!(
         command,
-        "kafkabench collect /scenario/orders.kbs --run-id t1 --shards 4"
+        "kafkabench collect /scenario/orders.kbs --run-id t1 --shards 4 \
+         --metrics :9464 --metrics-linger 60s"
     );
 }
 

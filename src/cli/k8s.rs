@@ -38,6 +38,13 @@ pub struct K8sArgs {
     /// the order to apply them (`kubectl apply -f DIR`).
     #[arg(long, value_name = "DIR|-", default_value = "-")]
     pub out: PathBuf,
+    /// The port every pod serves `--metrics` on, annotated (`prometheus.io/scrape`, `port`,
+    /// `path`) for a Prometheus that discovers pods; 0 for no metrics.
+    #[arg(long, value_name = "PORT", default_value_t = 9464)]
+    pub metrics_port: u16,
+    /// Also write a PodMonitor (the Prometheus Operator's) that selects the run's pods.
+    #[arg(long)]
+    pub pod_monitor: bool,
 }
 
 pub(super) fn command(a: &K8sArgs) -> Outcome {
@@ -57,6 +64,10 @@ pub(super) fn command(a: &K8sArgs) -> Outcome {
         }
         return Outcome::Invalid;
     }
+    if a.pod_monitor && a.metrics_port == 0 {
+        eprintln!("error: --pod-monitor selects the pods' metrics port, and --metrics-port 0 serves none\n  help: leave --metrics-port at its default (9464) or name a port");
+        return Outcome::Invalid;
+    }
     let opts = Options {
         shards: a.shards,
         image: a.image.clone(),
@@ -64,6 +75,8 @@ pub(super) fn command(a: &K8sArgs) -> Outcome {
         run_id,
         cpu: a.cpu.clone(),
         memory: a.memory.clone(),
+        metrics_port: (a.metrics_port != 0).then_some(a.metrics_port),
+        pod_monitor: a.pod_monitor,
     };
     let cwd = std::env::current_dir().unwrap_or_default();
     let m = match manifests(&sources, &scenario, &opts, &cwd) {

@@ -5,6 +5,7 @@
 
 pub(crate) mod env;
 mod layout;
+mod monitor;
 mod objects;
 
 use std::io::{self, Write};
@@ -34,6 +35,10 @@ pub(crate) struct Options {
     /// Each shard's requests.
     pub cpu: String,
     pub memory: String,
+    /// Every pod serves `--metrics` on this port (annotated for Prometheus); None: no metrics.
+    pub metrics_port: Option<u16>,
+    /// Also write a PodMonitor (the Prometheus Operator's) selecting the run's pods.
+    pub pod_monitor: bool,
 }
 
 /// The objects' names, derived from the scenario and the run id.
@@ -92,6 +97,7 @@ pub(crate) struct Manifests {
     pub config_map: ConfigMap,
     pub shards: Job,
     pub collector: Job,
+    pub pod_monitor: Option<monitor::PodMonitor>,
 }
 
 /// Why no manifests could be written; all wording here.
@@ -215,6 +221,10 @@ pub(crate) fn manifests(
         config_map: objects::config_map(&placed, &names, opts),
         shards: objects::shards(&placed, &env, &main, &names, opts),
         collector: objects::collector(&placed, &env, &main, &names, opts),
+        pod_monitor: opts
+            .metrics_port
+            .filter(|_| opts.pod_monitor)
+            .map(|_| monitor::pod_monitor(&names, opts)),
         names,
         opts: opts.clone(),
         env,
@@ -237,14 +247,18 @@ fn data_files(scenario: &Scenario) -> Vec<PathBuf> {
 impl Manifests {
     /// The manifests as files: a name and its YAML, in the order to apply them.
     pub(crate) fn documents(&self) -> io::Result<Vec<(&'static str, String)>> {
-        Ok(vec![
+        let mut docs = vec![
             (
                 "01-scenario.yaml",
                 format!("{}{}", self.header(), yaml(&self.config_map)?),
             ),
             ("02-shards.yaml", yaml(&self.shards)?),
             ("03-collector.yaml", yaml(&self.collector)?),
-        ])
+        ];
+        if let Some(m) = &self.pod_monitor {
+            docs.push(("04-podmonitor.yaml", yaml(m)?));
+        }
+        Ok(docs)
     }
 
     /// All of it as one multi-document YAML stream.
@@ -273,6 +287,18 @@ impl Manifests {
             self.opts.shards,
             if self.opts.shards == 1 { "" } else { "s" },
         );
+        if let Some(port) = self.opts.metrics_port {
+            h.push_str(&format!(
+                "# Every pod serves live metrics at :{port}/metrics, annotated for Prometheus\n\
+                 # (prometheus.io/scrape){}; at its end a pod waits up to {} for a last scrape.\n",
+                if self.pod_monitor.is_some() {
+                    " and selected by the PodMonitor"
+                } else {
+                    ""
+                },
+                objects::METRICS_LINGER
+            ));
+        }
         if !self.env.is_empty() {
             let secret = &self.names.secret;
             h.push_str(&format!(

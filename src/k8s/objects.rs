@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::batch::v1::{Job, JobSpec};
 use k8s_openapi::api::core::v1::{
-    Affinity, ConfigMap, ConfigMapVolumeSource, Container, EnvVar, EnvVarSource, KeyToPath,
-    ObjectFieldSelector, PodAffinityTerm, PodAntiAffinity, PodSecurityContext, PodSpec,
+    Affinity, ConfigMap, ConfigMapVolumeSource, Container, ContainerPort, EnvVar, EnvVarSource,
+    KeyToPath, ObjectFieldSelector, PodAffinityTerm, PodAntiAffinity, PodSecurityContext, PodSpec,
     PodTemplateSpec, ResourceRequirements, SecretKeySelector, Volume, VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
@@ -82,6 +82,7 @@ pub(super) fn shards(
         "--run-id".into(),
         opts.run_id.clone(),
     ];
+    let command = with_metrics(command, opts);
     // The index as the Job controller annotates each pod; declared here so `$(...)` in the
     // command expands to it.
     let index = EnvVar {
@@ -97,7 +98,16 @@ pub(super) fn shards(
         ..EnvVar::default()
     };
     let resources = requests(&opts.cpu, &opts.memory);
-    let mut pod = pod(files, env, names, "shard", command, resources, Some(index));
+    let mut pod = pod(
+        files,
+        env,
+        names,
+        "shard",
+        command,
+        resources,
+        Some(index),
+        opts.metrics_port,
+    );
     pod.affinity = Some(Affinity {
         // One shard per node: two on one node would measure that node's limits, not the
         // cluster's. A shard with no node left stays Pending, which the collector's deadline
@@ -139,8 +149,18 @@ pub(super) fn collector(
         "--shards".into(),
         opts.shards.to_string(),
     ];
+    let command = with_metrics(command, opts);
     let resources = requests("250m", "256Mi");
-    let pod = pod(files, env, names, "collector", command, resources, None);
+    let pod = pod(
+        files,
+        env,
+        names,
+        "collector",
+        command,
+        resources,
+        None,
+        opts.metrics_port,
+    );
     job(&names.collector, names, opts, "collector", None, pod)
 }
 
@@ -164,6 +184,7 @@ fn job(
             template: PodTemplateSpec {
                 metadata: Some(ObjectMeta {
                     labels: Some(labels(names, component)),
+                    annotations: opts.metrics_port.map(scrape_annotations),
                     ..ObjectMeta::default()
                 }),
                 spec: Some(pod),
@@ -172,6 +193,34 @@ fn job(
         }),
         ..Job::default()
     }
+}
+
+/// The process serves `--metrics` on the port, and lingers up to a minute at the end until a
+/// scrape has read the final totals (an in-cluster Prometheus scrapes every 15 to 60 s).
+fn with_metrics(mut command: Vec<String>, opts: &Options) -> Vec<String> {
+    if let Some(port) = opts.metrics_port {
+        command.extend([
+            "--metrics".into(),
+            format!(":{port}"),
+            "--metrics-linger".into(),
+            METRICS_LINGER.into(),
+        ]);
+    }
+    command
+}
+
+/// How long a pod waits at its end for a scrape.
+pub(crate) const METRICS_LINGER: &str = "60s";
+/// The container port's name, which a PodMonitor selects.
+pub(crate) const METRICS_PORT_NAME: &str = "metrics";
+
+/// The annotations a Prometheus with the common `kubernetes-pods` scrape job follows.
+fn scrape_annotations(port: u16) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        ("prometheus.io/scrape".to_string(), "true".to_string()),
+        ("prometheus.io/port".to_string(), port.to_string()),
+        ("prometheus.io/path".to_string(), "/metrics".to_string()),
+    ])
 }
 
 /// Requests only: a CPU limit would throttle the send loop and show up as latency.
@@ -193,6 +242,7 @@ fn pod(
     command: Vec<String>,
     resources: ResourceRequirements,
     index: Option<EnvVar>,
+    metrics_port: Option<u16>,
 ) -> PodSpec {
     // Secrets by reference only: the values live in a Secret the user creates.
     let secrets = env.iter().map(|r| EnvVar {
@@ -220,6 +270,14 @@ fn pod(
             command: Some(command),
             env: (!env.is_empty()).then_some(env),
             resources: Some(resources),
+            ports: metrics_port.map(|port| {
+                vec![ContainerPort {
+                    name: Some(METRICS_PORT_NAME.into()),
+                    container_port: i32::from(port),
+                    protocol: Some("TCP".into()),
+                    ..ContainerPort::default()
+                }]
+            }),
             volume_mounts: Some(vec![VolumeMount {
                 name: VOLUME.into(),
                 mount_path: MOUNT.into(),
