@@ -116,6 +116,11 @@ fn prometheus(dir: &Path, target: u16) -> Prometheus {
 
 /// An instant query's samples: (the `run` label, the value).
 fn query(p: &Prometheus, promql: &str) -> Vec<(String, f64)> {
+    query_at(p, promql, None)
+}
+
+/// The same, evaluated at `time` (Unix seconds) when given.
+fn query_at(p: &Prometheus, promql: &str, time: Option<f64>) -> Vec<(String, f64)> {
     let enc: String = promql
         .bytes()
         .map(|b| match b {
@@ -123,7 +128,8 @@ fn query(p: &Prometheus, promql: &str) -> Vec<(String, f64)> {
             _ => format!("%{b:02X}"),
         })
         .collect();
-    let (code, body) = get(p.port, &format!("/api/v1/query?query={enc}")).expect("an answer");
+    let at = time.map_or(String::new(), |t| format!("&time={t:.3}"));
+    let (code, body) = get(p.port, &format!("/api/v1/query?query={enc}{at}")).expect("an answer");
     assert_eq!(code, 200, "{promql}: {body}");
     let v: serde_json::Value = serde_json::from_str(&body).expect("JSON");
     v["data"]["result"]
@@ -142,6 +148,21 @@ fn query(p: &Prometheus, promql: &str) -> Vec<(String, f64)> {
         .collect()
 }
 
+/// `2026-12-02T07:19:26.838Z` (the result file's instants) as Unix seconds.
+fn unix_secs(rfc3339: &str) -> f64 {
+    let n = |a: usize, b: usize| -> i64 { rfc3339[a..b].parse().expect("a digit field") };
+    let (y, m, d) = (n(0, 4), n(5, 7), n(8, 10));
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * ((m + 9) % 12) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let secs: f64 = rfc3339[17..rfc3339.len() - 1].parse().expect("seconds");
+    (days * 86_400 + n(11, 13) * 3600 + n(14, 16) * 60) as f64 + secs
+}
+
 /// The value for run `run` in an answer.
 fn of(samples: &[(String, f64)], run: &str) -> f64 {
     samples
@@ -157,6 +178,15 @@ fn prometheus_scrapes_a_run_and_its_totals_equal_the_result_file() {
     let dir = tempfile::tempdir().expect("tempdir");
     let port = free_port();
     let prom = prometheus(dir.path(), port);
+    // Prometheus takes a few seconds to hand a new target to its scraper (discovery is
+    // throttled): the run starts once it has tried the port, so it is watched from the start.
+    let until = Instant::now() + Duration::from_secs(60);
+    while !get(prom.port, "/api/v1/targets")
+        .is_some_and(|(_, body)| body.contains("\"lastError\":\"") && !body.contains("0001-01-01"))
+    {
+        assert!(Instant::now() < until, "Prometheus never tried the target");
+        std::thread::sleep(Duration::from_millis(200));
+    }
     let scenario = dir.path().join("scraped.kbs");
     std::fs::write(
         &scenario,
@@ -254,4 +284,54 @@ fn prometheus_scrapes_a_run_and_its_totals_equal_the_result_file() {
     }
     let cpu = query(&prom, "max_over_time(process_cpu_seconds_total[10m])");
     assert!(cpu.first().is_some_and(|s| s.1 > 0.0), "{cpu:?}");
+
+    // docs/grafana-dashboard.json: every query answers, in the middle of the first run.
+    let first = &runs[0];
+    let mid = unix_secs(first["started_at"].as_str().expect("started_at"))
+        + first["elapsed_secs"].as_f64().expect("elapsed") / 2.0;
+    let dashboard: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(repo().join("docs/grafana-dashboard.json")).expect("the dashboard"),
+    )
+    .expect("dashboard JSON");
+    let mut asked = 0;
+    for panel in dashboard["panels"].as_array().expect("panels") {
+        for target in panel["targets"].as_array().expect("targets") {
+            let expr = target["expr"]
+                .as_str()
+                .expect("an expr")
+                .replace("$scenario", "scraped")
+                .replace("$run_id", run_id)
+                .replace("$__rate_interval", "4s");
+            let got = query_at(&prom, &expr, Some(mid));
+            let seen = || {
+                query(
+                    &prom,
+                    &format!(
+                        "min_over_time(timestamp(kafkabench_records_acked_total{{run_id=\"{run_id}\"}})[10m:1s])"
+                    ),
+                )
+            };
+            assert!(
+                !got.is_empty(),
+                "panel {:?}: `{expr}` has no data mid-run (at {mid}; first samples at {:?})",
+                panel["title"],
+                seen()
+            );
+            asked += 1;
+        }
+    }
+    assert!(asked >= 10, "{asked} queries");
+    let p99 = query_at(
+        &prom,
+        &format!(
+            "histogram_quantile(0.99, sum by (run, le) (rate(kafkabench_ack_latency_seconds_bucket{{run_id=\"{run_id}\"}}[4s])))"
+        ),
+        Some(mid),
+    );
+    let first_label = first["label"].as_str().expect("a label");
+    let p99 = of(&p99, first_label);
+    assert!(
+        p99 > 0.0 && p99 < 60.0,
+        "a mid-run ack p99 from the buckets: {p99} s"
+    );
 }
