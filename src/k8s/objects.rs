@@ -98,16 +98,8 @@ pub(super) fn shards(
         ..EnvVar::default()
     };
     let resources = requests(&opts.cpu, &opts.memory);
-    let mut pod = pod(
-        files,
-        env,
-        names,
-        "shard",
-        command,
-        resources,
-        Some(index),
-        opts.metrics_port,
-    );
+    let mut pod = pod(files, env, names, "shard", command, resources, Some(index));
+    pod.containers[0].ports = metrics_ports(opts);
     pod.affinity = Some(Affinity {
         // One shard per node: two on one node would measure that node's limits, not the
         // cluster's. A shard with no node left stays Pending, which the collector's deadline
@@ -151,16 +143,8 @@ pub(super) fn collector(
     ];
     let command = with_metrics(command, opts);
     let resources = requests("250m", "256Mi");
-    let pod = pod(
-        files,
-        env,
-        names,
-        "collector",
-        command,
-        resources,
-        None,
-        opts.metrics_port,
-    );
+    let mut pod = pod(files, env, names, "collector", command, resources, None);
+    pod.containers[0].ports = metrics_ports(opts);
     job(&names.collector, names, opts, "collector", None, pod)
 }
 
@@ -214,6 +198,18 @@ pub(crate) const METRICS_LINGER: &str = "60s";
 /// The container port's name, which a PodMonitor selects.
 pub(crate) const METRICS_PORT_NAME: &str = "metrics";
 
+/// The named port `--metrics` is served on, for a PodMonitor to select.
+fn metrics_ports(opts: &Options) -> Option<Vec<ContainerPort>> {
+    opts.metrics_port.map(|port| {
+        vec![ContainerPort {
+            name: Some(METRICS_PORT_NAME.into()),
+            container_port: i32::from(port),
+            protocol: Some("TCP".into()),
+            ..ContainerPort::default()
+        }]
+    })
+}
+
 /// The annotations a Prometheus with the common `kubernetes-pods` scrape job follows.
 fn scrape_annotations(port: u16) -> BTreeMap<String, String> {
     BTreeMap::from([
@@ -242,7 +238,6 @@ fn pod(
     command: Vec<String>,
     resources: ResourceRequirements,
     index: Option<EnvVar>,
-    metrics_port: Option<u16>,
 ) -> PodSpec {
     // Secrets by reference only: the values live in a Secret the user creates.
     let secrets = env.iter().map(|r| EnvVar {
@@ -270,14 +265,6 @@ fn pod(
             command: Some(command),
             env: (!env.is_empty()).then_some(env),
             resources: Some(resources),
-            ports: metrics_port.map(|port| {
-                vec![ContainerPort {
-                    name: Some(METRICS_PORT_NAME.into()),
-                    container_port: i32::from(port),
-                    protocol: Some("TCP".into()),
-                    ..ContainerPort::default()
-                }]
-            }),
             volume_mounts: Some(vec![VolumeMount {
                 name: VOLUME.into(),
                 mount_path: MOUNT.into(),
