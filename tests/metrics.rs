@@ -3,60 +3,11 @@
 //! result file, it saw the runs while they went on (not only their end), and the endpoint
 //! stayed up until a scrape read the end.
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{bootstrap, repo, require_broker};
-
-/// A port free a moment ago (bound, then let go).
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
-}
-
-/// A plain HTTP GET on loopback: the status line's code and the body.
-fn get(port: u16, path: &str) -> Option<(u16, String)> {
-    let mut c = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    c.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
-    write!(
-        c,
-        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut raw = Vec::new();
-    c.read_to_end(&mut raw).ok()?;
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let code = text.split_whitespace().nth(1)?.parse().ok()?;
-    let body = text.split_once("\r\n\r\n")?.1.to_string();
-    // Prometheus answers small queries whole; a chunked body is decoded crudely.
-    let body = if text
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        dechunk(&body)
-    } else {
-        body
-    };
-    Some((code, body))
-}
-
-fn dechunk(mut s: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = s.split_once("\r\n") {
-        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
-        if n == 0 || rest.len() < n {
-            break;
-        }
-        out.push_str(&rest[..n]);
-        s = rest[n..].trim_start_matches("\r\n");
-    }
-    out
-}
+use crate::common::{bootstrap, free_port, http_get as get, repo, require_broker};
 
 struct Prometheus {
     child: Child,

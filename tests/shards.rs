@@ -40,15 +40,39 @@ fn collector(file: &str, id: &str, n: u32, deadline: &str, extra: &[&str]) -> Ch
 }
 
 fn shard(file: &str, i: u32, n: u32, id: &str) -> Child {
-    spawn(&[
-        "run",
-        &fixture(file),
-        "--quiet",
-        "--shard",
-        &format!("{i}/{n}"),
-        "--run-id",
-        id,
-    ])
+    shard_with(file, i, n, id, &[])
+}
+
+fn shard_with(file: &str, i: u32, n: u32, id: &str, extra: &[&str]) -> Child {
+    let (f, at) = (fixture(file), format!("{i}/{n}"));
+    let mut args = vec!["run", &f, "--quiet", "--shard", &at, "--run-id", id];
+    args.extend_from_slice(extra);
+    spawn(&args)
+}
+
+/// Scrapes `--metrics` on `port` until the process behind it is gone (it waits for one scrape
+/// after its end); the last scrape's text.
+fn scrape_to_the_end(port: u16) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let until = Instant::now() + Duration::from_secs(150);
+        let mut last = String::new();
+        while Instant::now() < until {
+            match common::http_get(port, "/metrics") {
+                Some((200, body)) => last = body,
+                _ if !last.is_empty() => break,
+                _ => {}
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        last
+    })
+}
+
+/// A sample's value in a scrape: the line starting with `name{` and holding `with`.
+fn sample(text: &str, name: &str, with: &str) -> Option<f64> {
+    text.lines()
+        .find(|l| l.starts_with(&format!("{name}{{")) && l.contains(with))
+        .and_then(|l| l.rsplit(' ').next()?.parse().ok())
 }
 
 /// A run id of this test's own, so its topics are told apart from any other.
@@ -71,15 +95,30 @@ fn three_shards_and_a_collector_give_the_scenarios_totals_judged_once() {
     let id = run_id("s3");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("merged.json");
+    // Every process serves --metrics; a scraper reads each to its end.
+    let ports: Vec<u16> = (0..4).map(|_| common::free_port()).collect();
+    let addr = |k: usize| format!("127.0.0.1:{}", ports[k]);
+    let scrapes: Vec<_> = ports.iter().map(|&p| scrape_to_the_end(p)).collect();
     let collector = collector(
         "shards/steady.kbs",
         &id,
         3,
         "2m",
-        &["--json", out.to_str().unwrap()],
+        &[
+            "--json",
+            out.to_str().unwrap(),
+            "--metrics",
+            &addr(3),
+            "--metrics-linger",
+            "30s",
+        ],
     );
     let shards: Vec<Child> = (0..3)
-        .map(|i| shard("shards/steady.kbs", i, 3, &id))
+        .map(|i| {
+            let a = addr(i as usize);
+            let extra = ["--metrics", &a, "--metrics-linger", "30s"];
+            shard_with("shards/steady.kbs", i, 3, &id, &extra)
+        })
         .collect();
     for (i, s) in shards.into_iter().enumerate() {
         let (code, stdout, stderr, _) = wait_bounded(s, Duration::from_secs(150));
@@ -120,6 +159,24 @@ fn three_shards_and_a_collector_give_the_scenarios_totals_judged_once() {
         achieved > 0.0 && achieved <= target * 1.01,
         "achieved {achieved}/s against the target {target}/s"
     );
+    // What each shard showed live adds up to the merged total the collector exposed and wrote.
+    let texts: Vec<String> = scrapes.into_iter().map(|h| h.join().unwrap()).collect();
+    let mut live_sum = 0.0;
+    for (i, t) in texts[..3].iter().enumerate() {
+        assert!(
+            t.contains("kafkabench_finished 1"),
+            "shard {i} lingered for a scrape:\n{t}"
+        );
+        let acked = sample(
+            t,
+            "kafkabench_records_acked_total",
+            &format!("shard=\"{i}/3\""),
+        );
+        live_sum += acked.unwrap_or_else(|| panic!("shard {i}'s own series:\n{t}"));
+    }
+    assert_eq!(live_sum, 15000.0, "the shards' scraped totals");
+    let merged = sample(&texts[3], "kafkabench_records_acked_total", "shard=\"all\"");
+    assert_eq!(merged, Some(15000.0), "the collector's:\n{}", texts[3]);
     // The collector measured the disk once, for the whole topic.
     assert!(r["disk_bytes"].as_u64().unwrap() > 15000 * 100, "{r}");
     assert_eq!(

@@ -7,6 +7,7 @@ pub(crate) mod hdr;
 pub(crate) mod reader;
 pub(crate) mod watch;
 
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
 use std::time::Duration;
@@ -128,4 +129,60 @@ pub(crate) fn broker_topics(keep: impl Fn(&str) -> bool) -> Vec<String> {
         .map(|t| t.name().to_string())
         .filter(|n| keep(n))
         .collect()
+}
+
+/// A port free a moment ago, below the ephemeral range (32768 and up on Linux): a port the
+/// kernel hands out to outgoing connections could be taken again between this check and the
+/// process that binds it; one below the range only by another test's listener.
+pub(crate) fn free_port() -> u16 {
+    use std::sync::atomic::{AtomicU16, Ordering};
+    // Spread by process, then stepped, so concurrent tests do not try the same ports.
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    let base = 20_000 + (std::process::id() % 6_000) as u16;
+    for _ in 0..2_000 {
+        let port = 20_000 + (base - 20_000 + NEXT.fetch_add(7, Ordering::Relaxed)) % 12_000;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free port between 20000 and 32000")
+}
+
+/// A plain HTTP GET on loopback: the status line's code and the body.
+pub(crate) fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
+    let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    c.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    write!(
+        c,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut raw = Vec::new();
+    c.read_to_end(&mut raw).ok()?;
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let code = text.split_whitespace().nth(1)?.parse().ok()?;
+    let body = text.split_once("\r\n\r\n")?.1.to_string();
+    // Prometheus answers small queries whole; a chunked body is decoded crudely.
+    let body = if text
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        dechunk(&body)
+    } else {
+        body
+    };
+    Some((code, body))
+}
+
+fn dechunk(mut s: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = s.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if n == 0 || rest.len() < n {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        s = rest[n..].trim_start_matches("\r\n");
+    }
+    out
 }
