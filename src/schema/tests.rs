@@ -296,3 +296,17 @@ fn the_wire_prefix_is_magic_zero_then_the_id_big_endian() {
     assert_eq!(s.text(), "\"string\"");
     assert_eq!(s.format().registry_type(), "AVRO");
 }
+
+#[test]
+fn the_schema_crates_leave_serde_json_numbers_alone() {
+    // apache-avro 0.18/0.19 turn on serde_json's arbitrary_precision (through bigdecimal) for
+    // the whole build; then numbers inside internally tagged enums no longer deserialize, and
+    // the shard control messages break. This fails if a dependency turns it on again.
+    #[derive(serde::Deserialize)]
+    #[serde(tag = "t")]
+    enum M {
+        A { x: f64 },
+    }
+    let M::A { x } = serde_json::from_str::<M>(r#"{"t":"A","x":1.5}"#).unwrap();
+    assert_eq!(x, 1.5);
+}
