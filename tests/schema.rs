@@ -261,6 +261,52 @@ fn a_registry_returns_the_schema_for_the_id_in_the_prefix() {
     }
 }
 
+/// A stand-in registry for the run: answers every registration with id 9 and says which
+/// subjects it was asked for (the real registry's test comes with the lead's registry).
+fn fake_registry() -> (String, std::sync::mpsc::Receiver<String>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/apis/ccompat/v7", listener.local_addr().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for s in listener.incoming().take(8) {
+            let Ok(mut s) = s else { return };
+            let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+            let mut buf = vec![0u8; 65536];
+            let mut n = 0;
+            // The head, then the body its Content-Length announces.
+            while let Ok(k) = s.read(&mut buf[n..]) {
+                n += k;
+                let text = String::from_utf8_lossy(&buf[..n]).to_string();
+                let done = text.find("\r\n\r\n").is_some_and(|end| {
+                    let len = text
+                        .lines()
+                        .find_map(|l| l.strip_prefix("Content-Length: "))
+                        .and_then(|v| v.trim().parse::<usize>().ok())
+                        .unwrap_or(0);
+                    n >= end + 4 + len
+                });
+                if k == 0 || done {
+                    break;
+                }
+            }
+            let head = String::from_utf8_lossy(&buf[..n])
+                .lines()
+                .next()
+                .unwrap_or("")
+                .to_string();
+            let _ = tx.send(head);
+            let body = r#"{"id":9}"#;
+            let _ = write!(
+                s,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (url, rx)
+}
+
 #[test]
 fn a_run_with_an_avro_payload_writes_records_another_reader_decodes() {
     use rdkafka::consumer::{BaseConsumer, Consumer};
@@ -268,8 +314,9 @@ fn a_run_with_an_avro_payload_writes_records_another_reader_decodes() {
     common::require_broker();
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(fixture("order.avsc"), dir.path().join("order.avsc")).unwrap();
+    let (registry_url, subjects) = fake_registry();
     let scenario = format!(
-        "scenario \"schema-e2e\" {{\n  cluster {{ bootstrap = \"{}\" }}\n  topic \"schema-e2e\" {{ partitions = 1 }}\n  workload {{\n    messages = 500\n    rate = 1000/s\n    payload = avro(\"order.avsc\")\n  }}\n}}\n",
+        "scenario \"schema-e2e\" {{\n  cluster {{ bootstrap = \"{}\"  schema_registry = \"{registry_url}\" }}\n  topic \"schema-e2e\" {{ partitions = 1 }}\n  workload {{\n    messages = 500\n    rate = 1000/s\n    payload = avro(\"order.avsc\")\n  }}\n}}\n",
         common::bootstrap()
     );
     let file = dir.path().join("avro.kbs");
@@ -317,6 +364,38 @@ fn a_run_with_an_avro_payload_writes_records_another_reader_decodes() {
     assert_eq!(records.len(), 500, "records read back from {topic}");
     let path = dir.path().join("e2e.bin");
     write_records(&path, &records);
-    let summary = decode(&CASES[0], &path, None, false).unwrap_or_else(|e| panic!("{e}"));
+    let summary = decode(&CASES[0], &path, None, true).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(summary["records"], 500);
+    assert_eq!(
+        summary["schema_ids"],
+        serde_json::json!([9]),
+        "every record carries the registered id"
+    );
+    let asked = subjects.recv_timeout(Duration::from_secs(1)).unwrap();
+    assert_eq!(
+        asked,
+        format!("POST /apis/ccompat/v7/subjects/{topic}-value/versions HTTP/1.1")
+    );
+}
+
+#[test]
+fn generating_a_record_costs_about_a_microsecond_or_less() {
+    // Measured, not asserted tightly (a shared machine): 100,000 records into one buffer,
+    // cleared each time, as the send loop does.
+    let mut figures = Vec::new();
+    for c in &CASES {
+        let s = load(c);
+        let mut rng = Rng::new(7);
+        let mut out = Vec::with_capacity(4096);
+        let started = std::time::Instant::now();
+        let n = 100_000u64;
+        for seq in 0..n {
+            out.clear();
+            s.generate(&mut rng, seq, &mut out);
+        }
+        let ns = started.elapsed().as_nanos() as f64 / n as f64;
+        assert!(ns < 50_000.0, "{}: {ns:.0} ns per record", c.arg);
+        figures.push(format!("{} {ns:.0} ns", c.arg));
+    }
+    println!("generate() per record: {}", figures.join(", "));
 }

@@ -179,8 +179,19 @@ impl Checker<'_> {
                             "not a message of the file",
                             rest.split_once("; ").map_or(rest, |(_, h)| h).to_string(),
                         ),
-                        _ => (path_span, "this schema", self.folder_help(&path, &why)),
+                        _ => (
+                            path_span,
+                            "this schema",
+                            self.folder_help(&path, &why, path_span),
+                        ),
                     };
+                // The message's alternatives go in the help, not twice.
+                let why = match why.split_once("; ") {
+                    Some((head, _)) if why.starts_with("it declares no message") => {
+                        head.to_string()
+                    }
+                    _ => why,
+                };
                 self.err(
                     Diagnostic::new(
                         Kind::PayloadFile,
@@ -214,28 +225,44 @@ impl Checker<'_> {
         })
     }
 
-    /// A path as written, relative to the scenario file that names it.
+    /// A path as written, relative to the scenario file that names it (`..` folded away, so
+    /// messages show `tests/fixtures/schema/order.avsc`, not `.../invalid/../schema/...`).
     fn relative(&self, p: &str, val: &Value) -> PathBuf {
         let dir = self.sources.get(val.span.file).dir().to_path_buf();
-        if Path::new(p).is_absolute() {
+        let joined = if Path::new(p).is_absolute() {
             PathBuf::from(p)
         } else {
             dir.join(p)
+        };
+        let mut out = PathBuf::new();
+        for c in joined.components() {
+            match c {
+                std::path::Component::ParentDir
+                    if matches!(
+                        out.components().next_back(),
+                        Some(std::path::Component::Normal(_))
+                    ) =>
+                {
+                    out.pop();
+                }
+                std::path::Component::CurDir => {}
+                c => out.push(c),
+            }
         }
+        out
     }
 
     /// The help for a file that cannot be read: where relative paths start.
-    fn folder_help(&self, path: &Path, why: &str) -> String {
+    fn folder_help(&self, path: &Path, why: &str, scenario: Span) -> String {
         if path.is_file() {
             return match why {
                 w if w.contains("not supported") => "kafkabench generates records only of schemas it can honour; simplify the schema or send a file of records with `file(...)`".into(),
                 _ => "fix the schema file; `check` reads it as the registry would".into(),
             };
         }
-        let dir = path.parent().unwrap_or(Path::new("."));
         format!(
             "paths are relative to the scenario's folder ({})",
-            crate::diagnostic::shown_folder(dir.parent().unwrap_or(dir))
+            crate::diagnostic::shown_folder(self.sources.get(scenario.file).dir())
         )
     }
 
@@ -259,7 +286,7 @@ impl Checker<'_> {
         let data = match super::records::read(file) {
             Ok(d) => d,
             Err(why) => {
-                let help = self.folder_help(file, &why);
+                let help = self.folder_help(file, &why, span);
                 return fail(
                     self,
                     format!("cannot use lines file {}: {why}", file.display()),
