@@ -16,6 +16,7 @@ pub mod plan;
 pub mod random;
 pub mod report;
 pub(crate) mod run;
+pub mod schema;
 pub(crate) mod shard;
 pub mod source;
 pub mod syntax;

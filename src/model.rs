@@ -16,6 +16,7 @@ pub mod capacity;
 pub(crate) mod fault;
 mod props;
 mod rate;
+mod schema;
 mod seconds;
 pub mod share;
 
@@ -26,6 +27,7 @@ pub use capacity::{bisections, CapacitySearch};
 pub use fault::{BrokerTarget, Fault, FaultAction};
 pub use props::{is_secret, Prop, Props, LIBRDKAFKA_SENSITIVE, MASK};
 pub use rate::{RateSegment, RateSpec};
+pub use schema::SchemaPayload;
 pub use share::{Ack, AckClass, AckMode, ShareSpec};
 
 /// A typed scalar, as written in the scenario (`5ms`, `1KiB`, `zstd`, `8000/min`): what a
@@ -311,6 +313,8 @@ pub enum PayloadSpec {
         bytes: Arc<Vec<u8>>,
         size: usize,
     },
+    /// Records of a schema (`avro(...)`, `protobuf(...)`, `json_schema(...)`).
+    Schema(SchemaPayload),
 }
 
 impl PayloadSpec {
@@ -322,6 +326,7 @@ impl PayloadSpec {
                 lines.iter().map(|l| l.len()).sum::<usize>() / lines.len().max(1)
             }
             PayloadSpec::Constant { size, .. } => *size,
+            PayloadSpec::Schema(s) => s.nominal_size(),
         }
     }
 }
@@ -340,6 +345,8 @@ pub enum KeySpec {
         s: f64,
     },
     Fixed(String),
+    /// Keys of a schema (`key = avro("key.avsc")`).
+    Schema(SchemaPayload),
 }
 
 // ---- expectations ----------------------------------------------------------------------------

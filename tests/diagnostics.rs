@@ -40,6 +40,8 @@ each_fixture!(
     missing_include,
     missing_payload_file,
     non_ascii_columns,
+    schema_payloads,
+    schema_registry,
     secrets,
     share_misplaced,
     share_mistakes,

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     &["format", "exit", "source", "random"],
     &["diagnostic"],
-    &["native", "wire"],
+    &["native", "wire", "schema"],
     &["model"],
     &["syntax"],
     &["check"],

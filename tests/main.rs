@@ -36,6 +36,7 @@ mod result_file;
 mod robustness;
 mod run;
 mod scenarios;
+mod schema;
 mod secrets;
 mod security;
 mod shards;

@@ -102,6 +102,7 @@ impl Checker<'_> {
         let consumer_on = readers.consumer_on;
         let errors_before = self.diags.len();
         let mut bootstrap: Option<String> = None;
+        let mut registry: Option<String> = None;
         let mut client = Props::default();
         let mut producer = Props::default();
         let mut consumer = Props::default();
@@ -152,6 +153,15 @@ impl Checker<'_> {
                         None => {}
                     }
                 }
+                "cluster" if key == "schema_registry" => {
+                    registry = self.schema_registry(e, ctx);
+                }
+                "cluster"
+                    if key.replace(['.', '-'], "_").contains("schema_registry")
+                        || key == "registry" =>
+                {
+                    self.misnamed_registry(e)
+                }
                 "cluster" => self.prop(&mut client, e, ctx),
                 "producer" => self.prop(&mut producer, e, ctx),
                 "consumer" => self.prop(&mut consumer, e, ctx),
@@ -196,7 +206,10 @@ impl Checker<'_> {
             w.stop_given = true;
         }
         let share = self.finish_share(share, readers.share_on, readers.consumer_section, &w);
-        let workload = self.finish_workload(w, consumer_on, name_span)?;
+        let mut workload = self.finish_workload(w, consumer_on, name_span)?;
+        if let Some(r) = registry {
+            super::schema::use_registry(&mut workload, &r);
+        }
         let search = search?;
         let run = super::faults::RunShape {
             workload: &workload,

@@ -20,6 +20,7 @@ mod payload;
 mod props;
 mod read_side;
 mod records;
+mod schema;
 mod share;
 mod topic;
 mod topics;
@@ -92,6 +93,7 @@ pub fn check(ast: &Ast, sources: &Sources) -> Result<Scenario, Diagnostics> {
         diags: Diagnostics::default(),
         prop_cache: HashMap::new(),
         files: HashMap::new(),
+        schemas: HashMap::new(),
         valueless: Vec::new(),
     };
     let scenario = c.scenario(ast);
@@ -119,6 +121,8 @@ struct Checker<'s> {
     prop_cache: HashMap<(String, String), Result<(), String>>,
     /// Payload files by path and how they are cut into records, each read once.
     files: HashMap<(PathBuf, records::Records), Result<Lines, records::Unusable>>,
+    /// Schema files by path and protobuf message, each compiled once.
+    schemas: HashMap<(PathBuf, Option<String>), schema::Loaded>,
     /// Axes declared without values: already reported, so a `{var}` naming one is not reported
     /// again as unknown, and the cells are lowered without them to find every other mistake.
     valueless: Vec<String>,

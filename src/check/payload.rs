@@ -1,5 +1,6 @@
 //! Payload and key calls: `random(size:, compressibility:)`, `json(size:, event:)`,
 //! `constant(...)`, `file("path", delimiter:, format:)`; keys `none`, `sequence`, `uniform(N)`, `zipf(N, s)`, fixed.
+//! The calls shaped by a schema (`avro(...)` and the like, for payloads and keys) are in `schema.rs`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -33,7 +34,7 @@ const DEFAULT_ZIPF_EXPONENT: f64 = 1.1;
 
 impl Checker<'_> {
     /// A call's arguments by name, positional ones named by their place in `allowed`.
-    fn call_args<'v>(
+    pub(super) fn call_args<'v>(
         &mut self,
         name: &Spanned<String>,
         args: &'v [Arg],
@@ -86,8 +87,19 @@ impl Checker<'_> {
             );
             return None;
         };
-        let kinds = ["random", "json", "file", "constant"];
+        let kinds = [
+            "random",
+            "json",
+            "file",
+            "constant",
+            "avro",
+            "protobuf",
+            "json_schema",
+        ];
         match name.node.as_str() {
+            n if super::schema::CALLS.contains(&n) => self
+                .schema_payload(name, args, rv.span, ctx)
+                .map(PayloadSpec::Schema),
             "random" => {
                 let a = self.call_args(name, args, &["size", "compressibility"]);
                 let mut size = None;
@@ -348,7 +360,16 @@ impl Checker<'_> {
     /// The key pattern a `key = ...` value names.
     pub(super) fn key(&mut self, v: &Value, ctx: &Picks) -> Option<KeySpec> {
         let rv = self.resolve(v, ctx)?;
-        let kinds = ["none", "sequence", "uniform", "zipf", "fixed"];
+        let kinds = [
+            "none",
+            "sequence",
+            "uniform",
+            "zipf",
+            "fixed",
+            "avro",
+            "protobuf",
+            "json_schema",
+        ];
         match &rv.kind {
             ValueKind::Word(w) if w == "none" => Some(KeySpec::None),
             ValueKind::Word(w) if w == "sequence" => Some(KeySpec::Sequence),
@@ -367,6 +388,12 @@ impl Checker<'_> {
                     None
                 }
             },
+            ValueKind::Call { name, args }
+                if super::schema::CALLS.contains(&name.node.as_str()) =>
+            {
+                self.schema_payload(name, args, rv.span, ctx)
+                    .map(KeySpec::Schema)
+            }
             ValueKind::Call { name, args } if name.node == "uniform" || name.node == "zipf" => {
                 let allowed: &[&str] = if name.node == "zipf" {
                     &["keys", "exponent"]

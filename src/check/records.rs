@@ -59,7 +59,7 @@ pub(super) fn load(path: &Path, records: &Records) -> Result<Lines, Unusable> {
     })
 }
 
-fn read(path: &Path) -> Result<Vec<u8>, String> {
+pub(super) fn read(path: &Path) -> Result<Vec<u8>, String> {
     use std::io::Read as _;
     let reason = |e: std::io::Error| e.to_string().to_lowercase();
     let meta = std::fs::metadata(path).map_err(reason)?;

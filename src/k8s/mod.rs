@@ -235,7 +235,17 @@ pub(crate) fn manifests(
 fn data_files(scenario: &Scenario) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = Vec::new();
     for c in &scenario.cells {
-        if let PayloadSpec::File { path, .. } = &c.spec.workload.payload {
+        let w = &c.spec.workload;
+        let mut paths: Vec<&PathBuf> = Vec::new();
+        match &w.payload {
+            PayloadSpec::File { path, .. } => paths.push(path),
+            PayloadSpec::Schema(s) => paths.extend([&s.path].into_iter().chain(&s.lines)),
+            _ => {}
+        }
+        if let crate::model::KeySpec::Schema(s) = &w.key {
+            paths.extend([&s.path].into_iter().chain(&s.lines));
+        }
+        for path in paths {
             if !out.contains(path) {
                 out.push(path.clone());
             }

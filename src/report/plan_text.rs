@@ -358,6 +358,7 @@ pub fn workload_text(w: &Workload) -> String {
         PayloadSpec::Json { size, .. } => format!("unique JSON {}", human_bytes(*size as f64)),
         PayloadSpec::File { path, lines } => format!("{} lines of {}", lines.len(), path.display()),
         PayloadSpec::Constant { size, .. } => format!("constant {}", human_bytes(*size as f64)),
+        PayloadSpec::Schema(s) => s.describe(),
     });
     parts.push(match &w.key {
         KeySpec::None => "no key".into(),
@@ -365,6 +366,7 @@ pub fn workload_text(w: &Workload) -> String {
         KeySpec::Uniform(n) => format!("uniform keys over {n}"),
         KeySpec::Zipf { n, s } => format!("zipf({s}) keys over {n}"),
         KeySpec::Fixed(k) => format!("key \"{k}\""),
+        KeySpec::Schema(s) => format!("keys: {}", s.describe()),
     });
     if let Some(t) = &w.transaction {
         let size = match t.size {

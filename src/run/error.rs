@@ -50,6 +50,9 @@ pub enum RunError {
     /// stopped the run (docs/distributed.md). The shard stage's own error, worded there.
     #[error("{0}")]
     Coordination(Box<dyn std::error::Error + Send + Sync>),
+    /// The run's schema could not be registered (an unreachable registry, a refusal).
+    #[error("{0}")]
+    SchemaRegistry(String),
     /// Interrupted (a signal) before the run measured anything.
     #[error("interrupted before measuring")]
     Interrupted,

@@ -59,10 +59,11 @@ impl PayloadGen {
     /// Whether every payload is a slice of data shared (`Arc`) with the run's spec and never
     /// written again (constant, file lines), so librdkafka may send it without copying.
     pub(crate) fn is_shared(&self) -> bool {
-        matches!(
-            self.spec,
-            PayloadSpec::Constant { .. } | PayloadSpec::File { .. }
-        )
+        match &self.spec {
+            PayloadSpec::Constant { .. } | PayloadSpec::File { .. } => true,
+            PayloadSpec::Schema(s) => s.encoded.is_some(),
+            _ => false,
+        }
     }
 
     /// The value for record `seq`; `unix_ms` is stamped into JSON records.
@@ -102,6 +103,17 @@ impl PayloadGen {
                 b.extend_from_slice(b"\"}");
                 b
             }
+            PayloadSpec::Schema(s) => match &s.encoded {
+                // Encoded at check time, framed by the run once registered.
+                Some(lines) => &lines[(seq as usize).wrapping_add(self.offset) % lines.len()],
+                None => {
+                    self.buf.clear();
+                    self.buf.extend_from_slice(&s.prefix);
+                    s.schema
+                        .generate_at(&mut self.rng, seq, unix_ms, &mut self.buf);
+                    &self.buf
+                }
+            },
         }
     }
 }
@@ -133,10 +145,20 @@ impl KeyGen {
     }
 
     #[inline]
-    pub(crate) fn next(&mut self, seq: u64) -> Option<&[u8]> {
+    pub(crate) fn next(&mut self, seq: u64, unix_ms: u64) -> Option<&[u8]> {
         let k = match &self.spec {
             KeySpec::None => return None,
             KeySpec::Fixed(s) => return Some(s.as_bytes()),
+            KeySpec::Schema(s) => {
+                if let Some(lines) = &s.encoded {
+                    return Some(&lines[seq as usize % lines.len()]);
+                }
+                self.buf.clear();
+                self.buf.extend_from_slice(&s.prefix);
+                s.schema
+                    .generate_at(&mut self.rng, seq, unix_ms, &mut self.buf);
+                return Some(&self.buf);
+            }
             KeySpec::Sequence => seq,
             KeySpec::Uniform(n) => self.rng.next_u64() % n,
             KeySpec::Zipf { .. } => self

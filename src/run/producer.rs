@@ -285,7 +285,7 @@ impl Sender<'_> {
             let unix_ms = self.unix_ms_at_t0 + intended / 1_000_000;
             let seq = self.seq;
             let value = self.payload.next(seq, unix_ms);
-            let key = self.keys.next(seq);
+            let key = self.keys.next(seq, unix_ms);
             if let Some(p) = &mut self.partitioner {
                 self.ev.producer.set_partition(p.pick(key));
             }

@@ -25,9 +25,11 @@ use crate::measure::consume::{group_rebalances, ReadSide, ShareSide};
 use crate::measure::{
     ConsumerRecording, GeneratorLoad, Recordings, RunResult, RunStatus, TopicConfig,
 };
-use crate::model::{Backlog, CommitPolicy, Props};
+use crate::model::{Backlog, CommitPolicy, Props, Workload};
 use crate::plan::RunNo;
 use crate::plan::RunPlan;
+
+mod registry;
 
 /// librdkafka's default `delivery.timeout.ms`, when the scenario does not set it.
 const DEFAULT_DELIVERY_TIMEOUT_MS: u64 = 300_000;
@@ -68,10 +70,18 @@ pub(super) async fn measure(
     let w = &rp.workload;
     // Before any thread starts: a timeline that cannot act fails the run unmeasured.
     let timeline = faults::prepare(rp, &opts.live_faults).await?;
+    // Before any thread starts too: records carry the registered schema's id.
+    let framed = registry::frame(rp).await?;
     let t = threads(rp, opts, interrupt, partitions);
     let shared = t.shared.clone();
     let consumer_handles = start_consumers(rp, opts, &t).await?;
-    let producer_handles = start_producers(rp, opts, &t, partitions)?;
+    let producer_handles = start_producers(
+        rp,
+        framed.as_ref().unwrap_or(&rp.workload),
+        opts,
+        &t,
+        partitions,
+    )?;
     let stopped_at_start = timeline
         .as_ref()
         .map_or(0, |t| t.consumers_stopped_at_start());
@@ -310,11 +320,11 @@ async fn start_consumers(
 /// The producer threads, connecting.
 fn start_producers(
     rp: &RunPlan,
+    w: &Workload,
     opts: &RunOptions,
     t: &Threads,
     partitions: i32,
 ) -> Result<Vec<JoinHandle<ProducerOutcome>>, RunError> {
-    let w = &rp.workload;
     let timeout_ms: u64 = rp
         .producer
         .get("delivery.timeout.ms")

@@ -21,7 +21,41 @@ pub(crate) fn of_run(sources: &Sources, p: &Plan) -> String {
         }
         _ => None,
     });
-    digest(texts.iter().map(String::as_bytes).chain(data.flatten()))
+    // A schema payload's schema text (and its encoded lines) are data files too.
+    let mut schemas: Vec<&[u8]> = Vec::new();
+    let mut seen_schemas = HashSet::new();
+    for rp in &p.runs {
+        let (value, key) = (&rp.workload.payload, &rp.workload.key);
+        let spec = [
+            match value {
+                PayloadSpec::Schema(s) => Some(s),
+                _ => None,
+            },
+            match key {
+                crate::model::KeySpec::Schema(s) => Some(s),
+                _ => None,
+            },
+        ];
+        for s in spec.into_iter().flatten() {
+            if seen_schemas.insert(std::sync::Arc::as_ptr(&s.schema) as usize) {
+                schemas.push(s.schema.text().as_bytes());
+            }
+            if let Some(lines) = s
+                .encoded
+                .as_ref()
+                .filter(|l| seen_schemas.insert(std::sync::Arc::as_ptr(l) as usize))
+            {
+                schemas.extend(lines.iter().map(Vec::as_slice));
+            }
+        }
+    }
+    digest(
+        texts
+            .iter()
+            .map(String::as_bytes)
+            .chain(data.flatten())
+            .chain(schemas),
+    )
 }
 
 /// The digest of the texts a result file carries (main text, then the includes' texts);
