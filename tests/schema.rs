@@ -232,10 +232,12 @@ fn the_decoder_reports_a_truncated_record_and_one_of_another_schema() {
 
 #[test]
 fn a_registry_returns_the_schema_for_the_id_in_the_prefix() {
-    let Ok(url) = std::env::var("KAFKABENCH_TEST_REGISTRY") else {
-        println!("skipped: set KAFKABENCH_TEST_REGISTRY to a schema registry URL to register the fixtures");
-        return;
-    };
+    let url = std::env::var("KAFKABENCH_TEST_REGISTRY").unwrap_or_else(|_| {
+        panic!(
+            "no schema registry: start one with `scripts/registry-local up` and set \
+             KAFKABENCH_TEST_REGISTRY to the URL it prints (scripts/test does both)"
+        )
+    });
     let dir = tempfile::tempdir().unwrap();
     for c in &CASES {
         let s = load(c);
