@@ -1,5 +1,5 @@
-//! Human-readable numbers: durations, sizes, rates and plurals, as every reporter and
-//! diagnostic spells them. A foundation: imports nothing from the crate.
+//! Human-readable numbers: durations, sizes, rates, plurals and calendar dates, as every
+//! reporter and diagnostic spells them. A foundation: imports nothing from the crate.
 
 pub(crate) fn human_duration(secs: f64) -> String {
     if secs == 0.0 {
@@ -83,4 +83,19 @@ pub(crate) fn plural(n: usize) -> &'static str {
     } else {
         "s"
     }
+}
+
+/// Days since 1970-01-01 → (year, month, day) in the proleptic Gregorian calendar (Howard
+/// Hinnant's `civil_from_days`).
+pub(crate) fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
 }

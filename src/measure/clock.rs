@@ -1,5 +1,6 @@
 //! Wall-clock instants as RFC 3339 UTC text (`2026-11-30T13:45:07.123Z`), for result files.
 
+use crate::format::civil_from_days;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// `t` as RFC 3339 UTC, to the millisecond. Instants before 1970 show as the epoch.
@@ -15,21 +16,6 @@ pub(crate) fn rfc3339_utc(t: SystemTime) -> String {
         rem % 60,
         since.subsec_millis()
     )
-}
-
-/// Days since 1970-01-01 → (year, month, day) in the proleptic Gregorian calendar (Howard
-/// Hinnant's `civil_from_days`).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 #[cfg(test)]

@@ -125,17 +125,10 @@ pub(crate) fn rfc3339(out: &mut Vec<u8>, ms: i64) {
     out.push(b'Z');
 }
 
-/// Appends a day since the epoch as `YYYY-MM-DD` (Howard Hinnant's civil-from-days).
+/// Appends a day since the epoch as `YYYY-MM-DD`.
 pub(crate) fn date(out: &mut Vec<u8>, days: i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    let (y, m, d) = crate::format::civil_from_days(days);
+    let (m, d) = (i64::from(m), i64::from(d));
     let y = y.clamp(0, 9999);
     two(out, y / 100);
     two(out, y % 100);
