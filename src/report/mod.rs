@@ -38,7 +38,14 @@ pub fn verdicts_text(v: &[Verdict], out: &mut dyn Write) -> io::Result<()> {
         let group: Vec<&Verdict> = v.iter().filter(|x| x.assertion == text).collect();
         let failed: Vec<&&Verdict> = group.iter().filter(|x| !x.pass).collect();
         if failed.is_empty() {
-            let shown: Vec<String> = group.iter().map(|x| verdict::measured(x)).collect();
+            // A comparison between runs shows both sides: its bound was measured too.
+            let shown: Vec<String> = group
+                .iter()
+                .map(|x| match x.runs.len() {
+                    1 => verdict::measured(x),
+                    _ => format!("{} {}", verdict::measured(x), verdict::bound(x)),
+                })
+                .collect();
             let measured = if shown.len() > 4 {
                 format!("{} … {}", shown[..2].join(", "), shown[shown.len() - 1])
             } else {

@@ -137,3 +137,22 @@ fn a_confident_verdict_says_its_interval_and_how_many_trials_it_needs() {
     });
     assert!(detail(&v).unwrap().contains("one trial"));
 }
+
+#[test]
+fn a_passing_comparison_between_runs_shows_both_sides_and_one_run_only_its_own() {
+    let one = passed(Unit::Number, 7.18, Bound::Compare(CmpOp::Gt, 6.0));
+    let mut two = passed(Unit::Number, 7.18, Bound::Compare(CmpOp::Gt, 3.78));
+    two.assertion = "y".into();
+    two.runs.push(RunRef {
+        index: 2,
+        label: "avro codec=zstd".into(),
+    });
+    let mut out = Vec::new();
+    crate::report::verdicts_text(&[one, two], &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains("[linger=5ms]; measured 7.18)"), "{text}");
+    assert!(
+        text.contains("[linger=5ms vs avro codec=zstd]; measured 7.18 > 3.78)"),
+        "{text}"
+    );
+}
