@@ -286,3 +286,74 @@ fn prometheus_scrapes_a_run_and_its_totals_equal_the_result_file() {
         "a mid-run ack p99 from the buckets: {p99} s"
     );
 }
+
+/// A scraper that does not ask for OpenMetrics (curl, promtool, an older agent) gets Prometheus'
+/// text format 0.0.4, which `promtool check metrics` (a second, stricter parser) accepts mid-run.
+#[test]
+fn promtool_accepts_a_plain_scrape_mid_run() {
+    require_broker();
+    let found = Command::new("promtool").arg("--version").output();
+    assert!(
+        found.is_ok_and(|o| o.status.success()),
+        "promtool is missing (Debian's prometheus package has it; scripts/setup installs it)"
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let scenario = dir.path().join("plain.kbs");
+    std::fs::write(
+        &scenario,
+        r#"scenario "plain" {
+  topic "kb-test-metrics-plain" { partitions = 1 }
+  consumer { }
+  workload { duration = 4s  rate = 500/s }
+}
+"#,
+    )
+    .expect("a scenario");
+    let port = free_port();
+    let mut run = Command::new(env!("CARGO_BIN_EXE_kafkabench"))
+        .args(["run", "--quiet", "--metrics-linger", "0s", "--metrics"])
+        .arg(format!("127.0.0.1:{port}"))
+        .arg(&scenario)
+        .env("KAFKA_BOOTSTRAP", bootstrap())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("kafkabench runs");
+    let measured = "kafkabench_phase=\"measured\"} 1";
+    let until = Instant::now() + Duration::from_secs(60);
+    let body = loop {
+        if let Some((200, body)) = get(port, "/metrics") {
+            if body.contains(measured) {
+                break body;
+            }
+        }
+        assert!(
+            Instant::now() < until && run.try_wait().expect("waits").is_none(),
+            "no scrape saw the measured phase"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(!body.contains("# EOF") && body.contains("# TYPE kafkabench_phase gauge"));
+    let mut check = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool starts");
+    use std::io::Write;
+    check
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(body.as_bytes())
+        .expect("the scrape written to promtool");
+    let out = check.wait_with_output().expect("promtool ends");
+    assert!(
+        out.status.success(),
+        "promtool: {}{}\n{body}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(run.wait().expect("the run ends").code(), Some(0));
+}

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::measure::RunResult;
 use crate::plan::Plan;
-use crate::report::openmetrics::{self, Exposition, ProcessStats, RunSeries, CONTENT_TYPE};
+use crate::report::openmetrics::{self, Exposition, Format, ProcessStats, RunSeries};
 use crate::run::{Progress, ProgressPhase, ProgressSink};
 
 /// The window the achieved rate is taken over while a run goes on.
@@ -278,9 +278,10 @@ impl Metrics {
         let path = path.split('?').next().unwrap_or("");
         let (status, ctype, body) = match (method, path) {
             ("GET" | "HEAD", "/metrics") => {
+                let format = Format::negotiate(header(&head, "accept"));
                 let mut body = Vec::new();
-                openmetrics::write(&self.exposition(), &mut body)?;
-                ("200 OK", CONTENT_TYPE, body)
+                openmetrics::write(&self.exposition(), format, &mut body)?;
+                ("200 OK", format.content_type(), body)
             }
             ("GET" | "HEAD", "/") => (
                 "200 OK",
@@ -318,6 +319,14 @@ impl Drop for Metrics {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Release);
     }
+}
+
+/// A request header's value by its (case-insensitive) name.
+fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
+    head.lines().skip(1).find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        k.trim().eq_ignore_ascii_case(name).then(|| v.trim())
+    })
 }
 
 /// Reads up to the blank line that ends a request head.
@@ -426,18 +435,28 @@ mod tests {
     #[test]
     fn the_endpoint_answers_a_scrape_and_lingers_only_until_one_sees_the_end() {
         let m = Metrics::serve("127.0.0.1:0".parse().unwrap()).unwrap();
-        let get = |path: &str| {
+        let get = |path: &str, accept: &str| {
             let mut c = TcpStream::connect(m.addr()).unwrap();
-            write!(c, "GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+            write!(c, "GET {path} HTTP/1.1\r\nHost: x\r\n{accept}\r\n").unwrap();
             let mut s = String::new();
             c.read_to_string(&mut s).unwrap();
             s
         };
-        let first = get("/metrics");
+        let first = get(
+            "/metrics",
+            "ACCEPT: application/openmetrics-text; version=1.0.0\r\n",
+        );
         assert!(first.starts_with("HTTP/1.1 200 OK"), "{first}");
+        assert!(first.contains("Content-Type: application/openmetrics-text"));
         assert!(first.contains("kafkabench_finished 0"));
         assert!(first.ends_with("# EOF\n"));
-        assert!(get("/nope").starts_with("HTTP/1.1 404"));
+        let plain = get("/metrics", "");
+        assert!(
+            plain.contains("Content-Type: text/plain; version=0.0.4"),
+            "{plain}"
+        );
+        assert!(plain.contains("kafkabench_finished 0") && !plain.contains("# EOF"));
+        assert!(get("/nope", "").starts_with("HTTP/1.1 404"));
         let m2 = m.clone();
         let scraper = std::thread::spawn(move || {
             // After the end is marked, one scrape sees it and lets the endpoint close.

@@ -1,5 +1,6 @@
 //! The live metrics of `--metrics`, written in the OpenMetrics text format (what Prometheus,
-//! the OpenTelemetry collector and VictoriaMetrics scrape).
+//! the OpenTelemetry collector and VictoriaMetrics scrape), or in Prometheus' older text format
+//! 0.0.4 for a client that does not ask for OpenMetrics (curl, promtool, older agents).
 //!
 //! Latency is exposed as *classic* histograms (fixed `le` buckets): they are plain text every
 //! Prometheus since 2.0 reads, while native histograms need the protobuf exposition and, on
@@ -48,16 +49,46 @@ pub(crate) struct Exposition {
     pub finished: bool,
 }
 
-/// The content type the text is served with.
-pub(crate) const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+/// The two text formats a scrape can be answered in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Format {
+    OpenMetrics,
+    /// Prometheus text format 0.0.4: no `# UNIT`, no stateset (a gauge per state instead), a
+    /// counter's TYPE names its `_total` sample, no `# EOF`.
+    Text,
+}
+
+impl Format {
+    /// OpenMetrics only for a client whose Accept header names it, as Prometheus' own client
+    /// libraries decide: a parser of the older format stops at OpenMetrics' `stateset`.
+    pub(crate) fn negotiate(accept: Option<&str>) -> Format {
+        match accept {
+            Some(a)
+                if a.to_ascii_lowercase()
+                    .contains("application/openmetrics-text") =>
+            {
+                Format::OpenMetrics
+            }
+            _ => Format::Text,
+        }
+    }
+
+    pub(crate) fn content_type(self) -> &'static str {
+        match self {
+            Format::OpenMetrics => "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            Format::Text => "text/plain; version=0.0.4; charset=utf-8",
+        }
+    }
+}
 
 /// A family's name, its help, and how a run's value is read (None: no sample for that run).
 type Family<T> = (&'static str, &'static str, fn(&RunSeries) -> Option<T>);
 
 const PHASES: [&str; 4] = ["warmup", "measured", "drain", "done"];
 
-/// Writes one scrape's answer, ending with `# EOF`.
-pub(crate) fn write(e: &Exposition, out: &mut dyn Write) -> io::Result<()> {
+/// Writes one scrape's answer (in OpenMetrics ending with `# EOF`).
+pub(crate) fn write(e: &Exposition, format: Format, out: &mut dyn Write) -> io::Result<()> {
+    let om = format == Format::OpenMetrics;
     let counters: [Family<u64>; 4] = [
         (
             "kafkabench_records_sent",
@@ -81,7 +112,7 @@ pub(crate) fn write(e: &Exposition, out: &mut dyn Write) -> io::Result<()> {
         ),
     ];
     for (name, help, get) in counters {
-        family(out, name, "counter", help, None)?;
+        family(out, format, name, "counter", help, None)?;
         for r in &e.runs {
             if let Some(v) = get(r) {
                 sample(
@@ -127,7 +158,7 @@ pub(crate) fn write(e: &Exposition, out: &mut dyn Write) -> io::Result<()> {
         ),
     ];
     for (name, help, get) in gauges {
-        family(out, name, "gauge", help, None)?;
+        family(out, format, name, "gauge", help, None)?;
         for r in &e.runs {
             if let Some(v) = get(r) {
                 sample(out, name, &r.labels, None, &number(v))?;
@@ -136,8 +167,9 @@ pub(crate) fn write(e: &Exposition, out: &mut dyn Write) -> io::Result<()> {
     }
     family(
         out,
+        format,
         "kafkabench_phase",
-        "stateset",
+        if om { "stateset" } else { "gauge" },
         "Where the run stands: warmup, measured, drain or done.",
         None,
     )?;
@@ -155,6 +187,7 @@ pub(crate) fn write(e: &Exposition, out: &mut dyn Write) -> io::Result<()> {
     }
     histogram(
         out,
+        format,
         e,
         "kafkabench_ack_latency_seconds",
         "Ack latency from each record's intended send time.",
@@ -162,6 +195,7 @@ pub(crate) fn write(e: &Exposition, out: &mut dyn Write) -> io::Result<()> {
     )?;
     histogram(
         out,
+        format,
         e,
         "kafkabench_e2e_latency_seconds",
         "End-to-end latency, intended send time to read.",
@@ -169,6 +203,7 @@ pub(crate) fn write(e: &Exposition, out: &mut dyn Write) -> io::Result<()> {
     )?;
     family(
         out,
+        format,
         "kafkabench_finished",
         "gauge",
         "1 once the invocation is over and these are its totals.",
@@ -184,6 +219,7 @@ pub(crate) fn write(e: &Exposition, out: &mut dyn Write) -> io::Result<()> {
     if let Some(p) = e.process {
         family(
             out,
+            format,
             "process_cpu_seconds",
             "counter",
             "CPU time of the kafkabench process, user and system.",
@@ -198,6 +234,7 @@ pub(crate) fn write(e: &Exposition, out: &mut dyn Write) -> io::Result<()> {
         )?;
         family(
             out,
+            format,
             "process_resident_memory_bytes",
             "gauge",
             "Resident memory of the kafkabench process.",
@@ -212,6 +249,7 @@ pub(crate) fn write(e: &Exposition, out: &mut dyn Write) -> io::Result<()> {
         )?;
         family(
             out,
+            format,
             "process_start_time_seconds",
             "gauge",
             "When the process started, seconds since the Unix epoch.",
@@ -225,18 +263,27 @@ pub(crate) fn write(e: &Exposition, out: &mut dyn Write) -> io::Result<()> {
             &number(p.start_time_secs),
         )?;
     }
-    writeln!(out, "# EOF")
+    if om {
+        writeln!(out, "# EOF")?;
+    }
+    Ok(())
 }
 
 fn family(
     out: &mut dyn Write,
+    format: Format,
     name: &str,
     kind: &str,
     help: &str,
     unit: Option<&str>,
 ) -> io::Result<()> {
+    // OpenMetrics names a counter's family without `_total`; the older format names the sample.
+    let name = match (format, kind) {
+        (Format::Text, "counter") => format!("{name}_total"),
+        _ => name.to_string(),
+    };
     writeln!(out, "# TYPE {name} {kind}")?;
-    if let Some(u) = unit {
+    if let (Format::OpenMetrics, Some(u)) = (format, unit) {
         writeln!(out, "# UNIT {name} {u}")?;
     }
     writeln!(out, "# HELP {name} {}", escape(help, false))
@@ -244,12 +291,13 @@ fn family(
 
 fn histogram(
     out: &mut dyn Write,
+    format: Format,
     e: &Exposition,
     name: &str,
     help: &str,
     get: fn(&RunSeries) -> Option<&Buckets>,
 ) -> io::Result<()> {
-    family(out, name, "histogram", help, Some("seconds"))?;
+    family(out, format, name, "histogram", help, Some("seconds"))?;
     for r in &e.runs {
         let Some(b) = get(r) else { continue };
         let mut cumulative = 0;
@@ -378,7 +426,7 @@ mod tests {
             finished: false,
         };
         let mut out = Vec::new();
-        write(&e, &mut out).unwrap();
+        write(&e, Format::OpenMetrics, &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
         let l = r#"{scenario="promo",run="codec=\"zstd\"\nx\\y""#;
         for want in [
@@ -412,5 +460,37 @@ mod tests {
             "no consumer: no e2e series"
         );
         assert!(!text.contains("kafkabench_capacity_probe{"));
+    }
+
+    #[test]
+    fn a_client_that_does_not_ask_for_openmetrics_gets_the_older_text_format() {
+        assert_eq!(Format::negotiate(None), Format::Text);
+        assert_eq!(Format::negotiate(Some("*/*")), Format::Text);
+        let prometheus = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+        assert_eq!(Format::negotiate(Some(prometheus)), Format::OpenMetrics);
+        let e = Exposition {
+            runs: vec![series()],
+            process: Some(ProcessStats::default()),
+            finished: true,
+        };
+        let mut out = Vec::new();
+        write(&e, Format::Text, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let l = r#"{scenario="promo",run="codec=\"zstd\"\nx\\y""#;
+        for want in [
+            "# TYPE kafkabench_records_acked_total counter".to_string(),
+            "# TYPE kafkabench_phase gauge".to_string(),
+            format!("kafkabench_phase{l},kafkabench_phase=\"measured\"}} 1"),
+            "# TYPE process_cpu_seconds_total counter".to_string(),
+            "kafkabench_finished 1".to_string(),
+        ] {
+            assert!(
+                text.lines().any(|x| x == want),
+                "missing {want:?} in\n{text}"
+            );
+        }
+        for absent in ["# UNIT", "# EOF", "stateset"] {
+            assert!(!text.contains(absent), "{absent} in\n{text}");
+        }
     }
 }
