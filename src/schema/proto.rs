@@ -75,6 +75,8 @@ enum P {
     Bytes,
     Enum(Vec<i32>),
     Message(usize),
+    /// A proto2 `group`: the message between a start-group and an end-group key.
+    Group(usize),
 }
 
 impl P {
@@ -83,6 +85,7 @@ impl P {
             P::Double | P::Fixed64 | P::SFixed64 => 1,
             P::Float | P::Fixed32 | P::SFixed32 => 5,
             P::String | P::Bytes | P::Message(_) => 2,
+            P::Group(_) => 3,
             _ => 0,
         }
     }
@@ -139,6 +142,15 @@ impl Proto {
                 ));
             }
         };
+        // A message of an imported file: the registry's message indexes count the messages
+        // of the file registered, so the records' prefix would name another message.
+        let home = desc.parent_file();
+        if home.name() != own {
+            return Err(format!(
+                "it declares no message {message}; {message} is declared in {}, which {own} imports: name that file (relative to {own}'s folder), as a record's message indexes count the messages of the file named",
+                home.name(),
+            ));
+        }
         let mut c = Flattener {
             msgs: Vec::new(),
             names: Vec::new(),
@@ -245,6 +257,11 @@ impl Proto {
                 self.gen_msg(*m, rng, at, depth + 1, out);
                 patch_length(out, start);
             }
+            P::Group(m) => {
+                self.gen_msg(*m, rng, at, depth + 1, out);
+                // The end-group key: the field's number with wire type 4.
+                varint(out, key + 1);
+            }
             _ => self.scalar(f, rng, at, out),
         }
     }
@@ -281,7 +298,7 @@ impl Proto {
                 // Negative enum numbers are sign-extended to ten bytes, as int32 is.
                 varint(out, v as i64 as u64)
             }
-            P::Message(_) => {}
+            P::Message(_) | P::Group(_) => {}
         }
     }
 
@@ -340,6 +357,7 @@ impl Flattener {
                 Kind::String => P::String,
                 Kind::Bytes => P::Bytes,
                 Kind::Enum(e) => P::Enum(e.values().map(|v| v.number()).collect()),
+                Kind::Message(m) if f.is_group() => P::Group(self.message(&m)),
                 Kind::Message(m) => P::Message(self.message(&m)),
             };
             let integer = matches!(

@@ -76,8 +76,27 @@ def strip_prefix(b, fmt):
 
 def avro_setup(schema_path):
     import fastavro
-    raw = json.load(open(schema_path))
-    return fastavro.parse_schema(raw), raw
+    parsed = fastavro.parse_schema(json.load(open(schema_path)))
+    # fastavro's parsed form names every type by its full name, references too.
+    raw = json.loads(json.dumps(parsed, default=str))
+    return parsed, raw
+
+
+def avro_names(schema, names):
+    """Every named type of the schema by its full name, wherever it is defined (a union
+    branch a record does not take still defines its type for later references)."""
+    if isinstance(schema, list):
+        for b in schema:
+            avro_names(b, names)
+    elif isinstance(schema, dict):
+        if schema.get("type") in ("record", "enum", "fixed") and "name" in schema:
+            names.setdefault(schema["name"], schema)
+        for f in schema.get("fields", []):
+            avro_names(f["type"], names)
+        for k in ("items", "values", "type"):
+            if isinstance(schema.get(k), (dict, list)):
+                avro_names(schema[k], names)
+    return names
 
 
 def avro_decode(parsed, b):
@@ -139,15 +158,19 @@ def avro_fits(schema, v, names):
                 "int": isinstance(v, int), "long": isinstance(v, int), "bytes": isinstance(v, bytes),
                 "float": isinstance(v, float), "double": isinstance(v, float)}.get(schema, False)
     t, lt = schema.get("type"), schema.get("logicalType")
-    if lt in ("timestamp-millis", "timestamp-micros"):
+    if lt and lt.startswith(("timestamp-", "local-timestamp-")):
         return isinstance(v, datetime.datetime)
+    if lt in ("time-millis", "time-micros"):
+        return isinstance(v, datetime.time)
     if lt == "date":
         return isinstance(v, datetime.date)
     if lt == "uuid":
         return isinstance(v, (uuid.UUID, str))
     if lt == "decimal":
         return isinstance(v, decimal.Decimal)
-    return {"record": isinstance(v, dict), "map": isinstance(v, dict), "array": isinstance(v, list),
+    if t == "record":
+        return isinstance(v, dict) and set(v) == {f["name"] for f in schema["fields"]}
+    return {"map": isinstance(v, dict), "array": isinstance(v, list),
             "enum": isinstance(v, str), "fixed": isinstance(v, bytes)}.get(t) or avro_fits(t, v, names)
 
 
@@ -200,18 +223,29 @@ def avro_check(schema, v, names, where="record", recent=True):
 def proto_setup(schema_path, message):
     from grpc_tools import protoc
     import grpc_tools
+    from google.protobuf import message_factory
     out = tempfile.mkdtemp(prefix="kb-proto-")
     include = os.path.join(os.path.dirname(grpc_tools.__file__), "_proto")
     d, f = os.path.split(os.path.abspath(schema_path))
-    rc = protoc.main(["protoc", f"-I{d}", f"-I{include}", f"--python_out={out}", f])
+    # The file and every file it imports from beside it (or below): compiled together.
+    imports = set()
+    todo = [f]
+    while todo:
+        name = todo.pop()
+        if name in imports:
+            continue
+        imports.add(name)
+        text = open(os.path.join(d, name), encoding="utf-8").read()
+        for i in re.findall(r'^\s*import\s+(?:public\s+|weak\s+)?"([^"]+)"', text, re.M):
+            if os.path.exists(os.path.join(d, i)):
+                todo.append(i)
+    rc = protoc.main(["protoc", f"-I{d}", f"-I{include}", f"--python_out={out}", *sorted(imports)])
     if rc != 0:
         raise Misfit(f"protoc could not compile {schema_path}")
     sys.path.insert(0, out)
     module = importlib.import_module(f[:-len(".proto")].replace("-", "_") + "_pb2")
-    cls = module
-    for part in message.split(".")[1:] if "." in message else [message]:
-        cls = getattr(cls, part)
-    return cls
+    desc = module.DESCRIPTOR.pool.FindMessageTypeByName(message)
+    return message_factory.GetMessageClass(desc)
 
 
 def proto_decode(cls, b):
@@ -322,12 +356,12 @@ def main():
                     summary["schema_ids"].append(sid)
             v = decode(b)
             if a.format == "avro":
-                avro_check(raw, v, {}, "record", recent=lines is None)
+                avro_check(raw, v, avro_names(raw, {}), "record", recent=lines is None)
             if lines is not None:
                 if i >= len(lines):
                     raise Misfit("more records than lines")
                 if a.format == "avro":
-                    got, want = avro_plain(raw, v, {}), json.loads(lines[i])
+                    got, want = avro_plain(raw, v, avro_names(raw, {})), json.loads(lines[i])
                 elif a.format == "protobuf":
                     from google.protobuf import json_format
                     want_msg = json_format.Parse(lines[i], cls())
@@ -338,7 +372,7 @@ def main():
                     got, want = v, json.loads(lines[i])
                 if got != want:
                     raise Misfit(f"decoded {got} differs from the line {want}")
-            if a.format == "avro":
+            if a.format == "avro" and isinstance(v, dict) and "status" in v:
                 summary["enum_values"].setdefault("status", [])
                 if v["status"] not in summary["enum_values"]["status"]:
                     summary["enum_values"]["status"].append(v["status"])

@@ -91,9 +91,12 @@ impl Avro {
             return Err("a uuid over a fixed(16) is not supported; use {\"type\": \"string\", \"logicalType\": \"uuid\"}".into());
         }
         let avsc = Avsc::parse(&json).map_err(|e| format!("it is not an Avro schema: {e}"))?;
+        let mut durations = Vec::new();
+        named_durations(&json, None, &mut durations);
         let mut c = Compiler {
             nodes: Vec::new(),
             names: HashMap::new(),
+            durations,
         };
         let root = c.node(&avsc, None)?;
         let nodes = c.nodes;
@@ -109,6 +112,8 @@ impl Avro {
 struct Compiler {
     nodes: Vec<Node>,
     names: HashMap<String, usize>,
+    /// The full names of the fixed types that are durations.
+    durations: Vec<String>,
 }
 
 impl Compiler {
@@ -152,15 +157,20 @@ impl Compiler {
                         d.precision, d.scale
                     ));
                 }
-                let fixed = match d.inner.as_ref() {
-                    Avsc::Fixed(f) => Some(fixed_size(f.size, &f.name.name)?),
-                    _ => None,
+                let (fixed, name) = match d.inner.as_ref() {
+                    Avsc::Fixed(f) => (Some(fixed_size(f.size, &f.name.name)?), Some(&f.name)),
+                    _ => (None, None),
                 };
-                Node::Decimal {
+                let i = self.push(Node::Decimal {
                     precision: d.precision,
                     scale: d.scale,
                     fixed,
+                });
+                // A decimal over a named fixed: later fields may use it by name.
+                if let Some(name) = name {
+                    self.names.insert(name.fullname(None), i);
                 }
+                return Ok(i);
             }
             Avsc::Fixed(f) => {
                 let size = fixed_size(f.size, &f.name.name)?;
@@ -212,12 +222,20 @@ impl Compiler {
             }
             Avsc::Ref { name } => {
                 let full = name.fullname(namespace.map(str::to_string));
-                return self
+                if let Some(&i) = self
                     .names
                     .get(&full)
                     .or_else(|| self.names.get(&name.fullname(None)))
-                    .copied()
-                    .ok_or_else(|| format!("the type {full} is used but never defined"));
+                {
+                    return Ok(i);
+                }
+                // apache-avro keeps no name for a fixed that is a duration: any use of one by
+                // name is a duration again.
+                if self.durations.contains(&full) || self.durations.contains(&name.fullname(None))
+                {
+                    return Ok(self.push(Node::Duration));
+                }
+                return Err(format!("the type {full} is used but never defined"));
             }
         };
         Ok(self.push(node))
@@ -242,6 +260,38 @@ fn fixed_size(size: usize, name: &str) -> Result<usize, String> {
         ));
     }
     Ok(size)
+}
+
+/// The full names of the `fixed` types with the `duration` logical type, each under the
+/// namespace it is defined in (its own, or the enclosing named type's).
+fn named_durations(v: &serde_json::Value, ns: Option<&str>, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            let text = |k: &str| m.get(k).and_then(serde_json::Value::as_str);
+            let named = matches!(text("type"), Some("record" | "error" | "enum" | "fixed"));
+            let full = text("name").filter(|_| named).map(|n| {
+                match (n.contains('.'), text("namespace").or(ns)) {
+                    (false, Some(ns)) if !ns.is_empty() => format!("{ns}.{n}"),
+                    _ => n.to_string(),
+                }
+            });
+            if text("type") == Some("fixed") && text("logicalType") == Some("duration") {
+                out.extend(full.clone());
+            }
+            let inner = full
+                .as_deref()
+                .and_then(|f| f.rsplit_once('.'))
+                .map(|(ns, _)| ns);
+            let inner = if named { inner } else { ns };
+            for (k, x) in m {
+                if k != "default" {
+                    named_durations(x, inner, out);
+                }
+            }
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|x| named_durations(x, ns, out)),
+        _ => {}
+    }
 }
 
 /// Whether the schema has a `fixed` with the `uuid` logical type anywhere.
