@@ -5,6 +5,7 @@
 mod avro;
 mod json_schema;
 mod proto;
+mod proto_files;
 pub mod registry;
 mod values;
 mod wire;
@@ -136,6 +137,15 @@ impl Schema {
         Ok(schema)
     }
 
+    /// The local files a `.proto` imports (directly or not), by import name, with their
+    /// text: registered as its references. Empty for other formats.
+    pub fn imports(&self) -> &[(String, String)] {
+        match &self.body {
+            Body::Proto(p) => &p.imports,
+            _ => &[],
+        }
+    }
+
     pub fn format(&self) -> Format {
         self.format
     }
@@ -220,6 +230,36 @@ impl Schema {
         }
         Ok(total / SAMPLE)
     }
+}
+
+/// The files a `.proto` text imports, as written (`import "a.proto";`, `import public ...`).
+pub(crate) fn imported(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for stmt in text.split(';') {
+        let words = stmt.trim_start();
+        let Some(rest) = words
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty() && !l.starts_with("//"))
+            .and_then(|l| l.strip_prefix("import"))
+        else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        let rest = ["public", "weak"]
+            .iter()
+            .find_map(|w| rest.strip_prefix(w))
+            .unwrap_or(rest)
+            .trim();
+        if let Some(name) = rest
+            .strip_prefix('"')
+            .and_then(|r| r.strip_suffix('"'))
+            .or_else(|| rest.strip_prefix('\'').and_then(|r| r.strip_suffix('\'')))
+        {
+            out.push(name.to_string());
+        }
+    }
+    out
 }
 
 /// A JSON value shown in a message, cut short.

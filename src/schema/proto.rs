@@ -11,6 +11,10 @@ use crate::schema::values::{self, MAX_DEPTH};
 use crate::schema::wire::{patch_length, varint, zigzag};
 use crate::schema::{Misfit, Stamp};
 
+/// Messages whose fields are messages of other types, this many deep, are refused (the
+/// flattening recurses once per type).
+const MAX_TYPE_DEPTH: usize = 1000;
+
 pub(crate) struct Proto {
     msgs: Vec<Msg>,
     /// The message records are of (for the JSON mapping).
@@ -18,6 +22,8 @@ pub(crate) struct Proto {
     /// Its place in its file: the index of each enclosing message, outermost first
     /// (Confluent's message indexes).
     pub(crate) indexes: Vec<i32>,
+    /// The local files it imports (directly or not), by import name, with their text.
+    pub(crate) imports: Vec<(String, String)>,
 }
 
 struct Msg {
@@ -97,8 +103,9 @@ impl Proto {
     pub(crate) fn compile(path: &Path, message: &str) -> Result<Proto, String> {
         let dir = path.parent().unwrap_or(Path::new("."));
         let file = path.file_name().unwrap_or_default();
-        let mut compiler =
-            protox::Compiler::new([dir]).map_err(|e| format!("cannot read it: {e}"))?;
+        let local = super::proto_files::Local::new(dir);
+        let files = local.files.clone();
+        let mut compiler = protox::Compiler::with_file_resolver(local);
         compiler.include_imports(true);
         compiler
             .open_file(file)
@@ -154,12 +161,16 @@ impl Proto {
         let mut c = Flattener {
             msgs: Vec::new(),
             names: Vec::new(),
+            depth: 0,
         };
-        c.message(&desc);
+        c.message(&desc)?;
+        required_ends(&c.msgs, &c.names)?;
+        let imports = std::mem::take(&mut *files.lock().unwrap_or_else(|e| e.into_inner()));
         Ok(Proto {
             msgs: c.msgs,
             indexes: indexes(&desc),
             desc,
+            imports: imports.into_iter().filter(|(n, _)| *n != own).collect(),
         })
     }
 
@@ -316,15 +327,24 @@ impl Proto {
 struct Flattener {
     msgs: Vec<Msg>,
     names: Vec<String>,
+    /// How many messages deep the flattening is (each new type a step).
+    depth: usize,
 }
 
 impl Flattener {
     /// The index of `d`'s table, flattened once (a message that contains itself points
     /// back at its own table).
-    fn message(&mut self, d: &MessageDescriptor) -> usize {
+    fn message(&mut self, d: &MessageDescriptor) -> Result<usize, String> {
         if let Some(i) = self.names.iter().position(|n| n == d.full_name()) {
-            return i;
+            return Ok(i);
         }
+        if self.depth >= MAX_TYPE_DEPTH {
+            return Err(format!(
+                "its messages contain one another more than {MAX_TYPE_DEPTH} types deep (at {})",
+                d.full_name()
+            ));
+        }
+        self.depth += 1;
         let i = self.msgs.len();
         self.names.push(d.full_name().to_string());
         let known = if d.full_name() == "google.protobuf.Timestamp" {
@@ -357,8 +377,8 @@ impl Flattener {
                 Kind::String => P::String,
                 Kind::Bytes => P::Bytes,
                 Kind::Enum(e) => P::Enum(e.values().map(|v| v.number()).collect()),
-                Kind::Message(m) if f.is_group() => P::Group(self.message(&m)),
-                Kind::Message(m) => P::Message(self.message(&m)),
+                Kind::Message(m) if f.is_group() => P::Group(self.message(&m)?),
+                Kind::Message(m) => P::Message(self.message(&m)?),
             };
             let integer = matches!(
                 kind,
@@ -395,8 +415,47 @@ impl Flattener {
         }
         self.msgs[i].fields = fields;
         self.msgs[i].oneofs = oneofs.into_iter().map(|(_, m)| m).collect();
-        i
+        self.depth -= 1;
+        Ok(i)
     }
+}
+
+/// A proto2 message whose required message fields always lead back to it has no record
+/// that ends, and one whose required fields nest deeper than the writer goes loses them.
+fn required_ends(msgs: &[Msg], names: &[String]) -> Result<(), String> {
+    // The longest chain of required message fields from each message (None: a cycle).
+    fn depth(m: usize, msgs: &[Msg], state: &mut [u8], memo: &mut [usize]) -> Option<usize> {
+        match state[m] {
+            1 => return None,
+            2 => return Some(memo[m]),
+            _ => {}
+        }
+        state[m] = 1;
+        let mut d = 0;
+        for f in msgs[m].fields.iter().filter(|f| f.card == Card::Always) {
+            if let P::Message(x) | P::Group(x) = f.kind {
+                d = d.max(1 + depth(x, msgs, state, memo)?);
+            }
+        }
+        state[m] = 2;
+        memo[m] = d;
+        Some(d)
+    }
+    let mut state = vec![0u8; msgs.len()];
+    let mut memo = vec![0usize; msgs.len()];
+    for (m, name) in names.iter().enumerate() {
+        match depth(m, msgs, &mut state, &mut memo) {
+            None => return Err(format!(
+                "message {name} always contains itself through required fields, so no record of it ends; make one of them optional"
+            )),
+            Some(d) if d > 2 * MAX_DEPTH => return Err(format!(
+                "message {name}'s required message fields nest {d} levels deep; at most {} are written",
+                2 * MAX_DEPTH
+            )),
+            Some(_) => {}
+        }
+    }
+    Ok(())
 }
 
 /// Every message of a file, nested ones too.

@@ -277,16 +277,18 @@ fn odd_but_valid_schemas_generate_bounded_records() {
         }
         assert!(out.len() < 50 << 20, "{t}: {}", out.len());
     }
+    // A proto2 message that requires itself has no finite record (its innermost one would
+    // lack the required field): refused, see a_proto2_message_that_requires_itself_is_refused.
     let s = load(
         Format::Protobuf,
         "r.proto",
-        "syntax = \"proto2\"; message A { required A a = 1; }",
+        "syntax = \"proto2\"; message A { optional A a = 1; repeated A b = 2; }",
         Some("A"),
     )
     .unwrap();
     let mut out = Vec::new();
     s.generate(&mut Rng::new(1), 0, &mut out);
-    assert!(out.len() < 100);
+    assert!(out.len() < 1 << 20);
 }
 
 #[test]
@@ -397,4 +399,63 @@ fn a_message_of_an_imported_file_is_refused_naming_its_file() {
         "{e}"
     );
     assert!(Schema::load(Format::Protobuf, &main, Some("m.Order")).is_ok());
+}
+
+#[test]
+fn schemas_nested_thousands_deep_are_refused_not_a_stack_overflow() {
+    let deep_proto = format!(
+        "syntax = \"proto3\"; {} int32 x = 1; {}",
+        (0..3000)
+            .map(|i| format!("message M{i} {{"))
+            .collect::<String>(),
+        "}".repeat(3000)
+    );
+    let e = load(Format::Protobuf, "d.proto", &deep_proto, Some("M0")).unwrap_err();
+    assert!(
+        e.contains("braces nest more than 100 levels deep at line 1"),
+        "{e}"
+    );
+    let chain = (0..20_000)
+        .map(|i| format!("message B{i} {{ B{} b = 1; }}\n", i + 1))
+        .collect::<String>();
+    let chain = format!("syntax = \"proto3\";\n{chain}message B20000 {{ int32 x = 1; }}");
+    let e = load(Format::Protobuf, "c.proto", &chain, Some("B0")).unwrap_err();
+    assert!(e.contains("more than 1000 types deep"), "{e}");
+    let records: Vec<String> = (1..20_000)
+        .map(|i| {
+            format!(
+                r#"{{"type":"record","name":"R{i}","fields":[{{"name":"a","type":"R{}"}}]}}"#,
+                i - 1
+            )
+        })
+        .collect();
+    let avsc = format!(
+        r#"[{{"type":"record","name":"R0","fields":[{{"name":"x","type":"int"}}]}},{}]"#,
+        records.join(",")
+    );
+    let e = load(Format::Avro, "c.avsc", &avsc, None).unwrap_err();
+    assert!(e.contains("nests more than 200 levels deep"), "{e}");
+    let defs: Vec<String> = (0..20_000)
+        .map(|i| format!(r##""d{i}":{{"type":"object","required":["a"],"properties":{{"a":{{"$ref":"#/$defs/d{}"}}}}}}"##, i + 1))
+        .collect();
+    let json = format!(
+        r##"{{"$ref":"#/$defs/d0","$defs":{{{},"d20000":{{"type":"integer"}}}}}}"##,
+        defs.join(",")
+    );
+    let e = load(Format::JsonSchema, "c.json", &json, None).unwrap_err();
+    assert!(e.contains("nests more than 100 levels deep"), "{e}");
+}
+
+#[test]
+fn a_proto2_message_that_requires_itself_is_refused() {
+    for text in [
+        "syntax = \"proto2\"; message A { required A a = 1; required int32 x = 2; }",
+        "syntax = \"proto2\"; message A { required B b = 1; } message B { required group G = 1 { required A a = 2; } }",
+    ] {
+        let e = load(Format::Protobuf, "r.proto", text, Some("A")).unwrap_err();
+        assert!(e.contains("always contains itself through required fields"), "{e}");
+    }
+    // Optional recursion ends: accepted.
+    let text = "syntax = \"proto2\"; message A { optional A a = 1; required int32 x = 2; }";
+    assert!(load(Format::Protobuf, "o.proto", text, Some("A")).is_ok());
 }

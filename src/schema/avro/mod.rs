@@ -12,6 +12,8 @@ use apache_avro::schema::{Schema as Avsc, UnionSchema};
 const MAX_FIXED: usize = 1 << 20;
 /// Decimals are generated and encoded through i128: 38 digits.
 const MAX_PRECISION: usize = 38;
+/// Records whose every value nests deeper than this are refused.
+const MAX_RANK: u32 = 200;
 
 /// The compiled schema: nodes in an arena, named types shared by index (so a recursive
 /// record points back at itself), `root` the top.
@@ -347,6 +349,19 @@ fn escapes(nodes: &[Node], root: usize) -> Result<Vec<usize>, String> {
         }
         if !changed {
             break;
+        }
+    }
+    // The writer recurses once per level, and past the depth limit follows the escapes:
+    // a record whose shortest value nests thousands of levels deep would overflow the stack.
+    if let Some(i) = (0..nodes.len()).find(|&i| rank[i].is_some_and(|r| r > MAX_RANK)) {
+        if reachable(nodes, root, i) {
+            let name = match &nodes[i] {
+                Node::Record(r) => format!("record {}", r.name),
+                _ => "a union".into(),
+            };
+            return Err(format!(
+                "{name} nests more than {MAX_RANK} levels deep in its every record"
+            ));
         }
     }
     if let Some(i) = (0..nodes.len()).find(|&i| rank[i].is_none() && reachable(nodes, root, i)) {

@@ -13,6 +13,8 @@ const MAX_NODES: usize = 100_000;
 /// Sizes a schema may demand of each record: larger is a slipped digit, not a payload.
 const MAX_LENGTH: u64 = 1 << 20;
 const MAX_ITEMS: u64 = 10_000;
+/// Schemas nested deeper than this (objects in arrays in objects..., `$ref`s included).
+const MAX_DEPTH: usize = 100;
 
 /// Keywords that only annotate, and ones handled elsewhere (`$defs` through `$ref`).
 const IGNORED: &[&str] = &[
@@ -120,6 +122,7 @@ impl JsonSchema {
             doc: &doc,
             refs: Vec::new(),
             nodes: 0,
+            depth: 0,
         };
         let root = c.schema(&doc, "", None).map_err(|(at, why)| {
             if at.is_empty() {
@@ -137,6 +140,7 @@ struct Compiler<'d> {
     /// The `$ref`s being expanded, to refuse one that contains itself.
     refs: Vec<String>,
     nodes: usize,
+    depth: usize,
 }
 
 /// Where in the schema (a JSON pointer) and why.
@@ -145,6 +149,21 @@ type Refusal = (String, String);
 impl<'d> Compiler<'d> {
     /// Compiles the schema at `at`; `name` is the property it describes (for `seq`).
     fn schema(&mut self, s: &'d Value, at: &str, name: Option<&str>) -> Result<J, Refusal> {
+        // Compiling and writing recurse once per level: a chain of `$ref`s thousands long
+        // would overflow the stack.
+        if self.depth >= MAX_DEPTH {
+            return Err((
+                at.into(),
+                format!("the schema nests more than {MAX_DEPTH} levels deep (through `$ref`s)"),
+            ));
+        }
+        self.depth += 1;
+        let j = self.schema_here(s, at, name);
+        self.depth -= 1;
+        j
+    }
+
+    fn schema_here(&mut self, s: &'d Value, at: &str, name: Option<&str>) -> Result<J, Refusal> {
         self.nodes += 1;
         if self.nodes > MAX_NODES {
             return Err((
