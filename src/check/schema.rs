@@ -40,11 +40,17 @@ impl Checker<'_> {
             Scalar::Str(s) => match crate::schema::registry::url_problem(&s) {
                 None => Some(s),
                 Some(why) => {
-                    self.err(
-                        Diagnostic::new(Kind::Value, e.value.span, why)
-                            .label("not a registry URL")
-                            .help("e.g. \"http://127.0.0.1:8081\" (Confluent) or \"http://127.0.0.1:8080/apis/ccompat/v7\" (Apicurio)"),
-                    );
+                    let help = "e.g. \"http://127.0.0.1:8081\" (Confluent) or \"http://127.0.0.1:8080/apis/ccompat/v7\" (Apicurio)";
+                    // With credentials in it, the line is not shown: it holds the password.
+                    let d = if s.contains('@') {
+                        Diagnostic::unplaced(
+                            Kind::Value,
+                            format!("cluster {{ schema_registry }}: {why}"),
+                        )
+                    } else {
+                        Diagnostic::new(Kind::Value, e.value.span, why).label("not a registry URL")
+                    };
+                    self.err(d.help(help));
                     None
                 }
             },

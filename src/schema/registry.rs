@@ -48,14 +48,79 @@ impl std::error::Error for RegistryError {}
 
 /// Registers `schema` under `subject` (TopicNameStrategy: `<topic>-value`, `<topic>-key`);
 /// the registry's id for it. Registering the same schema again returns the same id.
+/// A `.proto`'s local imports are registered first, each under its import name as subject
+/// (Confluent's DefaultReferenceSubjectNameStrategy), and named as its references.
 pub fn register(base_url: &str, subject: &str, schema: &Schema) -> Result<u32, RegistryError> {
-    let mut body = serde_json::json!({ "schema": schema.text() });
-    // Old registries know only Avro and refuse the field.
-    if schema.format() != super::Format::Avro {
-        body["schemaType"] = schema.format().registry_type().into();
-    }
+    let mut versions = Vec::new();
+    let refs = references(base_url, schema.text(), schema.imports(), &mut versions)?;
+    let body = body(schema.format(), schema.text(), refs);
     let path = format!("/subjects/{}/versions", encode_segment(subject));
     let answer = request(base_url, "POST", &path, Some(&body.to_string()))?;
+    id_of(&answer)
+}
+
+fn body(format: super::Format, text: &str, refs: Vec<serde_json::Value>) -> serde_json::Value {
+    let mut body = serde_json::json!({ "schema": text });
+    // Old registries know only Avro and refuse the field.
+    if format != super::Format::Avro {
+        body["schemaType"] = format.registry_type().into();
+    }
+    if !refs.is_empty() {
+        body["references"] = refs.into();
+    }
+    body
+}
+
+/// The references of a `.proto`'s text: each local file it imports, registered (its own
+/// imports first) under its import name; `done` holds the versions already registered.
+fn references(
+    base_url: &str,
+    text: &str,
+    files: &[(String, String)],
+    done: &mut Vec<(String, u64)>,
+) -> Result<Vec<serde_json::Value>, RegistryError> {
+    let mut refs = Vec::new();
+    for name in super::imported(text) {
+        let Some((_, imported)) = files.iter().find(|(n, _)| *n == name) else {
+            continue; // a well-known type: the registry has it
+        };
+        let version = match done.iter().find(|(n, _)| *n == name) {
+            Some((_, v)) => *v,
+            None => {
+                let inner = references(base_url, imported, files, done)?;
+                let body = body(super::Format::Protobuf, imported, inner).to_string();
+                let subject = encode_segment(&name);
+                request(
+                    base_url,
+                    "POST",
+                    &format!("/subjects/{subject}/versions"),
+                    Some(&body),
+                )?;
+                // The version it got: the subject looked up with the same schema.
+                let answer = request(
+                    base_url,
+                    "POST",
+                    &format!("/subjects/{subject}"),
+                    Some(&body),
+                )?;
+                let v = answer
+                    .get("version")
+                    .and_then(serde_json::Value::as_u64)
+                    .ok_or_else(|| {
+                        RegistryError::BadAnswer(format!(
+                            "no version for subject {name} in {answer}"
+                        ))
+                    })?;
+                done.push((name.clone(), v));
+                v
+            }
+        };
+        refs.push(serde_json::json!({ "name": name, "subject": name, "version": version }));
+    }
+    Ok(refs)
+}
+
+fn id_of(answer: &serde_json::Value) -> Result<u32, RegistryError> {
     answer
         .get("id")
         .and_then(serde_json::Value::as_u64)
@@ -86,7 +151,7 @@ struct Url {
 
 impl Url {
     fn parse(url: &str) -> Result<Url, RegistryError> {
-        let bad = |why: &str| RegistryError::BadUrl(format!("{url:?} {why}"));
+        let bad = |why: &str| RegistryError::BadUrl(format!("{:?} {why}", masked(url)));
         let (tls, rest) = if let Some(r) = url.strip_prefix("http://") {
             (false, r)
         } else if let Some(r) = url.strip_prefix("https://") {
@@ -322,17 +387,18 @@ pub fn url_problem(url: &str) -> Option<String> {
 }
 
 /// The URL with its password replaced, for plans and messages.
+/// Everything before the last `@` but the user name is hidden, wherever that `@` is (a
+/// password with a `/` in it, a URL without a scheme): better too much hidden than a password
+/// shown.
 pub fn masked(url: &str) -> String {
-    match url.split_once("://") {
-        Some((scheme, rest)) => {
-            let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-            match authority.rsplit_once('@') {
-                Some((auth, host)) => {
-                    let user = auth.split(':').next().unwrap_or("");
-                    format!("{scheme}://{user}:***@{host}{path}")
-                }
-                None => url.to_string(),
-            }
+    let (scheme, rest) = match url.split_once("://") {
+        Some((scheme, rest)) => (format!("{scheme}://"), rest),
+        None => (String::new(), url),
+    };
+    match rest.rsplit_once('@') {
+        Some((auth, host)) => {
+            let user = auth.split([':', '/']).next().unwrap_or("");
+            format!("{scheme}{user}:***@{host}")
         }
         None => url.to_string(),
     }

@@ -173,4 +173,23 @@ fn urls_are_checked_and_passwords_masked() {
     assert!(url_problem("https://registry.example:8081/apis/ccompat/v7").is_none());
     assert_eq!(masked("http://u:p@h:1/x"), "http://u:***@h:1/x");
     assert_eq!(masked("http://h:1/x"), "http://h:1/x");
+    // A password with a `/` in it, a URL without a scheme: the password is never shown.
+    for (url, secret) in [
+        ("http://bob:s3cr/et@host:80x", "s3cr"),
+        ("bob:hunter2@host:8081", "hunter2"),
+        ("https://bob:p%40ss@h:port/x", "p%40ss"),
+    ] {
+        assert!(!masked(url).contains(secret), "{}", masked(url));
+        let why = url_problem(url).expect("a bad URL");
+        assert!(!why.contains(secret), "{why}");
+    }
+}
+
+#[test]
+fn a_proto_names_its_local_imports_as_written() {
+    let text = "syntax = \"proto3\";\n// import \"commented.proto\";\nimport \"google/protobuf/timestamp.proto\";\nimport public \"a.proto\";\n  import weak 'sub/b.proto' ;\nmessage M { int32 importance = 1; }";
+    assert_eq!(
+        crate::schema::imported(text),
+        ["google/protobuf/timestamp.proto", "a.proto", "sub/b.proto"]
+    );
 }
