@@ -459,3 +459,16 @@ fn a_proto2_message_that_requires_itself_is_refused() {
     let text = "syntax = \"proto2\"; message A { optional A a = 1; required int32 x = 2; }";
     assert!(load(Format::Protobuf, "o.proto", text, Some("A")).is_ok());
 }
+
+#[test]
+fn a_json_schema_constraint_beside_a_ref_is_refused_not_ignored() {
+    let text = r##"{"type":"object","required":["a"],"properties":{"a":{"$ref":"#/$defs/s","maxLength":3}},"$defs":{"s":{"type":"string"}}}"##;
+    let e = load(Format::JsonSchema, "s.json", text, None).unwrap_err();
+    assert_eq!(
+        e,
+        "at /properties/a: `maxLength` beside `$ref` is not supported (only the reference is followed); move it into the schema referred to"
+    );
+    // Annotations beside it are fine.
+    let text = r##"{"$ref":"#/$defs/s","description":"d","$defs":{"s":{"type":"string"}}}"##;
+    assert!(load(Format::JsonSchema, "t.json", text, None).is_ok());
+}

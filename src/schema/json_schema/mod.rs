@@ -189,6 +189,16 @@ impl<'d> Compiler<'d> {
             ));
         }
         if let Some(r) = m.get("$ref") {
+            // Beside `$ref` (2019-09 and later) other keywords apply too; the reference alone
+            // is followed, so a constraint beside it would be broken.
+            if let Some(k) = m
+                .keys()
+                .find(|k| *k != "$ref" && SUPPORTED.contains(&k.as_str()))
+            {
+                return refuse(format!(
+                    "`{k}` beside `$ref` is not supported (only the reference is followed); move it into the schema referred to"
+                ));
+            }
             return self.reference(r, at, name);
         }
         if let Some(v) = m.get("const") {
