@@ -96,9 +96,20 @@ fn prop<'a>(props: &'a kafkabench::model::Props, key: &str) -> Option<&'a str> {
     props.get(key)
 }
 
-fn assert_props(props: &kafkabench::model::Props, expected: &[(&str, &str)]) {
-    for (k, v) in expected {
-        assert_eq!(prop(props, k), Some(*v), "{k} in {props:?}");
+/// `expected`: `key=value` pairs, separated by spaces.
+fn assert_props(props: &kafkabench::model::Props, expected: &str) {
+    for (k, v) in expected
+        .split_whitespace()
+        .filter_map(|p| p.split_once('='))
+    {
+        assert_eq!(prop(props, k), Some(v), "{k} in {props:?}");
+    }
+}
+
+/// Each of these is said in the text (a comment).
+fn has(text: &str, said: &[&str]) {
+    for said in said {
+        assert!(text.contains(said), "no comment says `{said}`:\n{text}");
     }
 }
 
@@ -117,26 +128,17 @@ fn omb_shipped_1kb_workload_with_the_exactly_once_driver_keeps_every_setting() {
     let run = only_run(&p);
     assert_eq!(run.topic.name, "1-topic-1-partition-1kb-000000");
     assert_eq!((run.topic.partitions, run.topic.replication), (1, 3));
-    assert_props(&run.topic.configs, &[("min.insync.replicas", "2")]);
+    assert_props(&run.topic.configs, "min.insync.replicas=2");
     assert_props(
         &run.producer,
-        &[
-            ("enable.idempotence", "true"),
-            ("max.in.flight", "1"),
-            ("retries", "2147483647"),
-            ("acks", "all"),
-            ("linger.ms", "1"),
-            ("batch.size", "1048576"),
-        ],
+        "\
+        enable.idempotence=true max.in.flight=1 retries=2147483647 acks=all linger.ms=1 \
+        batch.size=1048576",
     );
     let consumer = run.consumer.as_ref().expect("one subscription reads");
     assert_props(
         consumer,
-        &[
-            ("auto.offset.reset", "earliest"),
-            ("enable.auto.commit", "false"),
-            ("max.partition.fetch.bytes", "10485760"),
-        ],
+        "auto.offset.reset=earliest enable.auto.commit=false max.partition.fetch.bytes=10485760",
     );
     let w = &run.workload;
     assert_eq!(w.duration, Some(minutes(15)));
@@ -166,11 +168,7 @@ fn every_workload_field_and_a_secured_driver_map_to_their_nearest_settings() {
     assert_eq!((run.topic.partitions, run.topic.replication), (12, 3));
     assert_props(
         &run.topic.configs,
-        &[
-            ("min.insync.replicas", "2"),
-            ("retention.ms", "3600000"),
-            ("unclean.leader.election.enable", "false"),
-        ],
+        "min.insync.replicas=2 retention.ms=3600000 unclean.leader.election.enable=false",
     );
     assert_eq!(
         prop(&run.topic.configs, "message.downconversion.enable"),
@@ -180,50 +178,29 @@ fn every_workload_field_and_a_secured_driver_map_to_their_nearest_settings() {
     for props in [&run.producer, run.consumer.as_ref().unwrap(), &run.admin] {
         assert_props(
             props,
-            &[
-                ("security.protocol", "SASL_SSL"),
-                ("sasl.mechanism", "SCRAM-SHA-512"),
-                ("sasl.username", "bench-from-env"),
-                ("sasl.password", "password-from-env"),
-                ("ssl.endpoint.identification.algorithm", "none"),
-                ("client.id", "omb-{zone.id}"),
-                ("request.timeout.ms", "30000"),
-            ],
+            "\
+            security.protocol=SASL_SSL sasl.mechanism=SCRAM-SHA-512 sasl.username=bench-from-env \
+            sasl.password=password-from-env ssl.endpoint.identification.algorithm=none \
+            client.id=omb-{zone.id} request.timeout.ms=30000",
         );
     }
     assert_props(
         &run.producer,
-        &[
-            ("acks", "all"),
-            ("linger.ms", "5"),
-            ("batch.size", "131072"),
-            ("compression.type", "lz4"),
-            ("max.in.flight", "5"),
-            ("enable.idempotence", "true"),
-            ("queue.buffering.max.kbytes", "65536"),
-            ("message.max.bytes", "2097152"),
-            ("socket.send.buffer.bytes", "0"),
-            ("ssl.key.password", "key-password-from-env"),
-            ("delivery.timeout.ms", "120000"),
-        ],
+        "\
+        acks=all linger.ms=5 batch.size=131072 compression.type=lz4 max.in.flight=5 \
+        enable.idempotence=true queue.buffering.max.kbytes=65536 message.max.bytes=2097152 \
+        socket.send.buffer.bytes=0 ssl.key.password=key-password-from-env \
+        delivery.timeout.ms=120000",
     );
-    for java_only in [
-        "max.block.ms",
-        "key.serializer",
-        "partitioner.class",
-        "buffer.memory",
-    ] {
+    let java_only = "max.block.ms key.serializer partitioner.class buffer.memory";
+    for java_only in java_only.split(' ') {
         assert_eq!(prop(&run.producer, java_only), None, "{java_only}");
     }
     assert_props(
         run.consumer.as_ref().unwrap(),
-        &[
-            ("fetch.min.bytes", "1"),
-            ("fetch.wait.max.ms", "500"),
-            ("max.partition.fetch.bytes", "10485760"),
-            ("socket.receive.buffer.bytes", "65536"),
-            ("isolation.level", "read_committed"),
-        ],
+        "\
+        fetch.min.bytes=1 fetch.wait.max.ms=500 max.partition.fetch.bytes=10485760 \
+        socket.receive.buffer.bytes=65536 isolation.level=read_committed",
     );
     let group = prop(run.consumer.as_ref().unwrap(), "group.id").unwrap();
     assert!(group.starts_with("kafkabench-"), "{group}");
@@ -238,21 +215,22 @@ fn every_workload_field_and_a_secured_driver_map_to_their_nearest_settings() {
     assert!(
         matches!(w.payload, PayloadSpec::Random { size: 512, compressibility } if (compressibility - 0.75).abs() < 1e-9)
     );
-    for said in [
-        "2 consumer groups",
-        "no consumer groups yet",
-        "consumerPerSubscription: 3",
-        "consumerBacklogSizeGB: 2",
-        "backlogDrainRatio 0.9",
-        "randomizedPayloadPoolSize: 1000",
-        "payloadFile payload/payload-1Kb.data is not used",
-        "producersPerTopic 4 × 3 topics: each producer on one topic",
-        "reset: true",
-        "`linger.ms` is given twice; the last one counts",
-        "`group.id = omb-bench` dropped",
-    ] {
-        assert!(text.contains(said), "no comment says `{said}`:\n{text}");
-    }
+    has(
+        &text,
+        &[
+            "2 consumer groups",
+            "no consumer groups yet",
+            "consumerPerSubscription: 3",
+            "consumerBacklogSizeGB: 2",
+            "backlogDrainRatio 0.9",
+            "randomizedPayloadPoolSize: 1000",
+            "payloadFile payload/payload-1Kb.data is not used",
+            "producersPerTopic 4 × 3 topics: each producer on one topic",
+            "reset: true",
+            "`linger.ms` is given twice; the last one counts",
+            "`group.id = omb-bench` dropped",
+        ],
+    );
 }
 
 #[test]
@@ -267,12 +245,7 @@ fn omb_shipped_backlog_workload_with_the_zstd_driver_keeps_rate_size_and_codec()
     assert_eq!((run.topic.partitions, run.topic.replication), (100, 3));
     assert_props(
         &run.producer,
-        &[
-            ("acks", "all"),
-            ("linger.ms", "200"),
-            ("batch.size", "1048576"),
-            ("compression.type", "zstd"),
-        ],
+        "acks=all linger.ms=200 batch.size=1048576 compression.type=zstd",
     );
     let w = &run.workload;
     assert!(matches!(w.rate, RateSpec::Fixed(r) if r == 200_000.0));
@@ -308,14 +281,15 @@ fn producer_rate_zero_is_a_capacity_search_and_no_subscription_means_no_consumer
     assert_eq!((c.from, c.to, c.trials), (1_000.0, 10_000_000.0, 1));
     assert!(c.slo.is_empty(), "OMB's search has no latency target");
     assert!(c.budget.is_none());
-    for said in [
-        "OMB searches for the highest rate (producerRate: 0)",
-        "kafkabench's capacity search does the same",
-        "No latency target, as in OMB",
-        "OMB's testDurationMinutes (5) is its whole search",
-    ] {
-        assert!(text.contains(said), "no comment says `{said}`:\n{text}");
-    }
+    has(
+        &text,
+        &[
+            "OMB searches for the highest rate (producerRate: 0)",
+            "kafkabench's capacity search does the same",
+            "No latency target, as in OMB",
+            "OMB's testDurationMinutes (5) is its whole search",
+        ],
+    );
     assert!(!text.contains("unlimited"), "{text}");
 }
 
@@ -416,28 +390,14 @@ fn invalid_renders_like_its_snapshot(name: &str, workload: &str, driver: Option<
 
 #[test]
 fn the_command_writes_to_stdout_or_to_a_file_that_checks_clean() {
-    let stdout = common::expect_exit(
-        &common::kafkabench(&[
-            "import",
-            "omb",
-            "tests/fixtures/omb/workloads/1-topic-1-partition-1kb.yaml",
-            "--driver",
-            "tests/fixtures/omb/drivers/kafka-exactly-once.yaml",
-        ]),
-        0,
-    );
+    let w = "tests/fixtures/omb/workloads/1-topic-1-partition-1kb.yaml";
+    let d = "tests/fixtures/omb/drivers/kafka-exactly-once.yaml";
+    let stdout = common::expect_exit(&common::kafkabench(&["import", "omb", w, "--driver", d]), 0);
     assert!(stdout.starts_with("# Imported from OpenMessaging Benchmark"));
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("nested-name.kbs");
     let out_s = out.display().to_string();
-    let cmd = common::kafkabench(&[
-        "import",
-        "omb",
-        "tests/fixtures/omb/workloads/1-topic-1-partition-1kb.yaml",
-        "-o",
-        &out_s,
-    ]);
-    common::expect_exit(&cmd, 0);
+    common::expect_exit(&common::kafkabench(&["import", "omb", w, "-o", &out_s]), 0);
     // The payload file is named relative to where the scenario was written.
     let written = std::fs::read_to_string(&out).unwrap();
     assert!(written.contains("payload-1Kb.data"), "{written}");
@@ -449,16 +409,8 @@ fn an_imported_capacity_search_passes_check_and_plans_its_probes() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("max-rate.kbs");
     let out_s = out.display().to_string();
-    common::expect_exit(
-        &common::kafkabench(&[
-            "import",
-            "omb",
-            "tests/fixtures/omb/workloads/max-rate-random-keys.yaml",
-            "-o",
-            &out_s,
-        ]),
-        0,
-    );
+    let w = "tests/fixtures/omb/workloads/max-rate-random-keys.yaml";
+    common::expect_exit(&common::kafkabench(&["import", "omb", w, "-o", &out_s]), 0);
     let written = std::fs::read_to_string(&out).unwrap();
     assert!(written.contains("capacity {"), "{written}");
     common::expect_exit(&common::kafkabench(&["check", &out_s]), 0);
@@ -481,10 +433,7 @@ fn fork(fork: &str, workload: &str, driver: Option<&str>) -> Imported {
 
 /// Each text is in the scenario (a comment), and the warnings are these, in order.
 fn says(out: &Imported, comments: &[&str], warnings: &[&str]) {
-    let text = &out.text;
-    for said in comments {
-        assert!(text.contains(said), "no comment says `{said}`:\n{text}");
-    }
+    has(&out.text, comments);
     assert_eq!(out.warnings.len(), warnings.len(), "{:?}", out.warnings);
     for (w, said) in out.warnings.iter().zip(warnings) {
         assert!(w.contains(said), "the warning `{w}` does not say `{said}`");
@@ -493,15 +442,15 @@ fn says(out: &Imported, comments: &[&str], warnings: &[&str]) {
 
 #[test]
 fn every_fork_fixture_imports_and_checks_clean() {
-    for f in ["redpanda", "automq", "aiven", "confluent"] {
-        let dir = Path::new(DIR).join("forks").join(f);
-        assert!(dir.join("LICENSE").is_file(), "{f}: the fork's LICENSE");
+    for fork in std::fs::read_dir(Path::new(DIR).join("forks")).unwrap() {
+        let dir = fork.unwrap().path();
+        assert!(dir.join("LICENSE").is_file(), "{dir:?}: the fork's LICENSE");
         let files = |sub: &str| {
-            std::fs::read_dir(dir.join(sub))
-                .unwrap()
-                .map(|e| e.unwrap().path())
+            let entries = std::fs::read_dir(dir.join(sub)).into_iter().flatten();
+            entries.map(|e| e.unwrap().path())
         };
-        let workloads: Vec<_> = files("workloads").collect();
+        let mut workloads: Vec<_> = files("workloads").collect();
+        workloads.push(Path::new(DIR).join("workloads/1-topic-1-partition-1kb.yaml"));
         for w in &workloads {
             planned(&imported(w, None).text);
         }
@@ -543,7 +492,7 @@ fn automq_rate_schedule_and_log_interval_are_comments_with_warnings() {
     let p = planned(&out.text);
     let run = only_run(&p);
     assert!(matches!(run.workload.rate, RateSpec::Fixed(r) if r == 19_200.0));
-    assert_props(&run.topic.configs, &[("flush.messages", "1")]);
+    assert_props(&run.topic.configs, "flush.messages=1");
     let said = [
         "producerRateList: [[4, 0, 10240], [4, 30, 204800]",
         "does not follow the clock",
@@ -563,7 +512,13 @@ fn aiven_template_driver_keeps_its_placeholders_and_a_million_topics_are_cut() {
     planned(&out.text);
     let bootstrap = r#"env("KAFKA_BOOTSTRAP", "\{\{ kafka_service_uri \}\}")"#;
     let warned = "diskless-high-throughput.yaml:1: the driver file is a template";
-    says(&out, &["driver: {{ svc_name }}", bootstrap], &[warned]);
+    let diskless =
+        "diskless-high-throughput.yaml:5: topicConfig: `diskless.enable = true` left out";
+    says(
+        &out,
+        &["driver: {{ svc_name }}", bootstrap],
+        &[warned, diskless],
+    );
     let many = fork("aiven", "1m-topic-1kb-4p-4c-2000k.yaml", None);
     assert_eq!(only_run(&planned(&many.text)).workload.topics, 10_000);
     let said = "topics: 1000000: kafkabench spreads a run over at most 10000 topics";
@@ -588,4 +543,56 @@ fn the_command_prints_the_warnings_on_stderr_and_the_scenario_on_stdout() {
     let stderr = common::text(&out.stderr);
     let warned = format!("warning: {e2e}:34: `sampleRateMillis` (Redpanda's fork)");
     assert!(stderr.starts_with(&warned), "{stderr}");
+}
+
+#[test]
+fn solace_fixed_key_is_one_key_and_aklivity_java_trust_store_is_warned() {
+    let out = fork("solace", "1-topic-3-partitions-1k-fixedKeyed.yaml", None);
+    says(&out, &["FIXED_KEY (Solace's fork)"], &[]);
+    let key = only_run(&planned(&out.text)).workload.key.clone();
+    assert!(
+        matches!(&key, KeySpec::Fixed(k) if k == "omb-fixkey"),
+        "{key:?}"
+    );
+    let w = Path::new(DIR).join("workloads/1-topic-1-partition-1kb.yaml");
+    let d = Path::new(DIR).join("forks/aklivity/drivers/ssl-kafka-all-background-commit.yaml");
+    let out = imported(&w, Some(&d));
+    planned(&out.text);
+    let jks = "yaml:30: commonConfig: `ssl.truststore.location` dropped: librdkafka reads no Java";
+    let warned = [
+        jks,
+        "yaml:31: commonConfig: `ssl.truststore.password` dropped",
+    ];
+    says(&out, &["skipCreateTopic: false (aklivity's fork)"], &warned);
+}
+
+#[test]
+fn names_near_optional_fields_and_unknown_key_distributors_are_warnings_and_pem_stores_files() {
+    let w = Path::new(DIR).join("workloads/near-optional-fields.yaml");
+    let out = imported(
+        &w,
+        Some(&Path::new(DIR).join("drivers/prefix-and-pem-stores.yaml")),
+    );
+    let p = planned(&out.text);
+    let run = only_run(&p);
+    assert!(matches!(run.workload.key, KeySpec::None));
+    let pem = "ssl.ca.location=certs/ca.pem ssl.certificate.location=certs/client.pem \
+        ssl.key.location=certs/client.pem";
+    assert_props(&run.producer, pem);
+    assert_eq!(prop(&run.producer, "batch.size"), None);
+    let warned = [
+        "`keyDistributor: ROUND_ROBIN` is not a key distributor OMB knows (did you mean `KEY_ROUND_ROBIN`?): read as NO_KEY",
+        "`warmupMinutes` is not an OMB workload field (nor a known fork's) (did you mean `warmupDurationMinutes`?)",
+        "`warmupProducerRate` (Vanlightly's fork) has no kafkabench equivalent",
+        "prefix-and-pem-stores.yaml:4: `topicPrefix` (aklivity's fork) has no kafkabench equivalent",
+        "prefix-and-pem-stores.yaml:14: producerConfig: `batch.size = 0` left out",
+    ];
+    says(
+        &out,
+        &[
+            "topicPrefix: \"bench\" (aklivity's fork)",
+            "warmupProducerRate: 500",
+        ],
+        &warned,
+    );
 }

@@ -10,7 +10,7 @@ use super::omb::{Driver, KAFKA_DRIVER};
 use super::yaml::{value_span, Read};
 use crate::diagnostic::{Diagnostic, Diagnostics, Kind};
 use crate::model::is_secret;
-use crate::source::{Sources, Span};
+use crate::source::{FileId, Sources, Span};
 
 /// What the driver file contributes to the scenario.
 #[derive(Default)]
@@ -131,6 +131,7 @@ pub(super) fn map(read: &Read<Driver>, sources: &Sources) -> Result<Parts, Diagn
         )),
     }
     let mut bootstrap = None;
+    let pem = pem_stores(d);
     for (field, section, out) in [
         ("topicConfig", "topic", &mut p.topic),
         ("commonConfig", "cluster", &mut p.cluster),
@@ -151,10 +152,22 @@ pub(super) fn map(read: &Read<Driver>, sources: &Sources) -> Result<Parts, Diagn
                     note: None,
                 }]
             } else {
-                java::translate(&key, &value)
+                java::pem_store(&key, &value, pem).unwrap_or_else(|| java::translate(&key, &value))
             };
+            // Serializers and group.id have kafkabench's own equivalent: only a comment.
+            let benign = key.ends_with(".serializer")
+                || key.ends_with(".deserializer")
+                || key == "group.id"
+                || key == "bootstrap.servers"
+                || (key.ends_with("store.type") && java::is_pem(&value));
             for t in translated {
+                let before = out.len();
                 carry(t, field, section, out, &mut bootstrap);
+                if let Some(Item::Note(n)) = out.get(before).filter(|_| !benign) {
+                    let at = property_span(file, text, field, &key);
+                    p.warnings
+                        .push(warn(at, format!("{n}: carried as a comment")));
+                }
             }
         }
     }
@@ -234,10 +247,28 @@ fn extras(read: &Read<Driver>, tx: bool, p: &mut Parts, warn: &dyn Fn(Span, Stri
                 format!("requestsPerTransaction: {shown} is read only by Redpanda's tx driver (…driver.redpanda.tx.RedpandaBenchmarkDriver): no transactions"),
                 "`requestsPerTransaction` is read only by Redpanda's tx driver: ignored, as this driver class does, and carried as a comment".to_string(),
             ),
-            name => (
-                format!("{name}: {shown} is not a field of OMB's Kafka driver: OMB ignores fields it does not know, and so does the import"),
-                format!("`{name}` is not a field of OMB's Kafka driver (nor a known fork's): ignored, as OMB does, and carried as a comment"),
-            ),
+            "skipCreateTopic" if e.value.as_bool() == Some(false) => {
+                p.header.push("skipCreateTopic: false (aklivity's fork): topics are created, as here".into());
+                continue;
+            }
+            "skipCreateTopic" | "topicPrefix" => {
+                let (shown, what) = if e.name == "topicPrefix" {
+                    (format!("\"{}\"", fork::show(&e.value)), "topic names start with it; kafkabench names its topic after the workload")
+                } else {
+                    (shown, "the topics exist already; kafkabench creates its own")
+                };
+                (
+                    format!("{}: {shown} (aklivity's fork): {what} (a topic block with `existing = true` uses one that exists)", e.name),
+                    format!("`{}` (aklivity's fork) has no kafkabench equivalent: carried as a comment", e.name),
+                )
+            }
+            name => {
+                let meant = super::yaml::did_you_mean(name, super::omb::DRIVER.names);
+                (
+                    format!("{name}: {shown} is not a field of OMB's Kafka driver{meant}: OMB ignores fields it does not know, and so does the import"),
+                    format!("`{name}` is not a field of OMB's Kafka driver (nor a known fork's){meant}: ignored, as OMB does, and carried as a comment"),
+                )
+            }
         };
         p.header.push(note);
         p.warnings.push(warn(e.span, warning));
@@ -307,6 +338,38 @@ fn carry(
             }
         }
     }
+}
+
+/// Whether the driver's trust store and key store are PEM files (their `*.type`, in any block).
+fn pem_stores(d: &Driver) -> (bool, bool) {
+    let blocks = [&d.common_config, &d.producer_config, &d.consumer_config];
+    let typed = |store: &str| {
+        blocks.iter().any(|b| {
+            java::parse(b.as_deref().unwrap_or(""))
+                .iter()
+                .any(|(k, v)| k == store && java::is_pem(v))
+        })
+    };
+    (typed("ssl.truststore.type"), typed("ssl.keystore.type"))
+}
+
+/// Where `key` is set in the `field: |` block, or the field's name when it cannot be found.
+fn property_span(file: FileId, text: &str, field: &str, key: &str) -> Span {
+    let at = value_span(file, text, field);
+    let mut offset = at.start;
+    for (i, line) in text[at.start..].split_inclusive('\n').enumerate() {
+        let bare = line.trim_start();
+        if i > 0 && !line.starts_with([' ', '\t']) && !bare.is_empty() {
+            break;
+        }
+        let rest = bare.strip_prefix(key).unwrap_or("-");
+        if i > 0 && rest.starts_with(['=', ':', ' ', '\t']) {
+            let start = offset + line.len() - bare.len();
+            return Span::new(file, start, start + key.len());
+        }
+        offset += line.len();
+    }
+    at
 }
 
 /// A block from items; None when there is nothing in it.

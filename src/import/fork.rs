@@ -10,7 +10,7 @@ use super::yaml::Extra;
 
 /// Workload fields of the forks: Redpanda's `sampleRateMillis` and existing topics, AutoMQ's
 /// per-topic lists, rate schedule, topic naming and `logIntervalMillis`, Confluent's
-/// `consumerOnly`.
+/// `consumerOnly`, Vanlightly's (openmessaging-benchmark-custom) rates of the warm-up and backlog.
 pub(super) const WORKLOAD_FIELDS: &[&str] = &[
     "sampleRateMillis",
     "existingTopicList",
@@ -22,10 +22,14 @@ pub(super) const WORKLOAD_FIELDS: &[&str] = &[
     "producerRateList",
     "randomTopicNames",
     "consumerOnly",
+    "warmupProducerRate",
+    "warmupProducerRateSeparationMinutes",
+    "backlogProducerRate",
 ];
 
-/// Driver fields of the forks: Redpanda's transactional driver's.
-pub(super) const DRIVER_FIELDS: &[&str] = &["requestsPerTransaction"];
+/// Driver fields of the forks: Redpanda's transactional driver's, aklivity's topic naming.
+pub(super) const DRIVER_FIELDS: &[&str] =
+    &["requestsPerTransaction", "topicPrefix", "skipCreateTopic"];
 
 /// A driver class as the import knows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,6 +82,8 @@ pub(super) fn class(name: &str) -> Class {
             "bookkeeper" => Class::Other("BookKeeper (DistributedLog)"),
             "jms" => Class::Other("JMS"),
             "redis" => Class::Other("Redis"),
+            "mqtt" | "mqtt5" => Class::Other("MQTT"),
+            "opendata" => Class::Other("OpenData (a log on SlateDB)"),
             _ => Class::Unknown,
         },
         [] => Class::Unknown,
@@ -183,13 +189,27 @@ pub(super) fn workload_extras(extras: &[Extra], w: &super::omb::Workload) -> Car
                     "consumerOnly: {shown} (Confluent's fork): producers build the backlog during the warm-up, then stop, and only the\nconsumers are measured; the nearest in kafkabench is `backlog` with `messages = 0` (a pure drain)"
                 )),
             },
+            "warmupProducerRate" | "warmupProducerRateSeparationMinutes" | "backlogProducerRate" => {
+                let whose = "Vanlightly's fork";
+                if v.as_i64().is_some_and(|n| n <= 0) {
+                    c.notes.push(format!("{name}: {shown} ({whose}): unset, as its default"));
+                    continue;
+                }
+                let what = match name {
+                    "warmupProducerRate" => "the warm-up sends at this rate, the test at producerRate; a scenario's warm-up runs at its `rate`",
+                    "backlogProducerRate" => "the producers' rate while the consumers drain the backlog; kafkabench has no backlog phase here",
+                    _ => "the producers pause this many minutes between the warm-up and the test; a scenario does not pause",
+                };
+                c.without_equivalent(i, name, whose, format!("{name}: {shown} ({whose}): {what}"));
+            }
             _ => {
+                let meant = super::yaml::did_you_mean(name, super::omb::WORKLOAD.names);
                 c.notes.push(format!(
-                    "{name}: {shown} is not an OMB workload field: OMB ignores fields it does not know, and so does the import"
+                    "{name}: {shown} is not an OMB workload field{meant}: OMB ignores fields it does not know, and so does the import"
                 ));
                 c.warnings.push((
                     i,
-                    format!("`{name}` is not an OMB workload field (nor a known fork's): ignored, as OMB does, and carried as a comment"),
+                    format!("`{name}` is not an OMB workload field (nor a known fork's){meant}: ignored, as OMB does, and carried as a comment"),
                 ));
             }
         }

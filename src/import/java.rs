@@ -187,6 +187,57 @@ pub(super) fn translate(key: &str, value: &str) -> Vec<Translated> {
     }
 }
 
+/// Java's PEM stores (`ssl.truststore.type` / `ssl.keystore.type` = PEM): files librdkafka reads
+/// under other names; None for a property that is not one of them, or a store that is not PEM.
+/// `pem` says which stores are PEM: (trust store, key store).
+pub(super) fn pem_store(key: &str, value: &str, pem: (bool, bool)) -> Option<Vec<Translated>> {
+    let set = |k: &str, note: &str| Translated::Set {
+        key: k.to_string(),
+        value: Val::Text(value.to_string()),
+        note: Some(note.to_string()),
+    };
+    let typed = |what: &str| {
+        Translated::Dropped(format!(
+            "`{key} = {value}`: librdkafka reads PEM files without a type; the {what} location is carried over"
+        ))
+    };
+    match key {
+        "ssl.truststore.type" if is_pem(value) => Some(vec![typed("trust store's")]),
+        "ssl.keystore.type" if is_pem(value) => Some(vec![typed("key store's")]),
+        "ssl.truststore.location" if pem.0 => Some(vec![set(
+            "ssl.ca.location",
+            "Java's PEM trust store is librdkafka's `ssl.ca.location`",
+        )]),
+        // A PEM key store holds the private key and the certificate chain in one file.
+        "ssl.keystore.location" if pem.1 => Some(vec![
+            set("ssl.certificate.location", "Java's PEM key store: its certificate chain"),
+            set("ssl.key.location", "Java's PEM key store: its private key"),
+        ]),
+        "ssl.truststore.certificates" => Some(vec![set(
+            "ssl.ca.pem",
+            "Java's `ssl.truststore.certificates` (PEM text) is librdkafka's `ssl.ca.pem`",
+        )]),
+        "ssl.keystore.certificate.chain" => Some(vec![set(
+            "ssl.certificate.pem",
+            "Java's `ssl.keystore.certificate.chain` (PEM text) is librdkafka's `ssl.certificate.pem`",
+        )]),
+        "ssl.keystore.key" => Some(vec![Translated::Set {
+            key: "ssl.key.pem".into(),
+            value: Val::Env(env_name("ssl.key.pem")),
+            note: Some(format!(
+                "Java's `ssl.keystore.key` (a PEM private key) is librdkafka's `ssl.key.pem`: read from ${} when checked, never copied",
+                env_name("ssl.key.pem")
+            )),
+        }]),
+        _ => None,
+    }
+}
+
+/// Whether a store type is PEM (Java compares it without case).
+pub(super) fn is_pem(value: &str) -> bool {
+    value.trim().eq_ignore_ascii_case("PEM")
+}
+
 /// `sasl.jaas.config`: librdkafka takes no JAAS; PLAIN and SCRAM's user and password become
 /// properties read from the environment. The text itself holds the password: never quoted.
 fn jaas(value: &str) -> Vec<Translated> {

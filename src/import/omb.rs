@@ -8,18 +8,33 @@ use serde::Deserialize;
 use super::yaml::Fields;
 
 /// `keyDistributor`: how OMB keys records.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[allow(clippy::enum_variant_names)]
 pub(super) enum KeyDistributor {
     /// Null keys.
-    #[serde(rename = "NO_KEY")]
     NoKey,
     /// 10 000 random keys, each in turn.
-    #[serde(rename = "KEY_ROUND_ROBIN")]
     KeyRoundRobin,
     /// One of 10 000 random keys picked by the clock's nanoseconds.
-    #[serde(rename = "RANDOM_NANO")]
     RandomNano,
+    /// Solace's fork: the first of the random keys, always.
+    FixedKey,
+    /// A name OMB does not know: its reader takes it for the default, NO_KEY
+    /// (`READ_UNKNOWN_ENUM_VALUES_USING_DEFAULT_VALUE`), as a fork's distributor would be read.
+    Unknown(String),
+}
+
+impl<'de> Deserialize<'de> for KeyDistributor {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        Ok(match name.as_str() {
+            "NO_KEY" => Self::NoKey,
+            "KEY_ROUND_ROBIN" => Self::KeyRoundRobin,
+            "RANDOM_NANO" => Self::RandomNano,
+            "FIXED_KEY" => Self::FixedKey,
+            _ => Self::Unknown(name),
+        })
+    }
 }
 
 pub(super) const KEY_DISTRIBUTORS: &[&str] = &["NO_KEY", "KEY_ROUND_ROBIN", "RANDOM_NANO"];
@@ -73,12 +88,19 @@ pub(super) const WORKLOAD: Fields = Fields {
     takes: workload_takes,
     what: "workload",
     forks: super::fork::WORKLOAD_FIELDS,
+    required: &[
+        "topics",
+        "partitionsPerTopic",
+        "messageSize",
+        "producersPerTopic",
+        "testDurationMinutes",
+    ],
 };
 
 fn workload_takes(field: &str) -> String {
     match field {
         "name" | "payloadFile" => "text".into(),
-        "keyDistributor" => format!("one of {}", KEY_DISTRIBUTORS.join(", ")),
+        "keyDistributor" => format!("a name: one of {}", KEY_DISTRIBUTORS.join(", ")),
         "useRandomizedPayloads" => "true or false".into(),
         "randomBytesRatio" | "backlogDrainRatio" => "a number from 0.0 to 1.0".into(),
         "messageSize" => "a size in bytes, e.g. `1024`".into(),
@@ -119,6 +141,7 @@ pub(super) const DRIVER: Fields = Fields {
     takes: driver_takes,
     what: "driver",
     forks: super::fork::DRIVER_FIELDS,
+    required: &[],
 };
 
 fn driver_takes(field: &str) -> String {

@@ -204,7 +204,13 @@ pub(super) fn map(input: &Input, sources: &Sources) -> Result<Parts, Diagnostics
         }
         None => randomized_payload(&mut b, w, size),
     }
-    key(&mut b, w.key_distributor.unwrap_or(KeyDistributor::NoKey));
+    if let Some(why) = key(
+        &mut b,
+        w.key_distributor.as_ref().unwrap_or(&KeyDistributor::NoKey),
+    ) {
+        let at = value_span(id, &text, "keyDistributor");
+        warnings.push(super::warning(sources, at, &why));
+    }
     let consumer = consumer_notes(w, &mut b);
     let carried = fork::workload_extras(input.extras, w);
     for n in carried.notes {
@@ -347,23 +353,39 @@ fn randomized_payload(b: &mut Block, w: &Workload, size: u64) {
     b.set("payload", value, Some(comment));
 }
 
-fn key(b: &mut Block, k: KeyDistributor) {
-    let name = KEY_DISTRIBUTORS[k as usize];
+/// `keyDistributor`; a name OMB does not know is its default, NO_KEY, and the warning says so.
+fn key(b: &mut Block, k: &KeyDistributor) -> Option<String> {
+    let none = |b: &mut Block, comment: &str| b.set("key", "none", Some(comment.into()));
     match k {
-        KeyDistributor::NoKey => b.set("key", "none", Some(name.into())),
+        KeyDistributor::NoKey => none(b, "NO_KEY"),
         KeyDistributor::KeyRoundRobin => {
             b.note(format!(
                 "KEY_ROUND_ROBIN cycles {OMB_KEYS} keys in turn; `sequence` keys each record with its number:"
             ));
             b.note("the same even spread over partitions, with a new key every record");
-            b.set("key", "sequence", Some(name.into()));
+            b.set("key", "sequence", Some("KEY_ROUND_ROBIN".into()));
         }
         KeyDistributor::RandomNano => b.set(
             "key",
             format!("uniform({OMB_KEYS})"),
-            Some(format!("{name}: one of {OMB_KEYS} keys at random")),
+            Some(format!("RANDOM_NANO: one of {OMB_KEYS} keys at random")),
         ),
+        KeyDistributor::FixedKey => {
+            b.note("FIXED_KEY (Solace's fork): every record of a worker has one random 10-character key, so one partition");
+            b.set("key", kbs::string("omb-fixkey"), Some("FIXED_KEY".into()));
+        }
+        KeyDistributor::Unknown(name) => {
+            let meant = super::yaml::did_you_mean(name, KEY_DISTRIBUTORS);
+            b.note(format!(
+                "keyDistributor: {name} is not a distributor OMB knows{meant}: OMB reads it as its default, NO_KEY, and so does the import"
+            ));
+            none(b, "keyDistributor unknown: NO_KEY");
+            return Some(format!(
+                "`keyDistributor: {name}` is not a key distributor OMB knows{meant}: read as NO_KEY, as OMB reads it"
+            ));
+        }
     }
+    None
 }
 
 /// Subscriptions and consumers: the consumer block's notes, or None for no consumer.

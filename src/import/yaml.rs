@@ -26,6 +26,10 @@ pub(super) struct Fields {
     pub what: &'static str,
     /// Fields the forks of OMB add: extras, never taken for a misspelling.
     pub forks: &'static [&'static str],
+    /// Fields without which there is nothing to import: a name near one of them that the file
+    /// lacks is its misspelling, refused. A name near another field is an extra (a fork's field,
+    /// or a misspelling OMB would ignore), which the mapping warns about with a did-you-mean.
+    pub required: &'static [&'static str],
 }
 
 /// A top-level field the struct does not know, with its value and where its name is.
@@ -109,10 +113,13 @@ pub(super) fn read<T: DeserializeOwned>(
             None => v,
         };
         if !fields.names.contains(&name) {
-            // A misspelling stands for a field the file lacks; a name near one the file has is
-            // another field (a fork's), not a second spelling of it.
-            let meant = closest(name, fields.names.iter().copied())
-                .filter(|m| !fields.forks.contains(&name) && !given.iter().any(|g| g == m));
+            // A misspelling stands for a required field the file lacks; a name near one the
+            // file has is another field (a fork's), not a second spelling of it.
+            let meant = closest(name, fields.names.iter().copied()).filter(|m| {
+                !fields.forks.contains(&name)
+                    && !given.iter().any(|g| g == m)
+                    && fields.required.contains(m)
+            });
             let Some(meant) = meant else {
                 extras.push(Extra {
                     name: name.to_string(),
@@ -161,6 +168,12 @@ pub(super) fn read<T: DeserializeOwned>(
         extras,
         placeholders: placeholders(&text),
     })
+}
+
+/// ` (did you mean `X`?)` when a name is near one of `names`, else nothing.
+pub(super) fn did_you_mean(name: &str, names: &[&str]) -> String {
+    closest(name, names.iter().copied())
+        .map_or(String::new(), |m| format!(" (did you mean `{m}`?)"))
 }
 
 /// The text with each top-level value that is a whole `{{ … }}` placeholder (a Jinja template's,
