@@ -191,10 +191,12 @@ impl Sources {
     /// A file's text as any output may show it: every hidden byte range replaced by `*`, one
     /// per byte, so every offset and line stays where it was.
     pub fn shown_text(&self, id: FileId) -> String {
-        let mut bytes = self.get(id).text.clone().into_bytes();
-        for s in self.hidden_spans().iter().filter(|s| s.file == id) {
-            let end = s.end.min(bytes.len());
-            for b in bytes.iter_mut().take(end).skip(s.start) {
+        let text = &self.get(id).text;
+        let mut bytes = text.clone().into_bytes();
+        let spans = self.hidden_spans().into_iter().filter(|s| s.file == id);
+        for (start, end) in spans.map(|s| (s.start, s.end)).chain(url_passwords(text)) {
+            let end = end.min(bytes.len());
+            for b in bytes.iter_mut().take(end).skip(start) {
                 *b = b'*';
             }
         }
@@ -202,6 +204,27 @@ impl Sources {
         // bytes are still UTF-8; lossy only guards a span that does not.
         String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into())
     }
+}
+
+/// The password of every `scheme://user:password@host` written anywhere (a registry or proxy
+/// URL): from after the user's `:` to the token's last `@`, since a password may hold `/` or
+/// `@`. A token ends at white space, a quote or a closing bracket.
+fn url_passwords(text: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for (at, _) in text.match_indices("://") {
+        let from = at + 3;
+        let len = text[from..]
+            .find(|c: char| c.is_whitespace() || "\"')]}".contains(c))
+            .unwrap_or(text.len() - from);
+        let token = &text[from..from + len];
+        let Some(end) = token.rfind('@') else {
+            continue;
+        };
+        if let Some(colon) = token[..end].find(':') {
+            out.push((from + colon + 1, from + end));
+        }
+    }
+    out
 }
 
 /// Where a value written at `start` ends, by its brackets and quotes.
@@ -258,5 +281,17 @@ mod tests {
         let shown = s.shown_text(id);
         assert!(!shown.contains("ss"), "{shown}");
         assert_eq!(shown.len(), s.get(id).text.len());
+    }
+
+    #[test]
+    fn a_password_in_any_url_is_shown_as_stars() {
+        let mut s = Sources::default();
+        let text =
+            "r = \"https://bob:p/a@ss@reg:8081/x\" # see http://h:1/y\nq = \"ftp://anon@h\"\n";
+        let id = s.add("a.kbs".into(), text.into());
+        assert_eq!(
+            s.shown_text(id),
+            "r = \"https://bob:******@reg:8081/x\" # see http://h:1/y\nq = \"ftp://anon@h\"\n"
+        );
     }
 }

@@ -190,6 +190,17 @@ rows! {
         exit: 2,
         shows: "bach.size",
     },
+    check_text_masks_a_registry_urls_password_on_a_line_shown_for_context: Row {
+        scenario: r#"scenario "secrets" {
+  cluster { schema_registry = "http://bob:@LIT@@127.0.0.1:8081" }
+  workload { messages = 20  bogus = 1 }
+  topic "kb-secrets" { partitions = 1 }
+}
+"#,
+        args: &["check", "@FILE@"],
+        exit: 2,
+        shows: "bogus",
+    },
     check_text_masks_a_secret_refused_by_librdkafka: Row {
         scenario: r#"scenario "secrets" {
   cluster { ssl_key = "@LIT@" }
