@@ -43,6 +43,23 @@ pub(crate) fn present(rng: &mut Rng) -> bool {
     rng.next_u64() & 0xff < PRESENT_OF_256
 }
 
+/// Which of `n` branches a value takes: with a null branch among several, null as often as an
+/// optional value is absent and otherwise one of the others; else any branch alike.
+#[inline]
+pub(crate) fn branch(rng: &mut Rng, n: usize, null: Option<usize>) -> usize {
+    match null {
+        Some(z) if n > 1 => {
+            if present(rng) {
+                let k = (rng.next_u64() % (n as u64 - 1)) as usize;
+                k + usize::from(k >= z)
+            } else {
+                z
+            }
+        }
+        _ => (rng.next_u64() % n as u64) as usize,
+    }
+}
+
 /// Appends `n` lowercase letters and digits.
 #[inline]
 pub(crate) fn alnum(rng: &mut Rng, out: &mut Vec<u8>, n: usize) {

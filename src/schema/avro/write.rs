@@ -65,18 +65,7 @@ impl Avro {
                     let null = branches
                         .iter()
                         .position(|&b| matches!(self.nodes[b], Node::Null));
-                    match null {
-                        // Optional: null part of the time, otherwise one of the others.
-                        Some(z) if branches.len() > 1 => {
-                            if values::present(rng) {
-                                let k = (rng.next_u64() % (branches.len() as u64 - 1)) as usize;
-                                k + usize::from(k >= z)
-                            } else {
-                                z
-                            }
-                        }
-                        _ => (rng.next_u64() % branches.len() as u64) as usize,
-                    }
+                    values::branch(rng, branches.len(), null)
                 };
                 avro_long(out, k as i64);
                 self.gen(branches[k], rng, at, depth + 1, out);

@@ -114,17 +114,7 @@ fn gen(j: &J, rng: &mut Rng, at: Stamp, depth: usize, out: &mut Vec<u8>) {
         J::Choice { branches, .. } => {
             // A nullable value is null part of the time, like an optional one.
             let null = branches.iter().position(|b| matches!(b, J::Null));
-            let k = match null {
-                Some(z) if branches.len() > 1 => {
-                    if values::present(rng) {
-                        let k = (rng.next_u64() % (branches.len() as u64 - 1)) as usize;
-                        k + usize::from(k >= z)
-                    } else {
-                        z
-                    }
-                }
-                _ => (rng.next_u64() % branches.len() as u64) as usize,
-            };
+            let k = values::branch(rng, branches.len(), null);
             gen(&branches[k], rng, at, depth + 1, out);
         }
     }
