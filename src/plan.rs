@@ -278,10 +278,19 @@ pub fn plan(scenario: &Scenario, opts: &PlanOptions) -> Plan {
                 p.set_default("group.id", format!("kafkabench-{}-{}", opts.run_id, i + 1));
                 p.set_default("client.id", "kafkabench-consumer");
                 p.set_default("statistics.interval.ms", STATS_INTERVAL_MS.to_string());
-                // librdkafka's default (100 000 per partition) stops its fetchers while a burst
-                // is being read: measured on a 1 M × 100 B burst, the last record was read 3.0 s
-                // after the last ack with it and 0.2–0.3 s with a million (bench/README.md).
+                // The fetch queue's thresholds, chosen so that they never stall a prompt reader
+                // (REFERENCE.md, "Consumer defaults"). librdkafka's default count (100 000 per
+                // partition) stops its fetchers while a burst is being read: on a 1 M × 100 B
+                // burst the last record was read 3.0 s after the last ack with it and 0.2–0.3 s
+                // with a million (bench/README.md).
                 p.set_default("queued.min.messages", "1000000");
+                // librdkafka's default, written out: the queue's bytes bound the memory.
+                p.set_default("queued.max.messages.kbytes", "65536");
+                // When the queue does pass a threshold, fetching resumes 10 ms after, not
+                // librdkafka's 1 s: one pause of the reader then costs a second of records
+                // waiting on the broker, which the catch-up refills the queue with
+                // (docs/results.md, "The reader's own fetch backoff").
+                p.set_default("fetch.queue.backoff.ms", "10");
                 // A group commits as its `commit` policy says: auto commit of the offsets
                 // kafkabench stores once it has processed a record.
                 match (spec.workload.consumers, &spec.workload.commit) {

@@ -176,7 +176,8 @@ impl Shared {
 }
 
 /// One meeting of a run's threads and its orchestrator: all arrived (the orchestrator acts),
-/// then go. Every thread meets twice: before warm-up and before the measured phase.
+/// then go. Producers and share-group members meet twice: before warm-up and before the
+/// measured phase (librdkafka's consumers meet only once, ready, and read on).
 pub(super) fn meet(b: &Barrier) {
     b.wait();
     b.wait();

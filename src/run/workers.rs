@@ -39,9 +39,13 @@ const DEFAULT_FETCH_WAIT_MS: u64 = 500;
 /// What every thread of one run shares with the orchestrator.
 struct Threads {
     shared: Arc<Shared>,
-    /// Every producer, every consumer and the orchestrator meet twice (`shared::meet`): all
-    /// connected, then warm-up done; a sharded run's barriers sit at those two points.
+    /// Every producer, every share-group member and the orchestrator meet twice
+    /// (`shared::meet`): all connected, then warm-up done; a sharded run's barriers sit at
+    /// those two points.
     barrier: Arc<Barrier>,
+    /// librdkafka's consumers and the orchestrator meet once, when the consumers are ready;
+    /// they read through warm-up rather than wait at `barrier` (`consumer::run` says why).
+    readers: Arc<Barrier>,
     layout: Arc<Layout>,
     reads: Arc<Reads>,
     shard: Option<Shard>,
@@ -221,9 +225,16 @@ fn threads(
     let live = opts
         .live_latency
         .then(|| LiveLatency::new(producers, consumers as usize));
+    // A share group's members fetch for themselves: nothing queues while they wait.
+    let (members, readers) = if rp.share.is_some() {
+        (consumers as usize, 0)
+    } else {
+        (0, consumers as usize)
+    };
     Threads {
         shared: Arc::new(Shared::with_live(interrupt, live)),
-        barrier: Arc::new(Barrier::new(producers + consumers as usize + 1)),
+        barrier: Arc::new(Barrier::new(producers + members + 1)),
+        readers: Arc::new(Barrier::new(readers + 1)),
         layout,
         reads,
         shard,
@@ -300,7 +311,7 @@ async fn start_consumers(
             reads_aborted: config.get("isolation.level") == Some("read_uncommitted"),
             shared: t.shared.clone(),
             reads: t.reads.clone(),
-            barrier: t.barrier.clone(),
+            ready: t.readers.clone(),
             drain: Duration::from_secs(10) + Duration::from_millis(fetch_wait * 2),
             interval: opts.interval,
             shard: t.shard,
@@ -367,8 +378,9 @@ fn start_producers(
     Ok(handles)
 }
 
-/// Every thread connected → (a sharded run's barrier) → warm-up → disk baseline → (a sharded
-/// run's barrier) → the measured phase's t = 0, which every thread reads after the last barrier.
+/// Every consumer ready (and reading from then on) → every other thread connected → (a sharded
+/// run's barrier) → warm-up → disk baseline → (a sharded run's barrier) → the measured phase's
+/// t = 0, which the producers read after the last barrier and the consumers at their next step.
 async fn warm_up(
     rp: &RunPlan,
     opts: &RunOptions,
@@ -378,13 +390,15 @@ async fn warm_up(
     stopped_at_start: u64,
 ) -> Result<Start, RunError> {
     let sharding = opts.shard.clone();
-    let (b, sh, s2, run) = (
+    let (b, readers, sh, s2, run) = (
         t.barrier.clone(),
+        t.readers.clone(),
         t.shared.clone(),
         sharding.clone(),
         rp.index,
     );
     let coordination = blocking(move || {
+        readers.wait();
         b.wait();
         let met = meet_shards(s2.as_deref(), run, Phase::Warmup, &sh);
         b.wait();

@@ -24,7 +24,7 @@ pub(super) use verify::Reads;
 
 use super::admin::AdminError;
 use super::shard::Shard;
-use super::shared::{meet, skip_meetings, Shared};
+use super::shared::Shared;
 use crate::measure::{ConsumerRecording, IntervalRecorder};
 use crate::model::CommitPolicy;
 use crate::native::consumer::{self as native, EventKind};
@@ -62,7 +62,8 @@ pub(super) struct ConsumerJob {
     pub reads_aborted: bool,
     pub shared: Arc<Shared>,
     pub reads: Arc<Reads>,
-    pub barrier: Arc<Barrier>,
+    /// Met once, when the consumer is ready: it then reads through warm-up (see `run`).
+    pub ready: Arc<Barrier>,
     /// Once nothing more is read for this long after the producers finish, stop.
     pub drain: Duration,
     /// Width of the time series' intervals.
@@ -141,9 +142,22 @@ pub(super) fn run(job: ConsumerJob) -> ConsumerOutcome {
     while !r.ready() && Instant::now() < ready_by && !job.shared.stopping() {
         r.step(20);
     }
-    meet(&job.barrier);
-    meet(&job.barrier);
-    r.start_measuring();
+    job.ready.wait();
+    // Reading goes on through warm-up. A reader parked at a barrier while warm-up records
+    // arrive lets librdkafka's fetch queue fill (64 MiB: a second of 1 KiB records at 70k/s),
+    // and a full queue stops fetching for `fetch.queue.backoff.ms`: the measured phase then
+    // began with a stall of kafkabench's own making. The clock's start is seen at the first
+    // record after it (`step`), or here.
+    while !r.measuring && !job.shared.stopping() {
+        if job.shared.measuring() {
+            r.start_measuring();
+        } else {
+            r.step(10);
+        }
+    }
+    if !r.measuring {
+        r.start_measuring(); // stopped in warm-up: what follows only reports
+    }
     let (cpu, from) = (super::cpu::thread(), Instant::now());
     r.read_until_done();
     let mut out = r.finish();
@@ -153,7 +167,7 @@ pub(super) fn run(job: ConsumerJob) -> ConsumerOutcome {
 
 /// Meets the orchestrator at every point (nothing waits forever) and says why not.
 fn not_started(job: &ConsumerJob, error: String) -> ConsumerOutcome {
-    skip_meetings(&job.barrier);
+    job.ready.wait();
     ConsumerOutcome {
         recording: ConsumerRecording::empty(),
         error: Some(error),
@@ -326,6 +340,11 @@ impl Reader<'_> {
         };
         match ev.kind() {
             EventKind::Fetch => {
+                // The orchestrator marks the clock's start before it lets the producers send
+                // a measured record, so none is read before this sees it.
+                if !self.measuring && self.job.shared.measuring() {
+                    self.start_measuring();
+                }
                 if let Some(m) = ev.message() {
                     self.record(&m);
                 }
