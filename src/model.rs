@@ -197,7 +197,16 @@ pub struct RunSpec {
     /// `share { }`: a share group (KIP-932) of `workload.consumers` members reads the run
     /// instead of librdkafka consumers (`consumer` is then Some and empty).
     pub share: Option<ShareSpec>,
+    /// `cluster { lost_after }`: how long no broker may answer before the run ends as
+    /// *cluster lost*; a shorter silence is measured unavailability.
+    pub lost_after: Duration,
 }
+
+/// How long no broker may answer before a run ends as *cluster lost*, when the scenario does
+/// not say: longer than a broker's restart (a one-broker dev cluster, a rolling restart, a
+/// long GC pause) and than the 30 s `message.timeout.ms` kafkabench sets, so records time out
+/// and count as failed on their own clock first.
+pub const DEFAULT_LOST_AFTER: Duration = Duration::from_secs(60);
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Workload {

@@ -265,7 +265,8 @@ pub fn plan(scenario: &Scenario, opts: &PlanOptions) -> Plan {
             let mut producer = base(&spec.producer);
             producer.set_default("client.id", "kafkabench");
             producer.set_default("statistics.interval.ms", STATS_INTERVAL_MS.to_string());
-            // Bounded delivery: a broker lost mid-run ends the run in 30 s, not librdkafka's 300 s.
+            // Bounded delivery: a record the cluster does not take fails after 30 s, not
+            // librdkafka's 300 s; the run itself ends only at `cluster { lost_after }` (60 s).
             if producer.get("delivery.timeout.ms").is_none() {
                 producer.set_default("message.timeout.ms", "30000");
             }

@@ -148,3 +148,57 @@ fn a_search_under_a_quota_finds_it_and_fixed_runs_confirm_the_answer() {
     assert!(held(&low), "0.9 × capacity fails: {verdicts:?}");
     assert!(!held(&high), "1.2 × capacity passes: {verdicts:?}");
 }
+
+/// A reader held back on purpose (a pause after every record read, through the test hook
+/// `KAFKABENCH_TEST_HOLD_READER_US`): the run says its reader fell behind, and a search whose
+/// probes miss their end-to-end SLO names kafkabench's reader as the limit, not the cluster.
+#[test]
+fn a_reader_held_back_is_named_by_the_run_and_by_the_search() {
+    common::require_broker();
+    let dir = tempfile::tempdir().unwrap();
+    let run = r#"scenario "held_reader" {
+  topic "held-reader" { partitions = 2 }
+  consumer { }
+  workload {
+    payload  = random(size: 100B)
+    rate     = 8k/s
+    duration = 1s
+    warmup   = 0
+  }
+}
+"#;
+    let search = r#"scenario "held_reader_search" {
+  topic "held-reader-search" { partitions = 2 }
+  consumer { }
+  workload { payload = random(size: 100B) }
+  capacity {
+    from   = 8k/s
+    to     = 10k/s
+    probe  = 1s
+    warmup = 0s
+    slo { e2e.p99 < 200ms }
+  }
+}
+"#;
+    let held = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_kafkabench"))
+            .args(["run", path.to_str().unwrap(), "--quiet"])
+            .env("KAFKABENCH_TEST_HOLD_READER_US", "500")
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("kafkabench runs");
+        common::text(&out.stdout)
+    };
+    let out = held("run.kbs", run);
+    assert!(
+        out.contains("kafkabench's reader fell behind"),
+        "the run names its reader:\n{out}"
+    );
+    let out = held("search.kbs", search);
+    assert!(
+        out.contains("load generator (reader)"),
+        "the search names kafkabench's reader as its limit:\n{out}"
+    );
+}

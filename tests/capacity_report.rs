@@ -144,6 +144,7 @@ pub(crate) fn slo_limited(label: &str, index: usize) -> RunResult {
         reader_busy: 0.0,
         process_cores: 1.8,
         cores: 2,
+        ..GeneratorLoad::default()
     });
     let probes = [
         probe(10e3, 10e3, (2.0, 5.0, 8.0), (3.0, 7.0, 11.0)),

@@ -254,7 +254,9 @@ fn losing_the_broker_mid_run_reports_finished_runs_and_exits_3() {
         out.contains("short"),
         "the finished run is reported:\n{out}"
     );
-    assert!(err.contains("brokers are down"), "{err}");
+    // Not librdkafka's "all brokers are down (0/1 brokers are down)": how long, and the bound.
+    assert!(err.contains("no broker answered for"), "{err}");
+    assert!(err.contains("lost_after = 5s"), "{err}");
     let (doc, runs) = runs(&json);
     assert_eq!(doc["outcome"], "run_failed");
     assert_eq!(doc["exit_code"], 3);
@@ -263,6 +265,52 @@ fn losing_the_broker_mid_run_reports_finished_runs_and_exits_3() {
     if let Some(cut) = runs.get(1) {
         assert_eq!(cut["complete"], false, "{doc}");
     }
+}
+
+#[test]
+fn a_paused_broker_is_measured_unavailability_not_the_end_of_the_run() {
+    let broker = SecondBroker::up(19092);
+    let bootstrap = format!("127.0.0.1:{}", broker.port);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let mut w = Watched::new(spawn(
+        &["run", &fixture("run/blip.kbs"), "--keep-topics", "--json"],
+        &json,
+        Some(&bootstrap),
+    ));
+    w.wait_for_acked("run 1 of 1", Duration::from_secs(120));
+    // The event: a broker that answers nothing for 3 s, sockets open (a GC pause).
+    broker.signal(libc::SIGSTOP);
+    std::thread::sleep(Duration::from_secs(3));
+    broker.signal(libc::SIGCONT);
+    let (code, out, err, _) = w.wait(Duration::from_secs(180));
+    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
+    assert!(out.contains("the cluster was unreachable for"), "{out}");
+    let (_, runs) = runs(&json);
+    let r = &runs[0];
+    assert_eq!(r["complete"], true, "{r}");
+    let elapsed = r["elapsed_secs"].as_f64().unwrap();
+    let down: f64 = r["unavailable"]
+        .as_array()
+        .expect("unavailability recorded")
+        .iter()
+        .map(|o| o["to_secs"].as_f64().unwrap_or(elapsed) - o["from_secs"].as_f64().unwrap())
+        .sum();
+    assert!((2.0..=6.0).contains(&down), "unavailable {down} s: {r}");
+    // Every delivery figure against the topic read back by another client.
+    let topic = r["topic"].as_str().unwrap();
+    let c = crate::common::reader::read_topic(&bootstrap, topic, "read_committed");
+    let acked = r["acked"].as_u64().unwrap();
+    let failed = r["failed"].as_u64().unwrap();
+    let d = &r["delivery"];
+    assert_eq!(
+        acked + d["failed_but_delivered"].as_u64().unwrap(),
+        c.distinct_measured(),
+        "{r}"
+    );
+    assert_eq!(d["lost"], 0, "{r}");
+    assert_eq!(d["duplicated"].as_u64().unwrap(), c.duplicates(), "{r}");
+    assert_eq!(acked + failed, r["sent"].as_u64().unwrap(), "{r}");
 }
 
 #[test]

@@ -1,6 +1,8 @@
 //! Lowering one cell: the base settings with the cell's step overrides laid over them, resolved
 //! to a [`RunSpec`] (cluster, topic and its name, client properties, workload).
 
+use std::time::Duration;
+
 use super::axes::{Axis, Picks};
 use super::capacity::{CapacityBlock, CapacityDraft};
 use super::{Checker, Sections, Setting};
@@ -118,6 +120,7 @@ impl Checker<'_> {
         let mut topic_named = false;
         let mut w = super::workload::WorkloadDraft::default();
         let mut search = CapacityDraft::default();
+        let mut lost_after = crate::model::DEFAULT_LOST_AFTER;
         let mut share = super::share::ShareDraft::default();
 
         for e in settings {
@@ -155,6 +158,23 @@ impl Checker<'_> {
                 }
                 "cluster" if key == "schema_registry" => {
                     registry = self.schema_registry(e, ctx);
+                }
+                "cluster" if key == "lost_after" => {
+                    if let Some(d) = self.duration(&e.value, ctx, "lost_after") {
+                        if d < Duration::from_secs(1) {
+                            self.err(
+                                Diagnostic::new(
+                                    Kind::Value,
+                                    e.value.span,
+                                    "lost_after is how long no broker may answer before the run ends; under a second would end it at any hiccup",
+                                )
+                                .label("at least 1s")
+                                .help("e.g. `lost_after = 60s` (the default); a paused or restarting broker is measured unavailability until then"),
+                            );
+                        } else {
+                            lost_after = d;
+                        }
+                    }
                 }
                 "cluster"
                     if key.replace(['.', '-'], "_").contains("schema_registry")
@@ -232,6 +252,7 @@ impl Checker<'_> {
             faults: faults.unwrap_or_default(),
             capacity: search,
             share,
+            lost_after,
         })
     }
 }

@@ -286,7 +286,11 @@ impl Checker<'_> {
                 span: Some(e.key.span),
             }),
             Err(why) if why.contains("No such configuration property") => {
-                let names: Vec<&str> = known_names().iter().map(|s| s.as_str()).collect();
+                let mut names: Vec<&str> = known_names().iter().map(|s| s.as_str()).collect();
+                if e.section == "cluster" {
+                    // kafkabench's own cluster settings are names a user may have misspelt too.
+                    names.extend(["bootstrap", "schema_registry", "lost_after"]);
+                }
                 let help = match closest(key, names.iter().copied()) {
                     Some(c) => format!("did you mean `{c}`?"),
                     None => "see librdkafka's CONFIGURATION.md for the property names".to_string(),

@@ -9,6 +9,7 @@ mod search;
 use serde::{Deserialize, Serialize};
 
 pub use judge::{judge, GENERATOR_BUSY};
+
 pub use search::{Search, Step};
 
 use super::RunResult;
@@ -81,6 +82,10 @@ pub enum Limit {
     /// on a CPU nearly all the time, or while records waited to be sent and the cluster
     /// answered promptly. The cluster may take more than this.
     Generator,
+    /// kafkabench's own reader: the lowest failing rate missed on what the reader measures
+    /// (end-to-end latency, lag) while the reader fell behind (`GeneratorLoad::reader_behind`).
+    /// The cluster may take more than this.
+    Reader,
     /// The search's upper bound (`to`) passed: the capacity is at least that.
     UpperBound,
     /// The budget ran out before the search converged: the capacity is at least the answer.
@@ -97,6 +102,7 @@ impl Limit {
             Limit::Slo => "slo",
             Limit::Cluster => "cluster",
             Limit::Generator => "load generator",
+            Limit::Reader => "load generator (reader)",
             Limit::UpperBound => "upper bound",
             Limit::Budget => "budget",
             Limit::Stopped => "stopped",
@@ -165,12 +171,58 @@ pub struct GeneratorLoad {
     pub process_cores: f64,
     /// The cores this process may use.
     pub cores: u32,
+    /// The longest records waited in kafkabench's own reader (librdkafka's fetch queue),
+    /// seconds; 0 without consumers (`measure::ReaderQueue`).
+    #[serde(default)]
+    pub reader_wait_secs: f64,
+    /// Statistics samples that found the reader's fetch queue at a threshold, which stops
+    /// librdkafka's fetchers: the records then wait on the broker for kafkabench.
+    #[serde(default)]
+    pub reader_queue_full: u64,
+}
+
+/// A wait in kafkabench's own reader at least this long (seconds) means it, not the cluster,
+/// set the read side's figures. A prompt reader takes a record within microseconds of its
+/// fetch; a descheduled thread on a busy machine, tens of milliseconds.
+pub const READER_WAIT: f64 = 0.25;
+
+/// Why kafkabench's own reader fell behind: what the read side measured (end-to-end latency,
+/// lag) is then the load generator's, not the cluster's.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ReaderBehind {
+    /// The reading thread had no CPU to spare (its busy share).
+    Thread { busy: f64 },
+    /// Its fetch queue reached a threshold in this many statistics samples: librdkafka stopped
+    /// fetching for the reader. `waited_secs` is the longest wait in the queue.
+    QueueFull { samples: u64, waited_secs: f64 },
+    /// Records waited this long in its queue before the reader took them.
+    Queue { waited_secs: f64 },
 }
 
 impl GeneratorLoad {
     /// Whether kafkabench's busiest reading thread had no CPU to spare.
     pub fn reader_saturated(&self) -> bool {
         self.reader_busy >= GENERATOR_BUSY
+    }
+
+    /// Whether kafkabench's reader fell behind, and why (the most telling cause first).
+    pub fn reader_behind(&self) -> Option<ReaderBehind> {
+        if self.reader_saturated() {
+            Some(ReaderBehind::Thread {
+                busy: self.reader_busy,
+            })
+        } else if self.reader_queue_full > 0 {
+            Some(ReaderBehind::QueueFull {
+                samples: self.reader_queue_full,
+                waited_secs: self.reader_wait_secs,
+            })
+        } else if self.reader_wait_secs >= READER_WAIT {
+            Some(ReaderBehind::Queue {
+                waited_secs: self.reader_wait_secs,
+            })
+        } else {
+            None
+        }
     }
 
     /// Whether kafkabench had no CPU to spare: a sending thread, or the process as a whole.

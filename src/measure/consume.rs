@@ -187,6 +187,32 @@ pub struct ConsumerRecording {
     pub last_read_ns: u64,
     /// A share group member's acknowledgements and deliveries (None for librdkafka readers).
     pub share: Option<super::ShareRecording>,
+    /// How far behind its own fetchers the reader was, over the measured phase.
+    pub queue: ReaderQueue,
+}
+
+/// What waited in kafkabench's own reader: librdkafka's fetch queue, sampled by every
+/// statistics document (each goes through the queue behind the records fetched before it)
+/// over the measured phase. A prompt reader takes each document within microseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReaderQueue {
+    /// The longest a statistics document waited in the queue before the reader took it (ns):
+    /// how long the records fetched just before it waited for the reader.
+    pub wait_max_ns: u64,
+    /// Documents read, and of those the ones that found the queue at a threshold
+    /// (`queued.min.messages`, `queued.max.messages.kbytes`): librdkafka then stops fetching
+    /// for `fetch.queue.backoff.ms`, and the records wait on the broker for the reader.
+    pub samples: u64,
+    pub full: u64,
+}
+
+impl ReaderQueue {
+    /// Another reader's queue (a group's members): the longest wait, the samples added.
+    pub fn absorb(&mut self, o: &ReaderQueue) {
+        self.wait_max_ns = self.wait_max_ns.max(o.wait_max_ns);
+        self.samples += o.samples;
+        self.full += o.full;
+    }
 }
 
 impl ConsumerRecording {
@@ -212,6 +238,7 @@ impl ConsumerRecording {
             first_read_ns: 0,
             last_read_ns: 0,
             share: None,
+            queue: ReaderQueue::default(),
         }
     }
 
@@ -266,6 +293,7 @@ impl ConsumerRecording {
             if let Some(s) = &c.share {
                 out.share.get_or_insert_with(Default::default).absorb(s);
             }
+            out.queue.absorb(&c.queue);
             if first {
                 out.intervals = c.intervals;
                 first = false;

@@ -36,6 +36,11 @@ pub struct IntervalCounts {
     pub consumed: u64,
     /// Backlog records read (written before the clock started: no latency, but lag).
     pub backlog_read: u64,
+    /// Acknowledged records that no consumer of the run will read, known in this interval:
+    /// those of a transaction aborted in it, when the consumers read committed records only.
+    pub unreadable: u64,
+    /// Records of aborted transactions read (read_uncommitted): acknowledged, and read.
+    pub aborted_read: u64,
 }
 
 /// Adds `from`'s counts into `into`, interval by interval, growing it: the one sum of interval
@@ -51,6 +56,8 @@ pub(crate) fn add_counts(into: &mut Vec<IntervalCounts>, from: &[IntervalCounts]
         c.bytes += x.bytes;
         c.consumed += x.consumed;
         c.backlog_read += x.backlog_read;
+        c.unreadable += x.unreadable;
+        c.aborted_read += x.aborted_read;
     }
 }
 
@@ -183,6 +190,16 @@ impl IntervalRecorder {
     #[inline]
     pub fn backlog_read(&mut self, now_ns: u64) {
         self.slot(now_ns).backlog_read += 1;
+    }
+
+    /// `n` acknowledged records became unreadable at `now_ns` (their transaction aborted).
+    pub fn unreadable(&mut self, now_ns: u64, n: u64) {
+        self.slot(now_ns).unreadable += n;
+    }
+
+    /// A record of an aborted transaction read at `now_ns` (read_uncommitted).
+    pub fn aborted_read(&mut self, now_ns: u64) {
+        self.slot(now_ns).aborted_read += 1;
     }
 
     /// Closes the last interval and hands the recording over, leaving this one empty.

@@ -11,6 +11,7 @@ pub mod environment;
 pub(crate) mod fault;
 pub(crate) mod intervals;
 pub(crate) mod merge;
+pub mod outage;
 pub(crate) mod recording;
 pub(crate) mod series;
 pub mod share;
@@ -27,7 +28,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 pub use capacity::{CapacityFigures, GeneratorLoad};
-pub use consume::{ConsumeFigures, ConsumerRecording};
+pub use consume::{ConsumeFigures, ConsumerRecording, ReaderQueue};
 pub use environment::Environment;
 pub use fault::{AckTimeline, FaultFigures, FaultRecord};
 pub use intervals::{IntervalRecorder, IntervalRecording};
@@ -231,6 +232,13 @@ pub struct RunResult {
     /// The fault timeline and what it did (None without faults).
     #[serde(default)]
     pub faults: Option<FaultFigures>,
+    /// The instant the stamps' intended times count from, on the load machine's
+    /// CLOCK_MONOTONIC (ns): how another reader on that machine computes end-to-end latency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stamp_origin_monotonic_ns: Option<u64>,
+    /// The periods in which no broker answered (`measure::outage`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unavailable: Vec<outage::Outage>,
     /// Per-topic figures of a run over several topics (empty for one topic).
     #[serde(default)]
     pub topics: Vec<TopicFigures>,

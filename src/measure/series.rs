@@ -36,8 +36,18 @@ pub struct SeriesPoint {
     pub target_rate: Option<f64>,
     /// Measured records read back in the interval, when a consumer runs.
     pub consumed: Option<u64>,
-    /// Records acked but not yet read at the interval's end, when a consumer runs.
+    /// Records a consumer can still read and has not read at the interval's end, when a
+    /// consumer runs: acknowledged (and backlog) records, less those read, less those no
+    /// consumer will read (an aborted transaction's, for read_committed consumers, from its
+    /// abort on; records deleted before they were read, from the deletion on).
     pub lag: Option<u64>,
+    /// Acknowledged records that became unreadable in the interval (their transaction
+    /// aborted, the consumers reading committed records only).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unreadable: u64,
+    /// Records of aborted transactions read in the interval (read_uncommitted).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub aborted_read: u64,
     pub ack_p50_ms: Option<f64>,
     pub ack_p99_ms: Option<f64>,
     pub ack_max_ms: Option<f64>,
@@ -177,10 +187,12 @@ impl Intervals {
                 ..SeriesPoint::default()
             };
             acked_total += p.acked;
+            p.unreadable = c.unreadable;
+            p.aborted_read = c.aborted_read;
             let h = self.ack.get(i).and_then(Option::as_ref);
             (p.ack_p50_ms, p.ack_p99_ms, p.ack_max_ms, p.ack_histogram) = latency(h);
             if self.consumer {
-                consumed_total += c.consumed + c.backlog_read;
+                consumed_total += c.consumed + c.backlog_read + c.aborted_read + c.unreadable;
                 p.consumed = Some(c.consumed);
                 p.lag = Some(acked_total.saturating_sub(consumed_total));
                 let h = self.e2e.get(i).and_then(Option::as_ref);
@@ -193,6 +205,10 @@ impl Intervals {
             points,
         }
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// `from[i]` added into `into[i]`, growing it.

@@ -10,7 +10,7 @@ use tabled::settings::{Alignment, Style, Width};
 
 use crate::format::{compact_rate as rate, short};
 use crate::format::{human_duration, plural};
-use crate::measure::capacity::{CapacityFigures, GeneratorLoad, Limit, Miss, Probe};
+use crate::measure::capacity::{CapacityFigures, GeneratorLoad, Limit, Miss, Probe, ReaderBehind};
 use crate::measure::RunResult;
 use crate::model::Unit;
 
@@ -130,10 +130,35 @@ pub(crate) fn generator(g: &GeneratorLoad) -> String {
     s
 }
 
+/// kafkabench's reader behind, and why.
+pub(crate) fn reader(b: &ReaderBehind) -> String {
+    match *b {
+        ReaderBehind::Thread { busy } => format!(
+            "kafkabench's reader fell behind: its thread was on a CPU {:.0}% of the time",
+            busy * 100.0
+        ),
+        ReaderBehind::QueueFull {
+            samples,
+            waited_secs,
+        } => format!(
+            "kafkabench's reader fell behind: its fetch queue was full in {samples} statistics              sample{} (librdkafka stops fetching then), records waited up to {} in it",
+            plural(samples as usize),
+            human_duration(waited_secs)
+        ),
+        ReaderBehind::Queue { waited_secs } => format!(
+            "kafkabench's reader fell behind: records waited up to {} in its own queue",
+            human_duration(waited_secs)
+        ),
+    }
+}
+
 /// Everything to say about a probe: each miss, and a busy load generator (pass or fail: a
 /// pass it measured is a pass of kafkabench as much as of the cluster).
 pub(crate) fn reasons(p: &Probe) -> Vec<String> {
     let mut out: Vec<String> = p.misses.iter().map(|m| miss(m, p.target)).collect();
+    if let Some(b) = p.result.generator.and_then(|g| g.reader_behind()) {
+        out.push(reader(&b));
+    }
     if let Some(g) = p
         .result
         .generator
@@ -418,6 +443,7 @@ mod tests {
             sender_busy: 0.97,
             process_cores: 1.8,
             cores: 2,
+            ..GeneratorLoad::default()
         };
         assert_eq!(
             generator(&g),

@@ -144,6 +144,19 @@ pub fn write_results(
             )?;
         }
     }
+    for r in results.iter().filter(|r| !r.unavailable.is_empty()) {
+        writeln!(out, "  {}: {}", r.label, unavailable(r))?;
+    }
+    for r in results.iter().filter(|r| r.capacity.is_none()) {
+        if let Some(b) = r.generator.and_then(|g| g.reader_behind()) {
+            writeln!(
+                out,
+                "  {}: {}; its end-to-end latency and lag measure kafkabench, not the cluster",
+                r.label,
+                super::capacity::reader(&b)
+            )?;
+        }
+    }
     for r in results {
         if let Some(c) = r
             .consume
@@ -170,6 +183,29 @@ pub fn write_results(
         writeln!(out, "  note: {n}")?;
     }
     Ok(())
+}
+
+/// How long no broker answered, and when (seconds of the measured phase).
+pub(crate) fn unavailable(r: &RunResult) -> String {
+    let end = r.elapsed_secs;
+    let total: f64 = r.unavailable.iter().map(|o| o.secs(end)).sum();
+    let when: Vec<String> = r
+        .unavailable
+        .iter()
+        .map(|o| match o.to_secs {
+            Some(to) => format!(
+                "{} to {}",
+                human_duration(o.from_secs.max(0.0)),
+                human_duration(to.max(0.0))
+            ),
+            None => format!("{} to the end", human_duration(o.from_secs.max(0.0))),
+        })
+        .collect();
+    format!(
+        "the cluster was unreachable for {} (no broker answered: {})",
+        human_duration(total),
+        when.join(", ")
+    )
 }
 
 /// The read side's columns, each shown when some run has it: consume rate and lag with

@@ -213,9 +213,9 @@ fn limit(s: &Search, probes: &[Probe], rp_closed_loop: bool) -> Limit {
         return Limit::Stopped;
     };
     let closed_loop = rp_closed_loop;
-    if (behind(failed) && (saturated(failed) || (!closed_loop && sender_waits(failed))))
-        || reader_bound(failed)
-    {
+    if reader_bound(failed) {
+        Limit::Reader
+    } else if behind(failed) && (saturated(failed) || (!closed_loop && sender_waits(failed))) {
         Limit::Generator
     } else if failed.misses.iter().any(Miss::is_sustain) {
         Limit::Cluster
@@ -231,8 +231,9 @@ fn behind(p: &Probe) -> bool {
         .any(|m| matches!(m, Miss::Slip { .. } | Miss::Rate { .. }))
 }
 
-/// Whether kafkabench's own reading thread was saturated while the probe failed on what the
-/// reader measures (end-to-end latency, lag): its consumer, not the cluster, fell behind.
+/// Whether kafkabench's own reader fell behind (its thread saturated, or records waiting in its
+/// queue: `GeneratorLoad::reader_behind`) while the probe failed on what the reader measures
+/// (end-to-end latency, lag): its consumer, not the cluster, set the figure that failed.
 fn reader_bound(p: &Probe) -> bool {
     let reads = |m: &Miss| match m {
         Miss::Lag { .. } => true,
@@ -241,7 +242,10 @@ fn reader_bound(p: &Probe) -> bool {
         }
         _ => false,
     };
-    p.result.generator.is_some_and(|g| g.reader_saturated()) && p.misses.iter().any(reads)
+    p.result
+        .generator
+        .is_some_and(|g| g.reader_behind().is_some())
+        && p.misses.iter().any(reads)
 }
 
 /// Whether kafkabench had no CPU to spare: a sending thread, or the process per core.
@@ -320,6 +324,7 @@ mod tests {
                 reader_busy: 0.0,
                 process_cores: busy,
                 cores: 2,
+                ..GeneratorLoad::default()
             }),
             ack: ms(ack),
             service: ms(service),

@@ -21,6 +21,11 @@ pub(crate) fn process() -> Duration {
     clock(libc::CLOCK_PROCESS_CPUTIME_ID)
 }
 
+/// The monotonic clock librdkafka stamps its statistics with (`rd_clock()`, `ts` in µs).
+pub(crate) fn monotonic() -> Duration {
+    clock(libc::CLOCK_MONOTONIC)
+}
+
 fn clock(id: libc::clockid_t) -> Duration {
     let mut ts = libc::timespec {
         tv_sec: 0,

@@ -75,8 +75,8 @@ impl<'a> Events<'a> {
                 EventKind::Error => {
                     let (code, reason) = ev.error();
                     if code == RDKafkaErrorCode::AllBrokersDown {
-                        self.shared
-                            .cluster_lost(format!("all brokers are down ({reason})"));
+                        // Unavailability, measured; the run ends only at its bound.
+                        self.shared.brokers_down();
                     } else {
                         // Kept to explain a run that delivered nothing (e.g. authentication).
                         self.shared.client_error(format!("{code:?}: {reason}"));
@@ -126,6 +126,7 @@ impl<'a> Events<'a> {
         }
         // The shared counters move once per event, not per record.
         if acked > 0 {
+            self.shared.heard(now);
             r.acked += acked;
             r.last_ack_ns = now;
             r.ack_timeline.acked(now);

@@ -5,6 +5,7 @@
 //! caller's [`ProgressSink`], failures into the `Execution`.
 
 pub(crate) mod admin;
+mod availability;
 mod capacity;
 mod consumer;
 pub(crate) mod cpu;

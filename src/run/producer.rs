@@ -68,6 +68,8 @@ pub(super) struct ProducerJob {
     pub shared: Arc<Shared>,
     /// Two waits: warm-up done, then go (the orchestrator measures disk in between).
     pub barrier: Arc<Barrier>,
+    /// The run's consumers read committed records only (`Txn::new`).
+    pub readers_skip_aborted: bool,
     pub flush_timeout: Duration,
     /// Width of the time series' intervals.
     pub interval: Duration,
@@ -462,7 +464,12 @@ pub(super) fn run(job: ProducerJob) -> ProducerOutcome {
                     txn::explain(&e)
                 ));
             }
-            Some(Txn::new(spec, job.flush_timeout, shared.clone()))
+            Some(Txn::new(
+                spec,
+                job.flush_timeout,
+                shared.clone(),
+                job.readers_skip_aborted,
+            ))
         }
         None => None,
     };

@@ -9,9 +9,20 @@ use std::time::Instant;
 pub(crate) struct Shared {
     /// The run's clock origin: every recorded time is nanoseconds since this instant.
     pub t0: Instant,
+    /// The same instant on the machine's CLOCK_MONOTONIC (ns): what another process needs to
+    /// read a stamp's intended time (`stamp_origin_monotonic_ns` in the result file).
+    pub t0_monotonic_ns: u64,
     interrupt: Arc<AtomicBool>,
     lost: AtomicBool,
     lost_reason: Mutex<Option<String>>,
+    /// Since when no broker has answered (ns since `t0`, 0 while one does): set by a client's
+    /// all-brokers-down event, cleared by `run::availability` when a broker answers again.
+    down_since_ns: AtomicU64,
+    /// The periods no broker answered, (from, to) ns since `t0`; `to` 0 for one still open.
+    outages: Mutex<Vec<(u64, u64)>>,
+    /// The last time a client heard from the cluster (an acknowledgement, a record read), ns
+    /// since `t0`: where a period of unavailability begins.
+    last_heard_ns: AtomicU64,
     /// The first other error a client reported (authentication, TLS, a broker refusing).
     client_error: Mutex<Option<String>>,
     /// Measured records sent, updated in batches (see the producer's send loop).
@@ -59,11 +70,17 @@ impl Shared {
         interrupt: Arc<AtomicBool>,
         live: Option<super::live::LiveLatency>,
     ) -> Shared {
+        let t0 = Instant::now();
         Shared {
-            t0: Instant::now(),
+            t0,
+            t0_monotonic_ns: (super::cpu::monotonic().as_nanos() as u64)
+                .saturating_sub(t0.elapsed().as_nanos() as u64),
             interrupt,
             lost: AtomicBool::new(false),
             lost_reason: Mutex::new(None),
+            down_since_ns: AtomicU64::new(0),
+            last_heard_ns: AtomicU64::new(0),
+            outages: Mutex::new(Vec::new()),
             client_error: Mutex::new(None),
             sent: AtomicU64::new(0),
             acked: AtomicU64::new(0),
@@ -103,6 +120,65 @@ impl Shared {
         if !self.lost.swap(true, Ordering::AcqRel) {
             *self.lost_reason.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason);
         }
+    }
+
+    /// A client found every broker down (librdkafka's all-brokers-down): the start of a period
+    /// of unavailability, unless one is open already. Not the end of the run: that is
+    /// `run::availability`'s to decide, at `cluster { lost_after }`.
+    /// The period begins with the last answer a client had: librdkafka says so only once a
+    /// request timed out (`socket.timeout.ms`) or every connection failed.
+    pub(crate) fn brokers_down(&self) {
+        let now = self.t0.elapsed().as_nanos() as u64;
+        let heard = self.last_heard_ns.load(Ordering::Relaxed);
+        let since = if heard > 0 && heard <= now {
+            heard
+        } else {
+            now
+        }
+        .max(1);
+        let _ = self
+            .down_since_ns
+            .compare_exchange(0, since, Ordering::AcqRel, Ordering::Acquire);
+    }
+
+    /// A client heard from the cluster at `at_ns` (once per batch of acknowledgements or of
+    /// records read, not per record).
+    #[inline]
+    pub(crate) fn heard(&self, at_ns: u64) {
+        self.last_heard_ns.fetch_max(at_ns, Ordering::Relaxed);
+    }
+
+    /// Since when no broker has answered (ns since `t0`), while none does.
+    pub(crate) fn down_since(&self) -> Option<u64> {
+        Some(self.down_since_ns.load(Ordering::Acquire)).filter(|t| *t > 0)
+    }
+
+    /// A broker answered at `at_ns`: the period that began at `since_ns` ends.
+    pub(crate) fn brokers_back(&self, since_ns: u64, at_ns: u64) {
+        if self
+            .down_since_ns
+            .compare_exchange(since_ns, 0, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            self.outages
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((since_ns, at_ns.max(since_ns)));
+        }
+    }
+
+    /// The periods no broker answered, (from, to) ns since `t0`; one still open (the run
+    /// ended, or the cluster was lost, before a broker answered) ends at 0.
+    pub(crate) fn outages(&self) -> Vec<(u64, u64)> {
+        let mut all = self
+            .outages
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        if let Some(since) = self.down_since() {
+            all.push((since, 0));
+        }
+        all
     }
 
     /// Keeps the first client error; later ones are usually its consequences.

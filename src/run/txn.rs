@@ -37,6 +37,9 @@ pub(super) fn aborts(index: u64, abort_ppm: u64) -> bool {
 struct Open {
     aborting: bool,
     first_seq: u64,
+    /// The producer's acknowledged count when it began: its own acknowledged records are
+    /// what an abort makes unreadable.
+    acked_before: u64,
     records: u64,
     /// When a time-bounded transaction ends (ns since t0); u64::MAX for a counted one.
     due_ns: u64,
@@ -54,11 +57,20 @@ pub(super) struct Txn {
     /// How long a commit may take (the delivery timeout, as for the final drain).
     timeout: Duration,
     shared: Arc<Shared>,
+    /// The run's consumers read committed records only: an aborted transaction's records
+    /// leave their lag when it aborts.
+    readers_skip_aborted: bool,
 }
 
 impl Txn {
-    pub(super) fn new(spec: &TxnSpec, timeout: Duration, shared: Arc<Shared>) -> Txn {
+    pub(super) fn new(
+        spec: &TxnSpec,
+        timeout: Duration,
+        shared: Arc<Shared>,
+        readers_skip_aborted: bool,
+    ) -> Txn {
         Txn {
+            readers_skip_aborted,
             size: spec.size.clone(),
             abort_ppm: (spec.abort.clamp(0.0, 1.0) * PPM as f64).round() as u64,
             index: 0,
@@ -107,6 +119,7 @@ impl Txn {
         self.open = Some(Open {
             aborting,
             first_seq: seq,
+            acked_before: ev.rec.acked,
             records: 0,
             due_ns,
         });
@@ -161,6 +174,11 @@ impl Txn {
         };
         match result {
             Ok(()) if self.measured && o.aborting => {
+                if self.readers_skip_aborted {
+                    let n = ev.rec.acked.saturating_sub(o.acked_before);
+                    let now = ev.now_ns();
+                    ev.rec.intervals.unreadable(now, n);
+                }
                 self.rec.aborted += 1;
                 self.rec.aborted_records += records;
                 self.rec.aborted_seqs.push(seqs);
@@ -185,6 +203,11 @@ impl Txn {
                         Err(_) => "; aborting it failed too",
                     });
                     if self.measured {
+                        if self.readers_skip_aborted && aborted.is_ok() {
+                            let n = ev.rec.acked.saturating_sub(o.acked_before);
+                            let now = ev.now_ns();
+                            ev.rec.intervals.unreadable(now, n);
+                        }
                         self.rec.aborted += 1;
                         self.rec.aborted_records += records;
                         self.rec.aborted_seqs.push(seqs);

@@ -78,6 +78,7 @@ pub(super) async fn measure(
     let framed = registry::frame(rp).await?;
     let t = threads(rp, opts, interrupt, partitions);
     let shared = t.shared.clone();
+    let watch = super::availability::watch(rp, brokers, shared.clone());
     let consumer_handles = start_consumers(rp, opts, &t).await?;
     let producer_handles = start_producers(
         rp,
@@ -116,6 +117,7 @@ pub(super) async fn measure(
         None => None,
     };
     let outcomes = join_consumers(consumer_handles).await?;
+    drop(watch);
     let reader_busy = outcomes.iter().filter_map(|o| o.busy).fold(0.0, f64::max);
     let read_side = (rp.consumer.is_some()).then(|| read_side(rp, &t, &outcomes));
     if let Some(t) = ticker {
@@ -138,6 +140,7 @@ pub(super) async fn measure(
     }
     let cons = (rp.consumer.is_some())
         .then(|| ConsumerRecording::merge(outcomes.into_iter().map(|o| o.recording).collect()));
+    let reader_queue = cons.as_ref().map(|c| c.queue).unwrap_or_default();
 
     let mut r = unmeasured(rp, start.started_at);
     let (recordings, errors): (Vec<_>, Vec<_>) =
@@ -162,10 +165,14 @@ pub(super) async fn measure(
         reader_busy,
         process_cores,
         cores: super::cpu::cores(),
+        reader_wait_secs: reader_queue.wait_max_ns as f64 / 1e9,
+        reader_queue_full: reader_queue.full,
     });
     if let Some(actions) = fault_actions {
         r.faults = Some(crate::measure::fault::derive(actions, &r, &recorded));
     }
+    r.unavailable = super::availability::outages(&shared, shared.measure_origin());
+    r.stamp_origin_monotonic_ns = Some(shared.t0_monotonic_ns);
     r.derive_topics(
         &rp.topics,
         &recordings,
@@ -309,6 +316,7 @@ async fn start_consumers(
             producers: w.producers,
             prompt: w.in_flight_until_consumed,
             reads_aborted: config.get("isolation.level") == Some("read_uncommitted"),
+            transactions: w.transaction.is_some(),
             shared: t.shared.clone(),
             reads: t.reads.clone(),
             ready: t.readers.clone(),
@@ -363,6 +371,9 @@ fn start_producers(
             e2e: rp.consumer.is_some(),
             shared: t.shared.clone(),
             barrier: t.barrier.clone(),
+            readers_skip_aborted: rp.consumer.as_ref().is_some_and(|c| {
+                rp.share.is_none() && c.get("isolation.level") != Some("read_uncommitted")
+            }),
             flush_timeout,
             interval: opts.interval,
         };

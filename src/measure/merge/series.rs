@@ -65,6 +65,8 @@ fn read_back(series: &TimeSeries) -> Result<Intervals, Problem> {
             bytes: p.bytes,
             consumed: p.consumed.unwrap_or(0),
             backlog_read: 0,
+            unreadable: p.unreadable,
+            aborted_read: p.aborted_read,
         });
         i.ack
             .push(decode(p.ack_histogram.as_deref(), p.acked, "ack")?);

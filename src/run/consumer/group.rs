@@ -250,10 +250,7 @@ impl Membership {
 
     /// Fetch requests and bytes from one statistics document: the first after the clock's
     /// start is the baseline.
-    pub(super) fn stats(&mut self, json: &str, measuring: bool) {
-        let Ok(s) = serde_json::from_str::<Statistics>(json) else {
-            return;
-        };
+    pub(super) fn stats(&mut self, s: &Statistics, measuring: bool) {
         let requests: i64 = s.brokers.values().filter_map(|b| b.req.get("Fetch")).sum();
         let bytes: u64 = s
             .topics

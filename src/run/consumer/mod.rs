@@ -9,6 +9,7 @@
 
 mod fetch;
 mod group;
+mod queue;
 mod verify;
 
 use std::sync::atomic::Ordering;
@@ -17,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::statistics::Statistics;
 use rdkafka::{Offset, TopicPartitionList};
 
 pub(super) use group::Layout;
@@ -60,6 +62,8 @@ pub(super) struct ConsumerJob {
     pub prompt: bool,
     /// read_uncommitted: the records of aborted transactions are read too, and waited for.
     pub reads_aborted: bool,
+    /// The run's producers write transactions (their markers take offsets).
+    pub transactions: bool,
     pub shared: Arc<Shared>,
     pub reads: Arc<Reads>,
     /// Met once, when the consumer is ready: it then reads through warm-up (see `run`).
@@ -99,6 +103,11 @@ struct Reader<'c> {
     last_read: Vec<u64>,
     /// The last record's topic handle and its topic index: most records repeat it.
     topic_cache: (usize, usize),
+    /// How long records wait in the reader's own queue (`queue.rs`).
+    queue: queue::QueueWatch,
+    /// A pause after every record read (`KAFKABENCH_TEST_HOLD_READER_US`): a reader held back
+    /// on purpose, so the tests can show that a run names a slow reader as the limit.
+    hold_back: Option<Duration>,
     error: Option<String>,
 }
 
@@ -126,9 +135,15 @@ pub(super) fn run(job: ConsumerJob) -> ConsumerOutcome {
         leader: vec![-1; n],
         last_read: vec![0; n],
         topic_cache: (0, usize::MAX),
+        queue: queue::QueueWatch::new(&job.config, n),
+        hold_back: std::env::var("KAFKABENCH_TEST_HOLD_READER_US")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map(Duration::from_micros),
         error: None,
     };
     r.v.counts_aborted = job.reads_aborted;
+    r.v.skips_unreadable = !job.transactions;
     r.v.live = (job.shared.live.as_ref())
         .and_then(|l| l.e2e.get(job.index as usize))
         .cloned();
@@ -259,6 +274,7 @@ impl Reader<'_> {
         self.v.rec.first_read_ns = 0;
         self.v.rec.last_read_ns = origin;
         self.m.fetch_base = self.m.fetch_last;
+        self.queue.forget();
         self.measuring = true;
         if self.job.backlog {
             let tpl = self.list(|_| true);
@@ -348,16 +364,26 @@ impl Reader<'_> {
                 if let Some(m) = ev.message() {
                     self.record(&m);
                 }
+                if let Some(d) = self.hold_back {
+                    std::thread::sleep(d);
+                }
             }
             EventKind::Rebalance(assign) => self.rebalance(&ev, assign),
             EventKind::Stats => {
-                if let Some(json) = ev.stats_json() {
-                    self.m.stats(json, self.measuring);
+                let parsed = ev.stats_json().map(serde_json::from_str::<Statistics>);
+                if let Some(Ok(s)) = parsed {
+                    if self.measuring {
+                        let (layout, now) = (&self.job.layout, self.now());
+                        self.queue.sample(&mut self.v.rec.queue, &s, layout, now);
+                    }
+                    self.m.stats(&s, self.measuring);
                 }
             }
             EventKind::Error => {
                 let (code, reason, fatal) = ev.error();
-                if native::is_partition_eof(code) {
+                if code == rdkafka::types::RDKafkaErrorCode::AllBrokersDown {
+                    self.job.shared.brokers_down();
+                } else if native::is_partition_eof(code) {
                     let layout = &self.job.layout;
                     if let Some(Some((_, part))) = ev.with_partition(|t, p| layout.index(t, p)) {
                         self.partition_end(part);
@@ -401,6 +427,8 @@ impl Reader<'_> {
         }
         let part = topic * layout.partitions as usize + partition as usize;
         let now = self.now();
+        self.queue
+            .read(&mut self.v.rec.queue, part, m.offset(), now);
         self.v.read(m, topic, part, now, &self.job.reads);
         self.reached[part] = true;
         self.last_read[part] = now;
@@ -520,6 +548,9 @@ impl Reader<'_> {
         let n = self.v.unflushed();
         if n > 0 && !self.job.prompt {
             self.job.shared.consumed_any.fetch_add(n, Ordering::Release);
+        }
+        if n > 0 {
+            self.job.shared.heard(self.v.rec.last_read_ns);
         }
         self.v.flush(&self.job.reads);
     }

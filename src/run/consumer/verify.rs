@@ -109,6 +109,10 @@ pub(super) struct Verifier {
     /// The consumer reads uncommitted: an aborted record read is one it waits for, and
     /// counts toward `Reads::verified` (read_committed never hands one out).
     pub counts_aborted: bool,
+    /// Offsets skipped within a partition are records that cannot be read any more (deleted
+    /// before they were read): they leave the lag. Not with transactions, whose markers and
+    /// aborted records skip offsets too (an abort leaves the lag when it happens).
+    pub skips_unreadable: bool,
     /// This thread's live end-to-end buckets (`--metrics`).
     pub live: Option<std::sync::Arc<crate::run::live::LiveHistogram>>,
 }
@@ -160,6 +164,7 @@ impl Verifier {
             last_seq: vec![u64::MAX; producers * partitions],
             pending_verified: 0,
             counts_aborted: false,
+            skips_unreadable: false,
             pending_records: 0,
             live: None,
         }
@@ -215,12 +220,16 @@ impl Verifier {
         }
         r.last_read_ns = now;
         self.pending_records += 1;
-        if reads.next[part].fetch_max(offset + 1, Ordering::AcqRel) > offset {
+        let next = reads.next[part].fetch_max(offset + 1, Ordering::AcqRel);
+        if next > offset {
             r.redelivered += 1;
             return Read::Redelivered;
         }
         if offset < self.base[part] {
             return Read::Unverified;
+        }
+        if self.skips_unreadable && next > 0 && next > self.base[part] && offset > next {
+            self.intervals.unreadable(now, (offset - next) as u64);
         }
         let Some(s) = stamp() else {
             return Read::Unverified;
@@ -234,6 +243,7 @@ impl Verifier {
             r.aborted_read += 1;
             if self.counts_aborted && s.measured {
                 self.pending_verified += 1;
+                self.intervals.aborted_read(now);
             }
             return Read::Verified;
         }
