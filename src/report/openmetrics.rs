@@ -216,7 +216,7 @@ pub(crate) fn write(e: &Exposition, format: Format, out: &mut dyn Write) -> io::
         format,
         "kafkabench_finished",
         "gauge",
-        "1 once the invocation is over and these are its totals.",
+        "Whether the invocation is over (then 1), so that these are its totals.",
         None,
     )?;
     sample(
