@@ -390,6 +390,9 @@ fn answer(c: &mut TcpStream) -> Option<u16> {
         .ok()
 }
 
+/// The answers a probe may get: a status code, or None for a close (or reset) without one.
+type Answers = &'static [Option<u16>];
+
 /// Malformed, oversized and slow requests while a run goes on: each is refused or closed, a
 /// scrape after them is answered, and the run's figures are complete and consistent (every
 /// record of the scenario's count sent, acknowledged and read back, none lost), as the last
@@ -436,7 +439,7 @@ fn hostile_requests_mid_run_are_refused_and_the_run_is_whole() {
     // Malformed, oversized, and what the endpoint does not serve.
     let header = format!("X-Big: {}\r\n", "y".repeat(1 << 20));
     let many: String = (0..500).map(|i| format!("X-{i}: y\r\n")).collect();
-    let cases: Vec<(&str, Vec<u8>, &[Option<u16>])> = vec![
+    let cases: Vec<(&str, Vec<u8>, Answers)> = vec![
         (
             "TLS hello",
             b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03".to_vec(),
