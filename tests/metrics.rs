@@ -1,8 +1,11 @@
 //! `--metrics` scraped by a real Prometheus (Debian's `prometheus`, installed by scripts/setup;
 //! without it this test fails, it never skips): the totals Prometheus stored equal the run's
 //! result file, it saw the runs while they went on (not only their end), and the endpoint
-//! stayed up until a scrape read the end.
+//! stayed up until a scrape read the end. And the endpoint met by hostile clients while a run
+//! goes on: malformed, oversized and slow requests leave the run whole and the endpoint serving.
 
+use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -341,7 +344,6 @@ fn promtool_accepts_a_plain_scrape_mid_run() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("promtool starts");
-    use std::io::Write;
     check
         .stdin
         .take()
@@ -356,4 +358,223 @@ fn promtool_accepts_a_plain_scrape_mid_run() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(run.wait().expect("the run ends").code(), Some(0));
+}
+
+/// Sends `request` on a fresh connection and reads until the server closes it: the answer's
+/// status code, None when it closed (or reset) without one. Panics if the server holds the
+/// connection for a minute.
+fn probe(port: u16, request: &[u8]) -> Option<u16> {
+    let mut c = TcpStream::connect(("127.0.0.1", port)).expect("the endpoint accepts");
+    c.set_read_timeout(Some(Duration::from_secs(60)))
+        .expect("a timeout");
+    // A server that refuses early closes before a large request is all written.
+    let _ = c.write_all(request);
+    answer(&mut c)
+}
+
+fn answer(c: &mut TcpStream) -> Option<u16> {
+    let mut got = Vec::new();
+    if let Err(e) = c.read_to_end(&mut got) {
+        assert!(
+            !matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ),
+            "the endpoint held a connection for a minute"
+        );
+    }
+    String::from_utf8_lossy(&got)
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// The answers a probe may get: a status code, or None for a close (or reset) without one.
+type Answers = &'static [Option<u16>];
+
+/// Malformed, oversized and slow requests while a run goes on: each is refused or closed, a
+/// scrape after them is answered, and the run's figures are complete and consistent (every
+/// record of the scenario's count sent, acknowledged and read back, none lost), as the last
+/// scrape also says.
+#[test]
+fn hostile_requests_mid_run_are_refused_and_the_run_is_whole() {
+    require_broker();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let scenario = dir.path().join("probed.kbs");
+    // 12 s at 1000/s: longer than the probes take (about the endpoint's 5 s header timeout).
+    std::fs::write(
+        &scenario,
+        r#"scenario "probed" {
+  topic "kb-test-metrics-probed" { partitions = 2 }
+  consumer { }
+  workload { messages = 12000  rate = 1000/s  payload = json(size: 200B) }
+}
+"#,
+    )
+    .expect("a scenario");
+    let json = dir.path().join("probed.json");
+    let port = free_port();
+    let mut run = Command::new(env!("CARGO_BIN_EXE_kafkabench"))
+        .args(["run", "--quiet", "--metrics-linger", "60s", "--json"])
+        .arg(&json)
+        .arg("--metrics")
+        .arg(format!("127.0.0.1:{port}"))
+        .arg(&scenario)
+        .env("KAFKA_BOOTSTRAP", bootstrap())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kafkabench runs");
+    let measured = "kafkabench_phase=\"measured\"} 1";
+    let until = Instant::now() + Duration::from_secs(60);
+    while !get(port, "/metrics").is_some_and(|(_, body)| body.contains(measured)) {
+        assert!(
+            Instant::now() < until && run.try_wait().expect("waits").is_none(),
+            "no scrape saw the measured phase"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
+    // Malformed, oversized, and what the endpoint does not serve.
+    let header = format!("X-Big: {}\r\n", "y".repeat(1 << 20));
+    let many: String = (0..500).map(|i| format!("X-{i}: y\r\n")).collect();
+    let cases: Vec<(&str, Vec<u8>, Answers)> = vec![
+        (
+            "TLS hello",
+            b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03".to_vec(),
+            &[Some(400), None],
+        ),
+        (
+            "binary",
+            (0..=255u8).cycle().take(4096).collect(),
+            &[Some(400), None],
+        ),
+        ("no version", b"GET /metrics\r\n\r\n".to_vec(), &[Some(400)]),
+        (
+            "bad header",
+            b"GET /metrics HTTP/1.1\r\nHost a\r\n\r\n".to_vec(),
+            &[Some(400)],
+        ),
+        (
+            "HTTP/2 preface",
+            b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec(),
+            &[Some(400), Some(505), None],
+        ),
+        (
+            "a megabyte of head",
+            format!("GET /metrics HTTP/1.1\r\n{header}\r\n").into_bytes(),
+            &[Some(431), None],
+        ),
+        (
+            "500 headers",
+            format!("GET /metrics HTTP/1.1\r\n{many}\r\n").into_bytes(),
+            &[Some(431), None],
+        ),
+        (
+            "POST",
+            b"POST /metrics HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello".to_vec(),
+            &[Some(405)],
+        ),
+        (
+            "DELETE",
+            b"DELETE /metrics HTTP/1.1\r\n\r\n".to_vec(),
+            &[Some(405)],
+        ),
+        (
+            "another path",
+            b"GET /admin HTTP/1.1\r\n\r\n".to_vec(),
+            &[Some(404)],
+        ),
+    ];
+    for (what, request, want) in &cases {
+        for _ in 0..5 {
+            let got = probe(port, request);
+            assert!(
+                want.contains(&got),
+                "{what}: {got:?}, expected one of {want:?}"
+            );
+        }
+    }
+
+    // Slow: a hundred clients (past the cap of 32) that start a head and never finish it.
+    let mut slow: Vec<TcpStream> = (0..100)
+        .map(|_| {
+            let mut c = TcpStream::connect(("127.0.0.1", port)).expect("a connection");
+            c.set_read_timeout(Some(Duration::from_secs(60)))
+                .expect("a timeout");
+            let _ = c.write_all(b"GET /metrics HTTP/1.1\r\nHost: a\r\nX-Slow: ");
+            c
+        })
+        .collect();
+    // While they hold it, a scrape is answered or refused (503, or a reset when the refusal
+    // closes on its unread request), never left hanging.
+    let mut scraper = TcpStream::connect(("127.0.0.1", port)).expect("a connection");
+    scraper
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .expect("a timeout");
+    let _ = scraper.write_all(b"GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n");
+    let during = answer(&mut scraper);
+    assert!(matches!(during, Some(200 | 503) | None), "{during:?}");
+
+    // Every slow client is closed by the endpoint: refused at the cap, or timed out.
+    let (mut refused, mut closed) = (0, 0);
+    for c in &mut slow {
+        match answer(c) {
+            Some(503) => refused += 1,
+            Some(408) | None => closed += 1,
+            other => panic!("a slow client got {other:?}"),
+        }
+    }
+    assert_eq!(refused + closed, 100, "{refused} refused, {closed} closed");
+    let after = get(port, "/metrics").expect("a scrape after the probes");
+    assert_eq!(after.0, 200, "{}", after.1);
+
+    // The run goes on to its end; a scrape of the final totals ends the linger.
+    let last = loop {
+        if let Some((200, body)) = get(port, "/metrics") {
+            if body.lines().any(|l| l == "kafkabench_finished 1") {
+                break body;
+            }
+        }
+        assert!(
+            Instant::now() < until + Duration::from_secs(120),
+            "the run never finished"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let out = run.wait_with_output().expect("the run ends");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let result: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json).expect("a result file")).expect("JSON");
+    let r = &result["runs"][0];
+    for (field, want) in [
+        ("/sent", 12000.0),
+        ("/acked", 12000.0),
+        ("/failed", 0.0),
+        ("/delivery/consumed", 12000.0),
+        ("/delivery/lost", 0.0),
+        ("/ack/count", 12000.0),
+    ] {
+        assert_eq!(
+            r.pointer(field).and_then(|v| v.as_f64()),
+            Some(want),
+            "{field}"
+        );
+    }
+    assert_eq!(r["complete"], true);
+    for (metric, want) in [
+        ("kafkabench_records_sent_total", 12000),
+        ("kafkabench_records_acked_total", 12000),
+        ("kafkabench_records_failed_total", 0),
+        ("kafkabench_records_consumed_total", 12000),
+        ("kafkabench_ack_latency_seconds_count", 12000),
+    ] {
+        let line = last
+            .lines()
+            .find(|l| l.starts_with(&format!("{metric}{{")))
+            .unwrap_or_else(|| panic!("no {metric} in\n{last}"));
+        assert!(line.ends_with(&format!(" {want}")), "{line}");
+    }
 }

@@ -6,8 +6,18 @@
 //! Prometheus since 2.0 reads, while native histograms need the protobuf exposition and, on
 //! the Prometheus Debian ships, a feature flag. The percentiles of the report still come from
 //! the HdrHistograms; the buckets are for watching.
+//!
+//! Why not a metrics library: `prometheus-client` 0.26 (the Prometheus project's Rust client)
+//! writes both formats, units, and classic histograms from counted buckets (through a custom
+//! `Collector`), but has no stateset (its `MetricType` leaves StateSet "not yet supported"),
+//! so the phase would lose its OpenMetrics type; and the adaptor from these series to its
+//! collector would be about as long as this writer. The text stays written here, checked by
+//! `promtool` and a real Prometheus (tests/metrics.rs).
 
 use std::io::{self, Write};
+
+mod live;
+pub(crate) use live::{collected, FileLabels, LiveRun};
 
 use crate::run::live::{Buckets, BOUNDS_NS};
 
@@ -206,7 +216,7 @@ pub(crate) fn write(e: &Exposition, format: Format, out: &mut dyn Write) -> io::
         format,
         "kafkabench_finished",
         "gauge",
-        "1 once the invocation is over and these are its totals.",
+        "Whether the invocation is over (then 1), so that these are its totals.",
         None,
     )?;
     sample(

@@ -296,9 +296,14 @@ impl Proto {
                 };
                 varint(out, v as u64)
             }
-            P::SInt32 | P::SInt64 => varint(out, zigzag(int)),
+            P::SInt32 => varint(out, zigzag(int)),
+            // Every 64-bit integer is a long (0 to 999,999,999), as int64 and uint64 are.
+            P::SInt64 => varint(out, zigzag(if f.seq { int } else { values::long(rng) })),
             P::Fixed32 | P::SFixed32 => out.extend_from_slice(&(int as u32).to_le_bytes()),
-            P::Fixed64 | P::SFixed64 => out.extend_from_slice(&(int as u64).to_le_bytes()),
+            P::Fixed64 | P::SFixed64 => {
+                let v = if f.seq { int } else { values::long(rng) };
+                out.extend_from_slice(&(v as u64).to_le_bytes())
+            }
             P::String | P::Bytes => {
                 let len = values::string_len(rng);
                 varint(out, len as u64);

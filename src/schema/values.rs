@@ -1,5 +1,7 @@
 //! Random values of plausible shape, shared by the three formats: strings, uuids, numbers,
-//! instants near the record's time. Deterministic given the generator; nothing allocates.
+//! instants near the record's time, dates within the year before it. Deterministic given the
+//! generator; nothing allocates. grammar/REFERENCE.md ("Random records honour the schema")
+//! says what each schema type gets; it is kept to what these functions and their callers do.
 
 use crate::random::Rng;
 
@@ -117,10 +119,23 @@ pub(crate) fn decimal_f64(rng: &mut Rng) -> f64 {
     (rng.next_u64() % 100_000) as f64 / 100.0
 }
 
-/// A record's instant: within the hour before its send time `unix_ms`.
+/// A record's instant (an event time: Avro timestamps, protobuf's `Timestamp`, JSON Schema's
+/// `date-time`): within the hour before its send time `unix_ms`.
 #[inline]
 pub(crate) fn recent_ms(rng: &mut Rng, unix_ms: u64) -> i64 {
     unix_ms.saturating_sub(rng.next_u64() % 3_600_000) as i64
+}
+
+/// Days a record's date may lie before its send day.
+const DATE_SPAN_DAYS: u64 = 365;
+
+/// A record's date (Avro `date`, JSON Schema's `date`), as days since the epoch: the send day
+/// of `unix_ms` (UTC) or one of the 364 before it. A date is a day, not an event time: one
+/// taken from the hour before the send would be the same for nearly every record of a run,
+/// which compresses as no real date column does.
+#[inline]
+pub(crate) fn recent_day(rng: &mut Rng, unix_ms: u64) -> i64 {
+    (unix_ms / 86_400_000) as i64 - (rng.next_u64() % DATE_SPAN_DAYS) as i64
 }
 
 /// Appends `ms` since the epoch as RFC 3339 UTC (`2024-05-01T12:34:56.789Z`).
@@ -194,6 +209,18 @@ mod tests {
     }
 
     #[test]
+    fn dates_are_the_send_day_or_one_of_the_364_before() {
+        let mut rng = Rng::new(7);
+        let today = 1_700_000_000_000 / 86_400_000;
+        let days: std::collections::BTreeSet<i64> = (0..20_000)
+            .map(|_| recent_day(&mut rng, 1_700_000_000_000))
+            .collect();
+        assert_eq!(days.first(), Some(&(today - 364)));
+        assert_eq!(days.last(), Some(&today));
+        assert_eq!(days.len(), 365);
+    }
+
+    #[test]
     fn uuids_are_version_4_text() {
         let mut out = Vec::new();
         uuid(&mut Rng::new(1), &mut out);
@@ -214,3 +241,7 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "values_tests.rs"]
+mod by_format;

@@ -274,9 +274,7 @@ impl Avro {
 fn int(k: IntKind, rng: &mut Rng, at: Stamp) -> i64 {
     match k {
         IntKind::Plain => values::small_int(rng),
-        IntKind::Date => {
-            (values::recent_ms(rng, at.unix_ms) / 86_400_000) - (rng.next_u64() % 365) as i64
-        }
+        IntKind::Date => values::recent_day(rng, at.unix_ms),
         IntKind::TimeMillis => (rng.next_u64() % 86_400_000) as i64,
     }
 }

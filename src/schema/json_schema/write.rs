@@ -64,7 +64,7 @@ fn gen(j: &J, rng: &mut Rng, at: Stamp, depth: usize, out: &mut Vec<u8>) {
             match format {
                 Format::Uuid => values::uuid(rng, out),
                 Format::DateTime => values::rfc3339(out, values::recent_ms(rng, at.unix_ms)),
-                Format::Date => values::date(out, values::recent_ms(rng, at.unix_ms) / 86_400_000),
+                Format::Date => values::date(out, values::recent_day(rng, at.unix_ms)),
                 Format::Email => {
                     let n = values::between(rng, 4, 12) as usize;
                     values::alnum(rng, out, n);
