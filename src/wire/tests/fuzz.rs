@@ -1,9 +1,9 @@
 //! Hostile and broken responses: every response type the client reads, at every version,
-//! mutated (each length prefix set to hostile values, bytes flipped, the frame cut short) and
-//! fed to the entry point it decodes frames with (`conn::decode_response`). None may panic, and
-//! none may allocate more than the bounds walk counted (a counting allocator measures it):
-//! a refused frame allocates next to nothing, an accepted one at most its count, which is
-//! capped by `MAX_DECODED`.
+//! mutated (each length prefix set to hostile values, bytes flipped or inserted, the frame cut
+//! short) and fed to the entry point it decodes frames with (`conn::decode_response`). None may
+//! panic, and none may allocate more than the bounds walk counted (a counting allocator
+//! measures it): a refused frame allocates next to nothing, an accepted one at most its count,
+//! which is capped by `MAX_DECODED`.
 //!
 //! CI runs `CI_CASES` random cases (about a second in release, on a loaded 2-core machine);
 //! more by hand: `PROPTEST_CASES=1000000 cargo test --release --lib wire::tests::fuzz`.
