@@ -1,6 +1,7 @@
 //! One framed Kafka connection: connect (TLS and SASL as `Security` says), ApiVersions once,
 //! then requests and their responses matched by correlation id. Blocking, with every wait
-//! bounded; a response larger than the limit, or one that does not decode, is an error and the
+//! bounded; a response larger than the limit, one whose lengths would have the decoder reserve
+//! more than its bytes can hold (`bounds`), or one that does not decode, is an error and the
 //! connection is not used again.
 
 use std::io::{self, Read, Write};
@@ -14,6 +15,7 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Request, StrBytes};
 
+use super::bounds::{self, Bounded};
 use super::security::{self, Security};
 use super::WireError;
 
@@ -171,7 +173,10 @@ impl Conn {
     }
 
     /// Send `req` at the highest common version and wait for its response.
-    pub(crate) fn request<R: Request>(&mut self, req: &R) -> Result<R::Response, WireError> {
+    pub(crate) fn request<R: Request>(&mut self, req: &R) -> Result<R::Response, WireError>
+    where
+        R::Response: Bounded,
+    {
         let v = self.version::<R>()?;
         self.request_v(v, req)
     }
@@ -181,7 +186,10 @@ impl Conn {
         &mut self,
         version: i16,
         req: &R,
-    ) -> Result<R::Response, WireError> {
+    ) -> Result<R::Response, WireError>
+    where
+        R::Response: Bounded,
+    {
         let sent = self.send(version, req, Duration::ZERO)?;
         self.receive(sent)
     }
@@ -231,31 +239,20 @@ impl Conn {
     }
 
     /// Read the response to `sent` (responses come in the order requests were sent).
-    pub(crate) fn receive<R: Request>(&mut self, sent: Sent<R>) -> Result<R::Response, WireError> {
+    pub(crate) fn receive<R: Request>(&mut self, sent: Sent<R>) -> Result<R::Response, WireError>
+    where
+        R::Response: Bounded,
+    {
         let r = self.receive_inner::<R>(&sent);
         self.fail_on(r)
     }
 
-    fn receive_inner<R: Request>(&mut self, sent: &Sent<R>) -> Result<R::Response, WireError> {
-        let mut body = self.read_frame(R::KEY, sent.hold)?;
-        // ApiVersions answers with a v0 header whatever the request's version (KIP-511).
-        let hv = if R::KEY == ApiKey::ApiVersions as i16 {
-            0
-        } else {
-            R::Response::header_version(sent.version)
-        };
-        let header = decode_guarded(|| ResponseHeader::decode(&mut body, hv))
-            .map_err(|d| self.garbled(R::KEY, d))?;
-        if header.correlation_id != sent.correlation {
-            return Err(self.garbled(
-                R::KEY,
-                format!(
-                    "correlation id {} where {} was expected",
-                    header.correlation_id, sent.correlation
-                ),
-            ));
-        }
-        decode_guarded(|| R::Response::decode(&mut body, sent.version))
+    fn receive_inner<R: Request>(&mut self, sent: &Sent<R>) -> Result<R::Response, WireError>
+    where
+        R::Response: Bounded,
+    {
+        let body = self.read_frame(R::KEY, sent.hold)?;
+        decode_guarded(|| decode_response::<R>(body, sent.version, sent.correlation))
             .map_err(|d| self.garbled(R::KEY, d))
     }
 
@@ -459,6 +456,33 @@ pub(crate) fn tcp_connect(broker: &str, timeout: Duration) -> Result<TcpStream, 
         broker: broker.to_string(),
         source: last,
     })
+}
+
+/// The response to `R` sent at `version` with `correlation`, from `body` (its frame after the
+/// length): its lengths checked against its bytes (`bounds`), then decoded by kafka-protocol.
+pub(crate) fn decode_response<R: Request>(
+    mut body: Bytes,
+    version: i16,
+    correlation: i32,
+) -> Result<R::Response, String>
+where
+    R::Response: Bounded,
+{
+    // ApiVersions answers with a v0 header whatever the request's version (KIP-511).
+    let hv = if R::KEY == ApiKey::ApiVersions as i16 {
+        0
+    } else {
+        R::Response::header_version(version)
+    };
+    bounds::check::<R::Response>(&body, hv, version)?;
+    let header = ResponseHeader::decode(&mut body, hv).map_err(|e| e.to_string())?;
+    if header.correlation_id != correlation {
+        return Err(format!(
+            "correlation id {} where {correlation} was expected",
+            header.correlation_id
+        ));
+    }
+    R::Response::decode(&mut body, version).map_err(|e| e.to_string())
 }
 
 /// Decode, turning any panic inside kafka-protocol into an error (a garbled response must not

@@ -1,12 +1,15 @@
 //! Kafka spoken natively, for what librdkafka cannot do: a framed connection (`conn`) and a
 //! share-group consumer (KIP-932, `share`). A foundation: it imports nothing from the crate.
 //! Blocking I/O with timeouts: each consumer runs on its own OS thread. Nothing here prints;
-//! every failure is a `WireError` that names the broker, the request and Kafka's error.
+//! every failure is a `WireError` that names the broker, the request and Kafka's error. What a
+//! broker sends is bounded before it is allocated: the frame by `Limits::max_response`, what
+//! decoding it reserves by `bounds`, a batch's decompressed size by `records`.
 
 // The share consumer's caller (the run's share workload) lands on another branch; until then
 // parts of this API are used only by its tests.
 
 pub(crate) mod admin;
+pub(crate) mod bounds;
 pub(crate) mod conn;
 mod error;
 mod records;

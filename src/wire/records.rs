@@ -1,7 +1,11 @@
 //! A lean reader of record batches (magic v2): it walks records where they lie, in the
 //! response or in one reused decompression buffer, so consuming allocates nothing per record
 //! (kafka-protocol's decoder builds a struct and copies per record). Batches come compressed
-//! with any codec. Every length is checked: a garbled batch is an error, never a panic.
+//! with any codec. Every length is checked: a garbled batch is an error, never a panic. Nothing
+//! is reserved from a count read off the wire (kafka-protocol's `RecordBatchDecoder` reserves
+//! the claimed record count; the client does not use it): a record count is only a loop bound,
+//! each record's lengths are checked against the bytes left, and decompression stops at
+//! `max_decompressed`.
 
 use std::io::Read;
 

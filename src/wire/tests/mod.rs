@@ -1,9 +1,14 @@
 //! The wire module against the local broker (KAFKA_BOOTSTRAP, default 127.0.0.1:9092) and
 //! against fake brokers that answer garbage or nothing.
 
+mod alloc;
 mod bench;
 mod fake;
+mod fuzz;
+mod fuzz_records;
+mod hostile;
 mod records;
+mod samples;
 mod secure;
 mod share;
 
