@@ -51,15 +51,21 @@ each_fixture!(
 );
 
 /// Parse and check, as `kafkabench check` does.
-fn load(path: &Path) -> (Sources, Result<Scenario, Diagnostics>) {
+pub(crate) fn load(path: &Path) -> (Sources, Result<Scenario, Diagnostics>) {
     let mut sources = Sources::default();
     let result = kafkabench::check::load(path, &mut sources);
     (sources, result)
 }
 
 fn renders_like_its_snapshot(name: &str) {
-    let path = Path::new(FIXTURES).join(format!("{name}.kbs"));
-    let (sources, result) = load(&path);
+    let text = rendered(&Path::new(FIXTURES).join(format!("{name}.kbs")));
+    insta::assert_snapshot!(name, text);
+}
+
+/// An invalid file's diagnostics as `check` shows them: no colour, 100 columns (also used by
+/// tests/slips.rs).
+pub(crate) fn rendered(path: &Path) -> String {
+    let (sources, result) = load(path);
     let diags = result
         .err()
         .unwrap_or_else(|| panic!("{} should be invalid", path.display()));
@@ -68,7 +74,7 @@ fn renders_like_its_snapshot(name: &str) {
         !text.contains("rule") && !text.contains("EOI"),
         "pest internals leaked:\n{text}"
     );
-    insta::assert_snapshot!(name, text);
+    text
 }
 
 #[test]

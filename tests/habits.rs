@@ -118,6 +118,27 @@ fn a_count_suffix_in_an_assertion_is_a_plain_number() {
     assert_eq!(constants, [300_000.0, 50_000.0]);
 }
 
+#[test]
+fn units_written_either_way_are_both_accepted_with_their_own_meaning() {
+    // `1000ms` and `1s` are the same length; `KB` counts thousands and `KiB` 1024s; `messages =
+    // 1M` is a million (tests/fixtures/slips has the forms that are refused, each with its fix).
+    let a = workload("workload { duration = 1000ms  payload = random(size: 100KB) }");
+    let b = workload("workload { duration = 1s  payload = random(size: 100KiB)  messages = 1M }");
+    assert_eq!(a.duration, b.duration);
+    assert_eq!(a.duration, Some(Duration::from_secs(1)));
+    assert!(
+        matches!(a.payload, PayloadSpec::Random { size: 100_000, .. }),
+        "{:?}",
+        a.payload
+    );
+    assert!(
+        matches!(b.payload, PayloadSpec::Random { size: 102_400, .. }),
+        "{:?}",
+        b.payload
+    );
+    assert_eq!(b.messages, Some(1_000_000));
+}
+
 // ---- percentiles -----------------------------------------------------------------------------
 
 fn lhs_metric(assertion: &str) -> Metric {

@@ -41,6 +41,7 @@ mod secrets;
 mod security;
 mod shards;
 mod share;
+mod slips;
 mod textmate;
 mod topics;
 mod transactions;

@@ -268,7 +268,7 @@ impl Checker<'_> {
                         format!("unknown setting `{}` at the top of a scenario", s.key.node),
                     )
                     .label("not a top-level setting")
-                    .help(top_level_help(&s.key.node)),
+                    .help(top_level_help(&s.key.node, self.sources.text(s.value.span))),
                 ),
                 Entry::Include(i) => self.err(
                     Diagnostic::new(Kind::Include, i.span, "include was not resolved")
@@ -428,10 +428,12 @@ impl Checker<'_> {
     }
 }
 
-fn top_level_help(key: &str) -> String {
+fn top_level_help(key: &str, value: &str) -> String {
     let (head, _) = key.split_once('.').unwrap_or((key, ""));
     if OVERRIDABLE.contains(&head) {
         format!("put it inside `{head} {{ ... }}`")
+    } else if let Some(home) = props::home_of(key, value.trim()) {
+        home
     } else if let Some(c) = crate::diagnostic::closest(key, ["description", "repeat"]) {
         format!("did you mean `{c}`?")
     } else {

@@ -34,6 +34,63 @@ fn java_only(key: &str) -> Option<&'static str> {
     })
 }
 
+/// Where a setting written in the wrong block belongs, with the setting as it is written there:
+/// another tool's name for a kafkabench setting (`vus`, `producerRate`), a client property
+/// (`acks` → `producer { }`), a Java client's, or a topic config. `value` is the value as
+/// written; a secret's is left out.
+pub(super) fn home_of(key: &str, value: &str) -> Option<String> {
+    if let Some(h) = crate::syntax::foreign_help(key, Some(value)) {
+        return Some(h);
+    }
+    let value = if is_secret(key) { "..." } else { value };
+    if let Some(note) = java_only(key) {
+        return Some(format!("`{key}` is a Java client property: {note}"));
+    }
+    if known_names().iter().any(|n| n == key) {
+        const CONSUMER: &[&str] = &[
+            "group.",
+            "fetch.",
+            "auto.offset.reset",
+            "enable.auto.",
+            "auto.commit.",
+            "isolation.level",
+            "session.timeout.ms",
+            "heartbeat.",
+            "max.poll.",
+            "partition.assignment.strategy",
+            "queued.",
+            "check.crcs",
+        ];
+        const CLUSTER: &[&str] = &[
+            "security.",
+            "sasl.",
+            "ssl.",
+            "bootstrap.servers",
+            "client.id",
+        ];
+        let section = if key == "bootstrap.servers" {
+            return Some(format!(
+                "the brokers are `cluster {{ bootstrap = \"{value}\" }}`"
+            ));
+        } else if CONSUMER.iter().any(|p| key.starts_with(p)) {
+            "consumer"
+        } else if CLUSTER.iter().any(|p| key.starts_with(p)) {
+            "cluster"
+        } else {
+            "producer"
+        };
+        return Some(format!(
+            "`{key}` is a client property: put it in `{section} {{ {key} = {value} }}`"
+        ));
+    }
+    if TOPIC_CONFIGS.contains(&key) {
+        return Some(format!(
+            "`{key}` is a topic config: put it in `topic \"name\" {{ {key} = {value} }}`"
+        ));
+    }
+    None
+}
+
 /// Every property name librdkafka knows, for "did you mean".
 fn known_names() -> &'static [String] {
     static NAMES: OnceLock<Vec<String>> = OnceLock::new();

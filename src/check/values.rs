@@ -244,6 +244,13 @@ impl Checker<'_> {
                         let n = units::number_text(q.number.value);
                         format!("`M` counts millions: {n} minutes is `{n}m` or `{n}min`")
                     }
+                    Some(ValueKind::Str(t)) if looks_like_a_literal(t) => {
+                        format!("write `{t}` without quotes: a duration is not a string")
+                    }
+                    Some(ValueKind::Quantity(q)) if q.unit.is_none() => {
+                        let n = units::number_text(q.number.value);
+                        format!("durations carry a unit: `{n}s`, `{n}ms` or `{n}m` (ns, us, ms, s, m, h)")
+                    }
                     _ => "durations carry a unit: ns, us, ms, s, m, h (e.g. `30s`)".into(),
                 };
                 self.wrong_kind(v, ctx, msg, "expected a duration".into(), &help);
@@ -274,6 +281,9 @@ impl Checker<'_> {
                             _ => None,
                         }
                     }),
+                    Some(ValueKind::Str(t)) if looks_like_a_literal(t) => Some(format!(
+                        "write `{t}` without quotes: a size is not a string"
+                    )),
                     _ => None,
                 };
                 let help = counted.unwrap_or_else(|| {
@@ -284,6 +294,13 @@ impl Checker<'_> {
             }
         }
     }
+}
+
+/// `"30s"`, `"1KiB"`: a number with its unit, written in quotes as YAML and JSON habits have it.
+fn looks_like_a_literal(t: &str) -> bool {
+    t.starts_with(|c: char| c.is_ascii_digit())
+        && t.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_')
 }
 
 fn shape_name(k: &ValueKind) -> &'static str {

@@ -141,9 +141,17 @@ impl Checker<'_> {
                         None
                     }
                     Some(other) => {
+                        // `"30s"`: quoted as YAML and JSON write it.
+                        let quoted = match &other {
+                            Scalar::Str(t) if t.starts_with(|c: char| c.is_ascii_digit()) => {
+                                Some(format!("write `{t}` without quotes"))
+                            }
+                            _ => None,
+                        };
                         self.err(
                             Diagnostic::new(Kind::Type, e.value.span, format!("warmup is a duration or a message count, not {}", other.kind_name()))
-                                .label("expected e.g. `5s` or `10_000`"),
+                                .label("expected e.g. `5s` or `10_000`")
+                                .help_opt(quoted),
                         );
                         None
                     }
@@ -186,7 +194,10 @@ impl Checker<'_> {
             _ => self.err(
                 Diagnostic::new(Kind::UnknownKey, e.key.span, format!("unknown workload setting `{key}`"))
                     .label("not a workload setting")
-                    .help(suggest(key, WORKLOAD_KEYS, "workload settings are")),
+                    .help(
+                        super::props::home_of(key, self.sources.text(e.value.span).trim())
+                            .unwrap_or_else(|| suggest(key, WORKLOAD_KEYS, "workload settings are")),
+                    ),
             ),
         }
     }
@@ -267,6 +278,21 @@ impl Checker<'_> {
                 }
                 Scalar::ByteRate(b) => {
                     byte_rates.push((b, rv.span));
+                    None
+                }
+                Scalar::Number(n) if n > 0.0 => {
+                    self.err(
+                        Diagnostic::new(
+                            Kind::Type,
+                            rv.span,
+                            "a rate is messages per period, not a number",
+                        )
+                        .label("no period")
+                        .help(format!(
+                            "write `{}/s` (per second; `/min` and `/h` work too)",
+                            self.sources.text(rv.span).trim()
+                        )),
+                    );
                     None
                 }
                 other => {

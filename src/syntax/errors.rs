@@ -1,7 +1,7 @@
 //! Error translation: a pest error becomes a [`Diagnostic`] in words a user knows. [`describe`]
 //! is an exhaustive match, so a new grammar rule without a readable name does not compile.
 
-use super::Rule;
+use super::{slips, Rule};
 use crate::diagnostic::{Diagnostic, Kind};
 use crate::source::{FileId, Span};
 
@@ -81,6 +81,41 @@ pub(super) fn syntax_error(file: FileId, text: &str, e: pest::error::Error<Rule>
         pest::error::InputLocation::Pos(p) => (p, p),
         pest::error::InputLocation::Span((s, e)) => (s, e),
     };
+    let positives: &[Rule] = match &e.variant {
+        pest::error::ErrorVariant::ParsingError { positives, .. } => positives,
+        pest::error::ErrorVariant::CustomError { message } => {
+            let message = if PEST_LIMITS.iter().any(|limit| message.contains(limit)) {
+                "the file is too deeply nested or too complex to parse".to_string()
+            } else {
+                message.clone()
+            };
+            let end = if end == start {
+                next_char_boundary(text, start)
+            } else {
+                end
+            };
+            return Diagnostic::new(Kind::Syntax, Span::new(file, start, end), message)
+                .label("here");
+        }
+    };
+    // pest's location is the furthest rule it tried; a literal (`=` after an atomic key) may
+    // have been tried further on, and that is where the file stopped making sense.
+    let furthest = e
+        .parse_attempts()
+        .map_or(start, |a| a.max_position.max(start))
+        .min(text.len());
+    let failure = slips::Failure {
+        at: furthest,
+        expects_end: positives.contains(&Rule::EOI),
+        expects_scenario: positives
+            .iter()
+            .any(|r| matches!(r, Rule::scenario | Rule::file)),
+    };
+    if let Some(x) = slips::explain(text, &failure) {
+        return Diagnostic::new(Kind::Syntax, Span::new(file, x.start, x.end), x.message)
+            .label(x.label)
+            .help(x.help);
+    }
     // Point at the offending character (or the end) rather than an empty gap.
     let end = if end == start {
         next_char_boundary(text, start)
@@ -92,34 +127,27 @@ pub(super) fn syntax_error(file: FileId, text: &str, e: pest::error::Error<Rule>
         [one] => Some(format!("expected {one}")),
         many => Some(format!("expected one of: {}", many.join(", "))),
     };
-    let message = match e.variant {
-        pest::error::ErrorVariant::CustomError { message }
-            if PEST_LIMITS.iter().any(|limit| message.contains(limit)) =>
-        {
-            "the file is too deeply nested or too complex to parse".to_string()
-        }
-        pest::error::ErrorVariant::CustomError { message } => message,
-        pest::error::ErrorVariant::ParsingError { .. } => {
-            format!("unexpected {}", found(text, start))
-        }
+    let message = match found(text, start) {
+        None => "the file ends too early".to_string(),
+        Some(token) => format!("unexpected {token}"),
     };
     Diagnostic::new(Kind::Syntax, Span::new(file, start, end), message)
         .label("here")
         .help_opt(help)
 }
 
-/// What stands at the error: a short token, white space, or the end of the file.
-fn found(text: &str, at: usize) -> String {
+/// What stands at the error: a short token or white space; None at the end of the file.
+fn found(text: &str, at: usize) -> Option<String> {
     match text[at..].chars().next() {
-        None => "the end of the file".to_string(),
-        Some(c) if c.is_whitespace() => "white space".to_string(),
+        None => None,
+        Some(c) if c.is_whitespace() => Some("white space".to_string()),
         Some(_) => {
             let token: String = text[at..]
                 .chars()
                 .take_while(|c| !c.is_whitespace())
                 .take(20)
                 .collect();
-            format!("`{token}`")
+            Some(format!("`{token}`"))
         }
     }
 }
@@ -128,7 +156,15 @@ fn found(text: &str, at: usize) -> String {
 fn expected(e: &pest::error::Error<Rule>) -> Vec<String> {
     let mut expected: Vec<String> = Vec::new();
     if let pest::error::ErrorVariant::ParsingError { positives, .. } = &e.variant {
-        for rule in positives {
+        // After a number, pest would also take a unit or a count's noun: true, but rarely the
+        // help someone needs when something else fits.
+        let rest = positives
+            .iter()
+            .any(|r| !matches!(r, Rule::unit | Rule::noun));
+        for rule in positives
+            .iter()
+            .filter(|r| !rest || !matches!(r, Rule::unit | Rule::noun))
+        {
             let words = describe(*rule);
             if !matches!(*rule, Rule::WHITESPACE | Rule::COMMENT)
                 && !expected.iter().any(|x| x == words)
@@ -139,12 +175,18 @@ fn expected(e: &pest::error::Error<Rule>) -> Vec<String> {
     }
     if let Some(attempts) = e.parse_attempts() {
         for token in attempts.expected_tokens() {
-            // ParsingToken is not exported; only literal (case-sensitive) tokens help a user.
-            let literal = token.to_string();
-            let layout = literal.trim().is_empty() || literal == "#" || literal == "//";
-            if format!("{token:?}").starts_with("Sensitive") && !layout {
-                let quoted = format!("`{token}`");
-                if !expected.contains(&quoted) {
+            // ParsingToken is not exported; only literal (case-sensitive) tokens help a user, and
+            // only those that are words or punctuation of the language (never `_` of a name).
+            if !format!("{token:?}").starts_with("Sensitive") {
+                continue;
+            }
+            if let Some(shown) = literal(&token.to_string()) {
+                let quoted = format!("`{shown}`");
+                // `expect` beside `expect { ... }` says nothing more.
+                let said = expected
+                    .iter()
+                    .any(|x| x.starts_with(&format!("`{shown} ")));
+                if !expected.contains(&quoted) && !said {
                     expected.push(quoted);
                 }
             }
@@ -154,6 +196,119 @@ fn expected(e: &pest::error::Error<Rule>) -> Vec<String> {
     expected
 }
 
+/// The grammar's literals a user may be told to write. Parts of names, numbers and strings
+/// (`_`, `.`, `-`, `%`, a quote, an escape letter) and layout are left out: "expected `_`" names
+/// the inside of a rule, not something to type. The test below keeps this list exhaustive.
+const SHOWN_LITERALS: &[&str] = &[
+    "=",
+    "{",
+    "}",
+    "[",
+    "]",
+    "(",
+    ")",
+    ",",
+    ":",
+    "..",
+    "<",
+    "<=",
+    ">",
+    ">=",
+    "==",
+    "!=",
+    "+",
+    "*",
+    "/",
+    "scenario",
+    "include",
+    "expect",
+    "slo",
+    "faults",
+    "for",
+    "then",
+    "ramp",
+    "to",
+    "over",
+    "in",
+    "with",
+    "confidence",
+    "when",
+    "and",
+    "at",
+    "before",
+    "of",
+    "leader",
+    "partition",
+];
+
+/// Literals that are pieces of a rule, never told to a user.
+#[cfg(test)]
+const HIDDEN_LITERALS: &[&str] = &[
+    " ", "\t", "\r", "\n", "#", "//", "_", ".", "-", "%", "\"", "\\", "n", "t", "r", "0", "x",
+    "message", "messages", "record", "records",
+];
+
+fn literal(token: &str) -> Option<&'static str> {
+    SHOWN_LITERALS.iter().find(|l| **l == token).copied()
+}
+
 fn next_char_boundary(text: &str, at: usize) -> usize {
     text[at..].chars().next().map_or(at, |c| at + c.len_utf8())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every string literal of the grammar, decoded; comments (`//` to the end of a line) are
+    /// skipped.
+    fn grammar_literals() -> Vec<String> {
+        let grammar = include_str!("../../grammar/kafkabench.pest");
+        let mut out = Vec::new();
+        let mut chars = grammar.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '/' if chars.peek() == Some(&'/') => {
+                    for c in chars.by_ref() {
+                        if c == '\n' {
+                            break;
+                        }
+                    }
+                }
+                '"' => {
+                    let mut lit = String::new();
+                    while let Some(c) = chars.next() {
+                        match c {
+                            '"' => break,
+                            '\\' => lit.push(match chars.next() {
+                                Some('n') => '\n',
+                                Some('t') => '\t',
+                                Some('r') => '\r',
+                                Some(other) => other,
+                                None => break,
+                            }),
+                            c => lit.push(c),
+                        }
+                    }
+                    out.push(lit);
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn every_literal_of_the_grammar_is_either_shown_or_hidden() {
+        let literals = grammar_literals();
+        assert!(literals.iter().any(|l| l == "scenario"), "{literals:?}");
+        for l in &literals {
+            let shown = SHOWN_LITERALS.contains(&l.as_str());
+            let hidden = HIDDEN_LITERALS.contains(&l.as_str());
+            assert!(
+                shown != hidden,
+                "grammar literal {l:?}: put it in exactly one of SHOWN_LITERALS and HIDDEN_LITERALS"
+            );
+        }
+    }
 }

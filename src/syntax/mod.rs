@@ -1,6 +1,7 @@
 //! Stage 1, parse: text → [`Ast`]. pest is confined to this module and its files: [`errors`]
 //! turns pest errors into diagnostics, [`build`] turns pest pairs into the AST, [`include`]
-//! reads files and splices included ones in, [`limits`] refuses what would exhaust the parser.
+//! reads files and splices included ones in, [`limits`] refuses what would exhaust the parser,
+//! [`slips`] explains a syntax error by the slip that made it.
 
 pub(crate) mod ast;
 mod build;
@@ -8,6 +9,7 @@ mod errors;
 pub mod fmt;
 mod include;
 pub(crate) mod limits;
+mod slips;
 
 use std::num::NonZeroUsize;
 use std::sync::Once;
@@ -18,6 +20,7 @@ use crate::diagnostic::Diagnostic;
 use crate::source::FileId;
 pub use ast::*;
 pub use include::{load, Loaded};
+pub(crate) use slips::foreign_help;
 
 #[derive(pest_derive::Parser)]
 #[grammar = "../grammar/kafkabench.pest"]
