@@ -6,6 +6,7 @@
 
 pub(crate) mod admin;
 mod capacity;
+mod clock;
 mod consumer;
 pub(crate) mod cpu;
 mod environment;
