@@ -155,6 +155,23 @@ class Bench:
     def tool(self, cls, *args):
         return tool(cls, *args)
 
+    def wait_quiet(self):
+        """With --quiet-load L: waits (up to --quiet-wait seconds) until the 1-minute load
+        average is under L. Returns the load average it starts at."""
+        load = os.getloadavg()[0]
+        if self.args.quiet_load is None:
+            return load
+        deadline = time.monotonic() + self.args.quiet_wait
+        if load >= self.args.quiet_load:
+            self.log(f"waiting for a 1-minute load average under {self.args.quiet_load} "
+                     f"(now {load:.2f})")
+        while load >= self.args.quiet_load and time.monotonic() < deadline:
+            time.sleep(5)
+            load = os.getloadavg()[0]
+        if load >= self.args.quiet_load:
+            self.log(f"still {load:.2f} after {self.args.quiet_wait} s: going on (marked)")
+        return load
+
     def delete_topic(self, name):
         delete_topic(self.bootstrap, name)
 
@@ -412,6 +429,11 @@ def main():
                     default=peers_share.READERS,
                     help="the share section's readers (default all: kafkabench and perf-test with "
                          "1 and 4 members, kafkabench's classic and kip848 group consumers)")
+    ap.add_argument("--quiet-load", type=float, metavar="L",
+                    help="before each repetition of the consume section, wait until the "
+                         "1-minute load average is under L (the quiet series: 1.0)")
+    ap.add_argument("--quiet-wait", type=int, default=900, metavar="SECS",
+                    help="the longest wait for --quiet-load per repetition (default 900)")
     ap.add_argument("--timeout", type=int, default=600, help="seconds before a run is killed")
     ap.add_argument("--kafkabench", default=KAFKABENCH, metavar="BIN",
                     help="the kafkabench binary to measure (default target/release/kafkabench; "

@@ -138,8 +138,9 @@ class ReadSide:
                    "rdkafka_perf": self.read_rdkafka_perf, BASELINE: self.read_baseline}
         try:
             for rep in range(self.args.reps):
+                load = self.b.wait_quiet()
                 topic, own = self.write_backlog(f"cons-write-{rep}", n)
-                own.update(section="consume", tool=OWN, rep=rep, backlog=n)
+                own.update(section="consume", tool=OWN, rep=rep, backlog=n, load=load)
                 self.b.rows.append(own)
                 self.b.log(f"cons-write-{rep}: written, then drained at {own['msg_s']:,.0f} "
                            f"records/s, verified")
@@ -154,7 +155,7 @@ class ReadSide:
                         r = readers[t](label, topic, n)
                         if r["msgs"] != n:
                             raise SystemExit(f"{label} read {r['msgs']:,} of {n:,} records")
-                        r.update(section="consume", tool=t, rep=rep, backlog=n)
+                        r.update(section="consume", tool=t, rep=rep, backlog=n, load=load)
                         self.b.rows.append(r)
                         self.b.log(f"{label}: {r['msg_s']:,.0f} records/s, "
                                    f"{r['cpu'] / (n / 1e6):.2f} CPU s/M, {r['rss']:.0f} MiB, "
@@ -260,6 +261,39 @@ def span(xs, spec):
     return f"{format(min(xs), spec)}–{format(max(xs), spec)}" if xs else "-"
 
 
+def verifying_vs_plain(cons):
+    """Per repetition: the verifying read of the run's own backlog against the plain group
+    read of the same records (kafkabench both), and the 1-minute load average before it."""
+    reps = sorted({r["rep"] for r in cons})
+    pairs = []
+    for rep in reps:
+        own = [r for r in cons if r["rep"] == rep and r["tool"] == OWN]
+        plain = [r for r in cons if r["rep"] == rep and r["tool"] == "kafkabench"]
+        if own and plain:
+            pairs.append((rep, own[0], plain[0]))
+    if not pairs:
+        return []
+    lines = ["\nThe verifying read (own backlog, every record's stamp checked) against the plain "
+             "group read of the same records, per repetition:\n",
+             "| rep | load avg before | plain read, records/s | verifying read, records/s | "
+             "verifying ÷ plain |",
+             "|---:|---:|---:|---:|---:|"]
+    ratios = []
+    for rep, own, plain in pairs:
+        ratio = own["msg_s"] / plain["msg_s"] if plain["msg_s"] else None
+        ratios.append(ratio)
+        lines.append(f"| {rep + 1} | {fmt(own.get('load'), '.2f')} | {plain['msg_s']:,.0f} | "
+                     f"{own['msg_s']:,.0f} | {fmt(ratio, '.2f')} |")
+    plain_med = med([p["msg_s"] for _, _, p in pairs])
+    own_med = med([o["msg_s"] for _, o, _ in pairs])
+    loads = [o.get("load") for _, o, _ in pairs if o.get("load") is not None]
+    lines.append(f"\nMedian of the same-repetition ratios: {fmt(med(ratios), '.2f')}× "
+                 f"({span(ratios, '.2f')}); ratio of the medians: "
+                 f"{own_med / plain_med:.2f}× (goal ≥ 0.9×); load average before the "
+                 f"repetitions {span(loads, '.2f')}.")
+    return lines
+
+
 def report(rows, args):
     lines = []
     cons = [r for r in rows if r["section"] == "consume"]
@@ -302,6 +336,7 @@ def report(rows, args):
             lines.append("|---:|---:|---:|")
             lines.append((f"| {kb[0] / pt[0]:.2f}× " if pt else "| - ")
                          + (f"| {kb[0] / rk[0]:.2f}× | {kb[1] / rk[1]:.2f}× |" if rk else "| - | - |"))
+        lines.extend(verifying_vs_plain(cons))
         base = by.get(BASELINE)
         if kb and base and rk:
             lines.append(f"| (baseline) {base[0] / pt[0]:.2f}× " if pt else "| (baseline) - ")

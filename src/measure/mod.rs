@@ -9,6 +9,7 @@ pub(crate) mod codec;
 pub(crate) mod consume;
 pub mod environment;
 pub(crate) mod fault;
+pub(crate) mod flat_histogram;
 pub(crate) mod intervals;
 pub(crate) mod merge;
 pub mod outage;

@@ -14,7 +14,10 @@
 //! `rd_kafka_message_headers`: that call parses every header into a new list (a zeroed
 //! shadow buffer, a list and a copy per header, all freed with the record), which made a
 //! verifying drain cost 3 900 instructions per record against 1 400 for a plain one
-//! (callgrind, bench/README.md). See `Message::header`.
+//! (callgrind, bench/README.md). The bytes sit in librdkafka's private `rd_kafka_msg_t`; the
+//! offsets of its fields are measured in librdkafka's own headers when kafkabench is built
+//! (build.rs, src/native/layout.c), so a librdkafka that moves them is read at the new offsets
+//! and one that renames or drops them fails the build. See `Message::header`.
 
 use std::ffi::{CStr, CString};
 use std::marker::PhantomData;
@@ -29,7 +32,7 @@ use rdkafka::types::RDKafkaErrorCode;
 pub(crate) struct Consumer<'c> {
     rk: *mut rd::rd_kafka_t,
     queue: *mut rd::rd_kafka_queue_t,
-    /// The linked librdkafka is the one whose message layout `MsgHead` copies.
+    /// The linked librdkafka is the one whose headers `layout` was measured in.
     raw_headers: bool,
     _consumer: PhantomData<&'c ()>,
 }
@@ -49,8 +52,9 @@ impl<'c> Consumer<'c> {
                 q
             }
         };
-        // SAFETY: a plain getter.
-        let raw_headers = unsafe { rd::rd_kafka_version() } == LAYOUT_VERSION;
+        // SAFETY: a plain getter. Statically linked, it is always the version built against;
+        // the check guards a librdkafka swapped in at link or load time.
+        let raw_headers = unsafe { rd::rd_kafka_version() } == layout::VERSION;
         Consumer {
             rk,
             queue,
@@ -337,13 +341,19 @@ impl Message<'_> {
     }
 
     /// The value of the record's last header named `name`, without copying: found in the
-    /// header bytes as fetched when librdkafka is the version `MsgHead` was read from and the
+    /// header bytes as fetched when librdkafka is the one `layout` was measured in and the
     /// record's own fields agree with it; through `rd_kafka_message_headers` otherwise.
     #[inline]
     pub(crate) fn header(&self, name: &CStr) -> Option<&[u8]> {
-        if let Some(raw) = self.raw_headers() {
-            return last_header(raw, name.to_bytes());
+        match self.raw_headers() {
+            Some(raw) => last_header(raw, name.to_bytes()),
+            None => self.parsed_header(name),
         }
+    }
+
+    /// The same through librdkafka's public header list (parsed on first use, kept with the
+    /// record).
+    fn parsed_header(&self, name: &CStr) -> Option<&[u8]> {
         let mut hdrs: *mut rd::rd_kafka_headers_t = ptr::null_mut();
         let (mut value, mut size): (*const c_void, usize) = (ptr::null(), 0);
         let ok = rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR;
@@ -369,22 +379,26 @@ impl Message<'_> {
             return None;
         }
         // SAFETY: m is the first field of librdkafka's rd_kafka_msg_t (rd_kafka_message2msg
-        // is a cast), whose start `MsgHead` copies for LAYOUT_VERSION, checked in
-        // Consumer::new; a consumed message lives inside an rd_kafka_op_t, larger than
-        // MsgHead. The bytes lie in the fetch buffer the message holds a reference to.
+        // is a cast; `layout` asserts the offset 0), and a consumed message lives inside an
+        // rd_kafka_op_t, which holds a whole rd_kafka_msg_t: every read below is of a field at
+        // its offset and size as measured in the linked librdkafka's headers (checked in
+        // Consumer::new), each aligned for its type. The bytes lie in the fetch buffer the
+        // message holds a reference to.
         unsafe {
-            let h = &*self.m.cast::<MsgHead>();
-            let value = h.message.payload as usize;
-            if h.headers.is_null()
-                && h.flags & MSG_F_PRODUCER == 0
-                && h.binhdrs_len > 0
+            let base = self.m.cast::<u8>();
+            let at = |offset: usize| base.add(offset);
+            let headers = at(layout::HEADERS_OFFSET).cast::<*const c_void>().read();
+            let flags = at(layout::FLAGS_OFFSET).cast::<c_int>().read();
+            let len = at(layout::BINHDRS_LEN_OFFSET).cast::<i32>().read();
+            let data = at(layout::BINHDRS_DATA_OFFSET).cast::<*const u8>().read();
+            let value = (*self.m).payload as usize;
+            if headers.is_null()
+                && flags & layout::MSG_F_PRODUCER == 0
+                && len > 0
                 && value != 0
-                && value + h.message.len == h.binhdrs_data as usize
+                && value + (*self.m).len == data as usize
             {
-                Some(std::slice::from_raw_parts(
-                    h.binhdrs_data,
-                    h.binhdrs_len as usize,
-                ))
+                Some(std::slice::from_raw_parts(data, len as usize))
             } else {
                 None
             }
@@ -392,31 +406,50 @@ impl Message<'_> {
     }
 }
 
-/// The librdkafka release whose `rd_kafka_msg_t` (src/rdkafka_msg.h) `MsgHead` copies.
-const LAYOUT_VERSION: c_int = 0x020c01ff;
-/// `RD_KAFKA_MSG_F_PRODUCER`, rdkafka_msg.h.
-const MSG_F_PRODUCER: c_int = 0x40000;
+/// librdkafka's `rd_kafka_msg_t` fields the header bytes are read from, measured in its headers
+/// by build.rs; the Rust reads above must match their sizes, or this does not compile.
+mod layout {
+    include!(concat!(env!("OUT_DIR"), "/rdkafka_layout.rs"));
 
-/// The start of librdkafka 2.12.1's `rd_kafka_msg_t`, up to a consumed record's unparsed
-/// header bytes (`rkm_u.consumer.binhdrs`, an `rd_kafkap_bytes_t`: length, then pointer).
-#[repr(C)]
-struct MsgHead {
-    message: rd::rd_kafka_message_t,
-    link: [*mut c_void; 2],
-    flags: c_int,
-    tstype: c_int,
-    timestamp: i64,
-    headers: *mut rd::rd_kafka_headers_t,
-    status: c_int,
-    broker_id: i32,
-    binhdrs_len: i32,
-    binhdrs_data: *const u8,
+    use std::mem::size_of;
+    use std::os::raw::{c_int, c_void};
+
+    const _: () = assert!(MESSAGE_OFFSET == 0, "rd_kafka_message_t is the first field");
+    const _: () = assert!(MESSAGE_SIZE == size_of::<rdkafka::bindings::rd_kafka_message_t>());
+    const _: () = assert!(HEADERS_SIZE == size_of::<*const c_void>());
+    const _: () = assert!(FLAGS_SIZE == size_of::<c_int>());
+    const _: () = assert!(BINHDRS_LEN_SIZE == size_of::<i32>());
+    const _: () = assert!(BINHDRS_DATA_SIZE == size_of::<*const u8>());
+    const _: () = assert!(MSG_SIZE >= BINHDRS_DATA_OFFSET + BINHDRS_DATA_SIZE);
+    const _: () = assert!(HEADERS_OFFSET % size_of::<*const c_void>() == 0);
+    const _: () = assert!(FLAGS_OFFSET % size_of::<c_int>() == 0);
+    const _: () = assert!(BINHDRS_LEN_OFFSET % size_of::<i32>() == 0);
+    const _: () = assert!(BINHDRS_DATA_OFFSET % size_of::<*const u8>() == 0);
 }
 
 /// The value of the last header named `name` in a record's header section (Kafka's record
 /// format v2: a count, then per header a key and a value, each after its length, all lengths
 /// zigzag varints; a value of length -1 is null). None when absent, null, or malformed.
-fn last_header<'a>(mut raw: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
+#[inline]
+fn last_header<'a>(raw: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
+    // A stamped record's whole section: one header, `name`, a value shorter than 64 bytes
+    // (every length one byte: zigzag 2n), nothing after it. The general walk below costs about
+    // twice the instructions.
+    if let [2, key_len, rest @ ..] = raw {
+        if usize::from(*key_len) == 2 * name.len() && *key_len < 0x80 {
+            if let Some((value_len, value)) = rest.strip_prefix(name).and_then(<[u8]>::split_first)
+            {
+                if *value_len < 0x80 && usize::from(*value_len) == 2 * value.len() {
+                    return Some(value);
+                }
+            }
+        }
+    }
+    walk_headers(raw, name)
+}
+
+/// `last_header` for any section.
+fn walk_headers<'a>(mut raw: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
     let count = varint(&mut raw)?;
     let mut found = None;
     for _ in 0..count {
@@ -465,6 +498,10 @@ fn take<'a>(raw: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
 }
 
 #[cfg(test)]
+#[path = "consumer_tests.rs"]
+mod broker_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -506,6 +543,38 @@ mod tests {
         assert_eq!(last_header(&raw, b"kb"), Some(&b"second"[..]));
         assert_eq!(last_header(&raw, b"other"), Some(&long[..]));
         assert_eq!(last_header(&raw, b"kbx"), None);
+    }
+
+    #[test]
+    fn a_single_header_reads_as_the_general_walk_reads_it() {
+        let long = [9u8; 64]; // a two-byte length: not the short form
+        for (k, v) in [
+            (&b"kb"[..], Some(&[1u8; 21][..])),
+            (b"kb", Some(&b""[..])),
+            (b"kb", Some(&long[..63])),
+            (b"kb", Some(&long[..])),
+            (b"kb", None),
+            (b"k", Some(&b"v"[..])),
+            (b"kbx", Some(&b"v"[..])),
+        ] {
+            let raw = section(&[(k, v)]);
+            assert_eq!(
+                last_header(&raw, b"kb"),
+                walk_headers(&raw, b"kb"),
+                "{k:?} {v:?}"
+            );
+            let mut longer = raw.clone();
+            longer.push(0); // trailing bytes: not a whole single-header section
+            assert_eq!(
+                last_header(&longer, b"kb"),
+                walk_headers(&longer, b"kb"),
+                "{k:?} {v:?} +1"
+            );
+        }
+        assert_eq!(
+            last_header(&section(&[(b"kb", Some(&[7u8; 21]))]), b"kb"),
+            Some(&[7u8; 21][..])
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use rdkafka::types::RDKafkaErrorCode;
 
+use super::clock::Clock;
 use super::recorder::Recorder;
 use super::shared::Shared;
 use super::stamp;
@@ -32,7 +33,7 @@ const EVENTS_PER_SERVE: usize = 64;
 pub(super) struct Events<'a> {
     pub producer: native::Producer<'a>,
     pub rec: Recorder,
-    t0: Instant,
+    clock: Clock,
     shared: Arc<Shared>,
 }
 
@@ -45,7 +46,7 @@ impl<'a> Events<'a> {
         Events {
             producer,
             rec,
-            t0: shared.t0,
+            clock: Clock::new(shared.t0),
             shared,
         }
     }
@@ -53,7 +54,7 @@ impl<'a> Events<'a> {
     /// Nanoseconds since the run's clock origin.
     #[inline]
     pub(super) fn now_ns(&self) -> u64 {
-        self.t0.elapsed().as_nanos() as u64
+        self.clock.now_ns()
     }
 
     /// Serves the producer's events: waits up to `timeout_ms` for the first, then takes what
@@ -101,11 +102,17 @@ impl<'a> Events<'a> {
             if opaque & WARMUP_BIT != 0 {
                 continue;
             }
-            let ok = d.error().is_none();
+            let error = d.error();
             if by_topic {
-                tally_topic(&self.producer, &mut r.by_topic, &d, &mut topic, ok);
+                tally_topic(
+                    &self.producer,
+                    &mut r.by_topic,
+                    &d,
+                    &mut topic,
+                    error.is_none(),
+                );
             }
-            match d.error() {
+            match error {
                 None => {
                     acked += 1;
                     r.acked(now, opaque as u64, d.key_value_bytes());

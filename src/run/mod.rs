@@ -7,6 +7,7 @@
 pub(crate) mod admin;
 mod availability;
 mod capacity;
+mod clock;
 mod consumer;
 pub(crate) mod cpu;
 mod environment;

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 use rdkafka::statistics::Statistics;
 
+use crate::measure::flat_histogram::FlatHistogram;
 use crate::measure::{
     new_histogram, record, AckTimeline, IntervalRecorder, ProducerStats, TopicTally,
 };
@@ -18,7 +19,8 @@ pub(super) struct Recorder {
     /// Paced runs keep service time (send → ack) apart from ack latency (intended → ack). At
     /// unlimited rate the two are the same instant, so the per-record clock read is skipped.
     pub paced: bool,
-    pub ack: Histogram<u64>,
+    /// Ack latency, 3 digits as every run histogram; flat: recorded once per record.
+    pub ack: FlatHistogram,
     pub service: Histogram<u64>,
     /// Reports received, warm-up included (for in-flight limits).
     pub delivered: u64,
@@ -67,7 +69,7 @@ impl Recorder {
         Recorder {
             measuring: false,
             paced,
-            ack: new_histogram(),
+            ack: FlatHistogram::new(3),
             service: new_histogram(),
             delivered: 0,
             acked: 0,
@@ -90,7 +92,7 @@ impl Recorder {
     pub(super) fn acked(&mut self, now_ns: u64, intended_ns: u64, key_value_bytes: u64) {
         self.key_value_bytes += key_value_bytes;
         let latency = now_ns.saturating_sub(intended_ns);
-        record(&mut self.ack, latency);
+        self.ack.record(latency);
         self.intervals.acked(now_ns, latency, key_value_bytes);
         if let Some(l) = &self.live {
             l.observe(latency);

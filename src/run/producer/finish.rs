@@ -25,7 +25,7 @@ pub(super) fn finish(mut s: Sender, start_ns: u64, sent: Sent, flushed: bool) ->
     for (k, v) in &s.enqueue_failed_by_kind {
         *failed_by_kind.entry(format!("enqueue: {k}")).or_default() += v;
     }
-    let ack = std::mem::replace(&mut r.ack, new_histogram());
+    let ack = r.ack.take();
     let intervals = Intervals::of_thread(&r.intervals.finish(), false);
     let by_topic = match s.layout {
         Layout::Bound(t) => spread::bound_tally(
