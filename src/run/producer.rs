@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use rdkafka::config::ClientConfig;
-use rdkafka::producer::{BaseProducer, NoCustomPartitioner, Producer, ProducerContext};
+use rdkafka::producer::{BaseProducer, NoCustomPartitioner, ProducerContext};
 use rdkafka::types::RDKafkaErrorCode;
 use rdkafka::ClientContext;
 
@@ -27,6 +27,7 @@ use super::spread::Layout;
 use super::stamp::{self, Stamp};
 
 mod finish;
+mod start;
 use super::txn::{self, Txn};
 use crate::measure::{new_histogram, record, ProducerRecording, TopicTally};
 use crate::model::{RateSpec, Warmup, Workload};
@@ -428,22 +429,8 @@ pub(super) fn run(job: ProducerJob) -> ProducerOutcome {
             return ProducerOutcome::failed_to_start(format!("cannot create producer: {e}"));
         }
     };
-    // Learn the partition leaders and connect before the clock starts: otherwise the first
-    // records of a run wait for librdkafka's lazy metadata request, a start-up stall that would
-    // be charged to the workload. A failure here is left to the run itself to report.
-    // In short tries, so an interrupt is not held up by a cluster that does not answer.
-    // Several topics: one request for all of them (librdkafka keeps what it learns).
-    let metadata_by = Instant::now() + Duration::from_secs(10);
-    let ask_for = (job.topics.len() < 2).then_some(job.topic.as_str());
-    while !shared.stopping() && Instant::now() < metadata_by {
-        let tried = producer
-            .client()
-            .fetch_metadata(ask_for, Duration::from_millis(500));
-        if tried.is_ok() {
-            break;
-        }
-    }
-    let native = match topic_handles(&producer, &job) {
+    start::learn_leaders(&producer, &job, &shared);
+    let native = match start::topic_handles(&producer, &job) {
         Ok(p) => p,
         Err(e) => {
             skip_meetings(&job.barrier);
@@ -587,16 +574,4 @@ fn tally_sent(by_topic: &mut [TopicTally], topic: usize, ok: bool) {
             t.failed += 1;
         }
     }
-}
-
-/// The native producer with a handle for each of the run's topics, created once.
-fn topic_handles<'p>(
-    producer: &'p BaseProducer<Quiet, NoCustomPartitioner>,
-    job: &ProducerJob,
-) -> Result<native::Producer<'p>, String> {
-    let mut native = native::Producer::new(producer, &job.topic)?;
-    for t in job.topics.iter().skip(1) {
-        native.add_topic(t)?;
-    }
-    Ok(native)
 }

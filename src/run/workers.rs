@@ -1,7 +1,6 @@
 //! The measured part of one run: its producer and consumer threads, the barriers around
 //! warm-up, the disk size before and after, and the merge of what they recorded.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
 use std::thread::JoinHandle;
@@ -20,16 +19,16 @@ use super::shard::{Coordination, Phase, Shard};
 use super::shared::Shared;
 use super::topic::{self, Disk};
 use super::RunOptions;
-use crate::measure::clock::rfc3339_utc;
 use crate::measure::consume::{group_rebalances, ReadSide, ShareSide};
-use crate::measure::{
-    ConsumerRecording, GeneratorLoad, Recordings, RunResult, RunStatus, TopicConfig,
-};
-use crate::model::{Backlog, CommitPolicy, Props, Workload};
+use crate::measure::{ConsumerRecording, GeneratorLoad, Recordings, RunResult, RunStatus};
+use crate::model::{Backlog, Workload};
 use crate::plan::RunNo;
 use crate::plan::RunPlan;
 
+mod about;
 mod registry;
+
+use about::{commit_text, nothing_delivered, unmeasured};
 
 /// librdkafka's default `delivery.timeout.ms`, when the scenario does not set it.
 const DEFAULT_DELIVERY_TIMEOUT_MS: u64 = 300_000;
@@ -492,26 +491,6 @@ fn read_side(rp: &RunPlan, t: &Threads, outcomes: &[ConsumerOutcome]) -> ReadSid
     }
 }
 
-/// The run as planned, before its figures: what it is and what it ran with.
-fn unmeasured(rp: &RunPlan, started_at: SystemTime) -> RunResult {
-    RunResult {
-        index: rp.index,
-        label: rp.label.clone(),
-        coords: rp
-            .cell
-            .coords
-            .iter()
-            .map(|c| (c.dim.clone(), c.text.clone()))
-            .collect::<BTreeMap<_, _>>(),
-        topic: rp.topic.name.clone(),
-        producer_config: rp.producer.masked(),
-        consumer_config: rp.consumer.as_ref().map(Props::masked),
-        topic_config: Some(TopicConfig::of(&rp.topic)),
-        started_at: Some(rfc3339_utc(started_at)),
-        ..RunResult::default()
-    }
-}
-
 /// The consumers' outcomes, once each has drained.
 async fn join_consumers(
     handles: Vec<JoinHandle<ConsumerOutcome>>,
@@ -572,44 +551,4 @@ fn meet_shards(
         }
     }
     met
-}
-
-/// Why a run that finished delivered nothing, as far as the clients told.
-fn nothing_delivered(r: &RunResult, client_error: Option<String>) -> String {
-    let mut cause = if r.sent == 0 {
-        "nothing was delivered: no record could be sent".to_string()
-    } else {
-        format!("nothing was delivered: all {} records sent failed", r.sent)
-    };
-    if !r.failed_by_kind.is_empty() {
-        let kinds: Vec<String> = r
-            .failed_by_kind
-            .iter()
-            .map(|(k, n)| format!("{k}: {n}"))
-            .collect();
-        cause.push_str(&format!(" ({})", kinds.join(", ")));
-    }
-    if let Some(e) = client_error {
-        cause.push_str(&format!("; the client reported {e}"));
-    }
-    cause
-}
-
-/// A commit policy as the scenario writes it.
-fn commit_text(c: &CommitPolicy) -> String {
-    match c {
-        CommitPolicy::Auto { interval } => {
-            format!(
-                "auto({})",
-                crate::format::human_duration(interval.as_secs_f64())
-            )
-        }
-        CommitPolicy::Every { records, sync } => {
-            format!(
-                "every({records}{})",
-                if *sync { ", sync: true" } else { "" }
-            )
-        }
-        CommitPolicy::Off => "off".into(),
-    }
 }

@@ -348,6 +348,7 @@ impl Reader<'_> {
     #[inline]
     fn step(&mut self, timeout_ms: i32) {
         let Some(ev) = self.native.next_event(timeout_ms) else {
+            self.queue.drained(&mut self.v.rec.queue);
             self.flush();
             if self.measuring && self.job.backlog && !self.job.reads.drained() {
                 self.ends_by_watermark();

@@ -3,6 +3,11 @@
 //! that offset. The time between is how long the last record fetched waited in kafkabench's
 //! own queue, not for the cluster. (The statistics document itself jumps the queue: librdkafka
 //! queues it at high priority, so its own age says nothing.)
+//!
+//! The last offset fetched is not always a record the reader gets: a transaction's marker, or
+//! an aborted record a read_committed reader never sees. So a mark is also settled when the
+//! queue is known to be empty (the statistics say so, or a poll found nothing): everything
+//! fetched by then was handed over, the last of it when the partition's last record was read.
 
 use rdkafka::statistics::Statistics;
 use rdkafka::ClientConfig;
@@ -15,12 +20,12 @@ const NONE: i64 = i64::MAX;
 
 /// The reader's watch over its queue: librdkafka's thresholds, and per run partition the
 /// fetched offset it waits to read and when that offset had been fetched (ns, run's clock),
-/// and the last offset it read.
+/// and the last offset it read and when.
 pub(super) struct QueueWatch {
     records: i64,
     bytes: u64,
     marks: Vec<(i64, u64)>,
-    last: Vec<i64>,
+    last: Vec<(i64, u64)>,
 }
 
 impl QueueWatch {
@@ -38,7 +43,7 @@ impl QueueWatch {
             // librdkafka multiplies by 1000, not 1024 (`rd_kafka_new`'s config fixups).
             bytes: get("queued.max.messages.kbytes", 65_536) * 1000,
             marks: vec![(NONE, 0); partitions],
-            last: vec![-1; partitions],
+            last: vec![(-1, 0); partitions],
         }
     }
 
@@ -55,19 +60,42 @@ impl QueueWatch {
             (super::super::cpu::monotonic().as_micros() as i64 - s.ts).max(0) as u64 * 1000;
         let written_ns = now_ns.saturating_sub(age_ns);
         q.samples += 1;
-        let mut full = false;
+        // Every partition forwards to the consumer's one queue and reports its size.
+        let parts = || (s.topics.values()).flat_map(|t| t.partitions.values());
+        let queued = parts()
+            .filter(|p| p.partition >= 0)
+            .map(|p| p.fetchq_cnt)
+            .max();
+        let queued_bytes = parts()
+            .filter(|p| p.partition >= 0)
+            .map(|p| p.fetchq_size)
+            .max();
+        if queued.unwrap_or(0) >= self.records || queued_bytes.unwrap_or(0) >= self.bytes {
+            q.full += 1;
+        }
+        if queued == Some(0) {
+            // Nothing waited in the queue when the statistics were written.
+            self.drained(q);
+            return;
+        }
         for (name, t) in &s.topics {
             for p in t.partitions.values().filter(|p| p.partition >= 0) {
-                // Every partition forwards to the consumer's one queue and reports its size.
-                full |= p.fetchq_cnt >= self.records || p.fetchq_size >= self.bytes;
                 let Some((_, part)) = layout.index(name.as_bytes(), p.partition) else {
                     continue;
                 };
                 self.fetched(part, p.next_offset - 1, written_ns);
             }
         }
-        if full {
-            q.full += 1;
+    }
+
+    /// The queue is empty: every mark is settled by its partition's last read (no wait when
+    /// that came before the mark; the offset marked was one the reader never gets).
+    pub(super) fn drained(&mut self, q: &mut ReaderQueue) {
+        for (mark, &(_, read_at)) in self.marks.iter_mut().zip(&self.last) {
+            if mark.0 != NONE {
+                q.wait_max_ns = q.wait_max_ns.max(read_at.saturating_sub(mark.1));
+                *mark = (NONE, 0);
+            }
         }
     }
 
@@ -75,7 +103,7 @@ impl QueueWatch {
     /// the read of the last, when it was not read yet and no earlier mark still waits (its
     /// wait is the longer one).
     fn fetched(&mut self, part: usize, fetched: i64, at_ns: u64) {
-        if fetched > self.last[part] && self.marks[part].0 == NONE {
+        if fetched > self.last[part].0 && self.marks[part].0 == NONE {
             self.marks[part] = (fetched, at_ns);
         }
     }
@@ -83,7 +111,7 @@ impl QueueWatch {
     /// The record at `offset` of run partition `part` was read at `now_ns`.
     #[inline]
     pub(super) fn read(&mut self, q: &mut ReaderQueue, part: usize, offset: i64, now_ns: u64) {
-        self.last[part] = offset;
+        self.last[part] = (offset, now_ns);
         let (mark, at) = self.marks[part];
         if offset >= mark {
             q.wait_max_ns = q.wait_max_ns.max(now_ns.saturating_sub(at));
@@ -135,5 +163,23 @@ mod tests {
         w.fetched(0, 41, 2_000); // everything fetched was read
         w.read(&mut q, 0, 42, 5_000_000_000);
         assert_eq!(q.wait_max_ns, 0);
+    }
+
+    #[test]
+    fn a_last_offset_never_handed_over_is_settled_when_the_queue_is_empty() {
+        // Offset 99 is a transaction's marker: the reader gets 98, never 99, and the next
+        // record comes with the next transaction, long after.
+        let (mut w, mut q) = (watch(), ReaderQueue::default());
+        w.fetched(1, 99, 1_000);
+        w.read(&mut q, 1, 98, 4_000);
+        w.drained(&mut q);
+        assert_eq!(q.wait_max_ns, 3_000);
+        w.read(&mut q, 1, 150, 9_000_000_000);
+        assert_eq!(q.wait_max_ns, 3_000);
+        // A mark after the partition's last read settles with no wait.
+        w.fetched(0, 10, 20_000);
+        w.drained(&mut q);
+        assert_eq!(q.wait_max_ns, 3_000);
+        assert!(w.marks.iter().all(|m| m.0 == NONE));
     }
 }
