@@ -172,13 +172,11 @@ fn number_end(b: &[u8], mut i: usize) -> usize {
 fn word_end(b: &[u8], mut i: usize) -> usize {
     let part = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
     while i < b.len() {
-        if part(b[i]) {
-            i += 1;
-        } else if (b[i] == b'.' || b[i] == b'-') && b.get(i + 1).is_some_and(|c| part(*c)) {
-            i += 1;
-        } else {
+        let joins = (b[i] == b'.' || b[i] == b'-') && b.get(i + 1).is_some_and(|c| part(*c));
+        if !part(b[i]) && !joins {
             break;
         }
+        i += 1;
     }
     i
 }

@@ -100,7 +100,7 @@ pub(super) fn colon_for_equals(cx: &Cx) -> Option<Explained> {
     }
     let name = key_text(key);
     let next = cx.toks.get(cx.i + 1);
-    if next.is_none_or(|n| n.line != cur.line || n.is("{")) {
+    if next.map_or(true, |n| n.line != cur.line || n.is("{")) {
         return Some(Explained::at(
             cur,
             format!("`{name}:` opens nothing: a block is written `{name} {{ ... }}`"),
@@ -401,7 +401,10 @@ pub(super) fn section_without_braces(cx: &Cx) -> Option<Explained> {
             && s.kind == TokKind::Str { closed: true }
             && s.line == w.line
             && entry_start(cx, j)
-            && cx.toks.get(j + 2).is_none_or(|t| !t.is("{") && !t.is("="))
+            && cx
+                .toks
+                .get(j + 2)
+                .map_or(true, |t| !t.is("{") && !t.is("="))
     })?;
     let (word, label) = (&cx.toks[j], &cx.toks[j + 1]);
     if !word.is("topic") {
@@ -427,7 +430,7 @@ pub(super) fn section_without_braces(cx: &Cx) -> Option<Explained> {
 
 /// `json(size = 1KiB)`: an argument named with `=`.
 pub(super) fn argument_with_equals(cx: &Cx) -> Option<Explained> {
-    if cx.nest.open.last().is_none_or(|o| o.bracket != '(') {
+    if cx.nest.open.last().map_or(true, |o| o.bracket != '(') {
         return None;
     }
     let at = [cx.i, cx.i + 1].into_iter().find(|&j| {
@@ -464,7 +467,7 @@ pub(super) fn fault_slips(cx: &Cx) -> Option<Explained> {
         ));
     }
     // `kill broker 1 at 10s`: the time after the action.
-    let starts_line = cx.back(1).is_none_or(|t| t.line != cur.line || t.is("{"));
+    let starts_line = cx.back(1).map_or(true, |t| t.line != cur.line || t.is("{"));
     if cur.is_word() && !cur.is("at") && starts_line {
         let line: Vec<usize> = (cx.i..cx.toks.len())
             .take_while(|&j| cx.toks[j].line == cur.line && !cx.toks[j].is("}"))

@@ -185,7 +185,7 @@ pub(super) fn word_after_value(cx: &Cx) -> Option<Explained> {
     let cur = cx.cur();
     let per_period = word.is("per") && cur.is_some_and(|t| t.line == word.line && t.is_word());
     let slash = cur.filter(|t| t.is("/") && t.glued);
-    let dangling = cur.is_none_or(|t| t.line != word.line || t.is("}"));
+    let dangling = cur.map_or(true, |t| t.line != word.line || t.is("}"));
     if !(dangling || per_period || slash.is_some()) {
         return None;
     }
@@ -262,7 +262,9 @@ pub(super) fn missing_value(cx: &Cx) -> Option<Explained> {
     let cur = cx.cur();
     // `a =` then `b = 1` on the next line: `b` was read as a's value, and the error is its `=`.
     let (eq, key) = match (cx.back(1), cx.back(2), cx.back(3)) {
-        (Some(e), Some(k), _) if e.is("=") && cur.is_none_or(|t| t.line != e.line || t.is("}")) => {
+        (Some(e), Some(k), _)
+            if e.is("=") && cur.map_or(true, |t| t.line != e.line || t.is("}")) =>
+        {
             (e, k)
         }
         (Some(w), Some(e), Some(k))
@@ -331,9 +333,9 @@ pub(super) fn missing_equals(cx: &Cx) -> Option<Explained> {
         cur.kind,
         TokKind::Number | TokKind::Str { .. } | TokKind::Var | TokKind::Word | TokKind::Quoted
     ) || cur.is("[");
-    let after_value_or_start = cx
-        .back(2)
-        .is_none_or(|p| p.line != key.line || p.is("{") || p.is("}") || ends_value(p));
+    let after_value_or_start = cx.back(2).map_or(true, |p| {
+        p.line != key.line || p.is("{") || p.is("}") || ends_value(p)
+    });
     if !value_start || !after_value_or_start || cx.in_brackets() {
         return None;
     }
