@@ -4,7 +4,8 @@
 # not librdkafka) reads the same topic as kafkabench's reader and decodes the stamp's intended
 # send time; both clocks are the machine's CLOCK_MONOTONIC, so its end-to-end latency is
 # comparable record for record with kafkabench's. One broker, 3 partitions, 1 KiB JSON,
-# linger 20 ms, 10 s per rate (the capacity notes' case).
+# linger 20 ms, 10 s per rate (the capacity notes' case). Each rate runs twice: with
+# kafkabench's consumer defaults, and with `fetch.queue.backoff.ms = 5` (issue 34's reference).
 #
 #   bench/e2e.sh [--rates "50000 70000 100000"] [--secs 10] [--out DIR]
 set -euo pipefail
@@ -30,15 +31,18 @@ bootstrap="${KAFKA_BOOTSTRAP:-127.0.0.1:9092}"
 libs=$(ls -d .cache/kafka-*/lib | tail -1)
 cp="$libs/*"
 javac -d bench/build/e2e -cp "$cp" bench/e2e/StampReader.java
-printf '| rate | kafkabench e2e p50 | p99 | p99.9 | Java reader e2e p50 | p99 | p99.9 | records (kb / java) | reader wait max |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n' >"$out/results.md"
+printf '| rate | consumer | kafkabench e2e p50 | p99 | p99.9 | Java reader e2e p50 | p99 | p99.9 | records (kb / java) | reader wait max |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n' >"$out/results.md"
 for rate in $rates; do
-  id="e2e$rate"
-  cat >"$out/e2e-$rate.kbs" <<KBS
+for variant in defaults backoff5; do
+  id="e2e$rate$variant"
+  extra=""
+  [ "$variant" = backoff5 ] && extra="fetch.queue.backoff.ms = 5"
+  cat >"$out/e2e-$rate-$variant.kbs" <<KBS
 scenario "e2e_bench" {
   cluster { bootstrap = "$bootstrap" }
   topic "e2e-bench" { partitions = 3 }
   producer { linger.ms = 20ms  batch.size = 256KiB }
-  consumer { }
+  consumer { $extra }
   workload {
     payload  = json(size: 1KiB)
     rate     = $rate/s
@@ -47,13 +51,13 @@ scenario "e2e_bench" {
   }
 }
 KBS
-  java -Xmx512m -cp "bench/build/e2e:$cp" StampReader "$bootstrap" "e2e-bench-$id" "$out/java-$rate.bin" 5 \
-    2>"$out/java-$rate.log" &
+  java -Xmx512m -cp "bench/build/e2e:$cp" StampReader "$bootstrap" "e2e-bench-$id" "$out/java-$rate-$variant.bin" 5 \
+    2>"$out/java-$rate-$variant.log" &
   reader=$!
-  target/release/kafkabench run "$out/e2e-$rate.kbs" --run-id "$id" --quiet --json "$out/kb-$rate.json" \
-    >"$out/kb-$rate.txt"
+  target/release/kafkabench run "$out/e2e-$rate-$variant.kbs" --run-id "$id" --quiet --json "$out/kb-$rate-$variant.json" \
+    >"$out/kb-$rate-$variant.txt"
   wait "$reader"
-  python3 - "$out/kb-$rate.json" "$out/java-$rate.bin" "$rate" >>"$out/results.md" <<'PY'
+  python3 - "$out/kb-$rate-$variant.json" "$out/java-$rate-$variant.bin" "$rate" "$variant" >>"$out/results.md" <<'PY'
 import json, struct, sys
 doc = json.load(open(sys.argv[1])); r = doc["runs"][0]
 origin = r["stamp_origin_monotonic_ns"]
@@ -62,9 +66,11 @@ vals = sorted(v - origin for v in struct.unpack(">%dq" % (len(raw) // 8), raw))
 def pct(p): return vals[min(len(vals) - 1, int(p / 100 * len(vals)))] / 1e6
 e = r["e2e"]
 g = r.get("generator") or {}
-print(f"| {int(sys.argv[3]):,}/s | {e['p50_ms']:.1f} ms | {e['p99_ms']:.1f} ms | {e['p999_ms']:.1f} ms "
+consumer = "defaults" if sys.argv[4] == "defaults" else "`fetch.queue.backoff.ms = 5`"
+print(f"| {int(sys.argv[3]):,}/s | {consumer} | {e['p50_ms']:.1f} ms | {e['p99_ms']:.1f} ms | {e['p999_ms']:.1f} ms "
       f"| {pct(50):.1f} ms | {pct(99):.1f} ms | {pct(99.9):.1f} ms "
       f"| {r['delivery']['consumed']:,} / {len(vals):,} | {g.get('reader_wait_secs', 0) * 1e3:.1f} ms |")
 PY
+done
 done
 cat "$out/results.md"
