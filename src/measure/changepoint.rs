@@ -99,11 +99,21 @@ impl ChangePoint {
 /// The change points of a series whose points each hold one or more values (NaN values are
 /// left out), in order of index.
 pub fn change_points(points: &[Vec<f64>], s: &Settings) -> Vec<ChangePoint> {
-    let flat = Flat::of(
-        points
-            .iter()
-            .map(|p| p.iter().copied().filter(|v| !v.is_nan())),
-    );
+    change_points_by(points, |v| v, s)
+}
+
+/// The change points found on `key` of every value (a monotone map, finite on the values:
+/// `ln` of latencies, whose rare stalls of 100× would otherwise outweigh a change of the
+/// level), with the means before and after of the values themselves. The permutation test
+/// holds for any such key.
+pub fn change_points_by(
+    points: &[Vec<f64>],
+    key: impl Fn(f64) -> f64,
+    s: &Settings,
+) -> Vec<ChangePoint> {
+    let kept = || (points.iter()).map(|p| p.iter().copied().filter(|v| !v.is_nan()));
+    let values = Flat::of(kept());
+    let flat = Flat::of(kept().map(|p| p.map(&key)));
     let n_points = flat.points();
     let min = s.min_size.max(1);
     let mut rng = Rng::new(s.seed);
@@ -134,8 +144,8 @@ pub fn change_points(points: &[Vec<f64>], s: &Settings) -> Vec<ChangePoint> {
                 index,
                 p_value,
                 statistic,
-                mean_before: flat.mean(before),
-                mean_after: flat.mean(after),
+                mean_before: values.mean(before),
+                mean_after: values.mean(after),
                 points_before: before.1 - before.0,
                 points_after: after.1 - after.0,
             }

@@ -84,6 +84,14 @@ enum Noise {
 }
 
 impl Noise {
+    /// `σ 2.50%` or `±2.50%`, for the tables.
+    fn shown(self) -> String {
+        match self {
+            Noise::Normal(sd) => format!("σ {sd:.2}%"),
+            Noise::Uniform(h) => format!("±{h:.2}%"),
+        }
+    }
+
     fn draw(self, rng: &mut Rng) -> f64 {
         match self {
             Noise::Normal(sd) => sd / 100.0 * normal(rng),
@@ -174,10 +182,16 @@ fn detection_rate(
 const LENGTHS: [usize; 4] = [30, 50, 100, 200];
 const SHIFTS: [f64; 4] = [3.0, 5.0, 10.0, 20.0];
 
-/// Every case of length × shift with the noise `noise_of(shift)`: the table, and the pooled
-/// and the worst case's share found alone within ±1.
-fn grid(seed: u64, series: usize, noise_of: impl Fn(f64) -> Noise) -> (String, f64, f64, f64) {
-    let mut table = String::from("  n  shift  noise          alone  oracle\n");
+/// Every case of length × shift with the noise `noise_of(shift)` and `trials` values a point:
+/// the table, and the pooled and the worst case's share found alone within ±1 (the oracle's
+/// reads each point's first value only).
+fn grid(
+    seed: u64,
+    series: usize,
+    trials: usize,
+    noise_of: impl Fn(f64) -> Noise,
+) -> (String, f64, f64, f64) {
+    let mut table = String::from("  n  shift  noise     alone  oracle\n");
     let (mut pooled, mut oracle, mut worst) = (0.0, 0.0, 1.0f64);
     for (n_i, n) in LENGTHS.into_iter().enumerate() {
         for (s_i, shift) in SHIFTS.into_iter().enumerate() {
@@ -186,13 +200,13 @@ fn grid(seed: u64, series: usize, noise_of: impl Fn(f64) -> Noise) -> (String, f
                 seed + 10 * n_i as u64 + s_i as u64,
                 series,
                 n,
-                1,
+                trials,
                 shift,
                 noise,
             );
             table += &format!(
-                "{n:>3}  {shift:>4}%  {:<13}  {:.3}  {:.3}\n",
-                format!("{noise:?}"),
+                "{n:>3}  {shift:>4}%  {:<8}  {:.3}  {:.3}\n",
+                noise.shown(),
                 r.alone,
                 r.oracle
             );
@@ -209,7 +223,7 @@ fn grid(seed: u64, series: usize, noise_of: impl Fn(f64) -> Noise) -> (String, f
 fn a_shift_of_twice_the_noise_is_found_within_one_position() {
     // Uniform noise within ±h and a shift of 2h: a run varies by up to h either way.
     let series = series_per_case(20);
-    let (table, pooled, _, worst) = grid(100, series, |shift| Noise::Uniform(shift / 2.0));
+    let (table, pooled, _, worst) = grid(100, series, 1, |shift| Noise::Uniform(shift / 2.0));
     eprintln!("{series} series per case, found alone within ±1:\n{table}pooled {pooled:.3}");
     assert!(pooled >= 0.9, "pooled {pooled}\n{table}");
     assert!(worst >= 0.8, "worst case {worst}\n{table}");
@@ -220,7 +234,7 @@ fn gaussian_noise_is_located_about_as_well_as_the_oracle_does() {
     // Gaussian noise with σ = shift / 2: no method locates the change within ±1 in 90 % of
     // series (the maximum-likelihood oracle manages about 85 %); at σ = shift / 3 both do.
     let series = series_per_case(12);
-    let (table, pooled, oracle, _) = grid(200, series, |shift| Noise::Normal(shift / 2.0));
+    let (table, pooled, oracle, _) = grid(200, series, 1, |shift| Noise::Normal(shift / 2.0));
     eprintln!(
         "σ = shift / 2, {series} series per case:\n{table}pooled {pooled:.3}, oracle {oracle:.3}"
     );
@@ -228,8 +242,20 @@ fn gaussian_noise_is_located_about_as_well_as_the_oracle_does() {
         pooled >= oracle - 0.1,
         "pooled {pooled}, oracle {oracle}\n{table}"
     );
-    let (table, pooled, _, _) = grid(300, series, |shift| Noise::Normal(shift / 3.0));
+    let (table, pooled, _, _) = grid(300, series, 1, |shift| Noise::Normal(shift / 3.0));
     eprintln!("σ = shift / 3:\n{table}pooled {pooled:.3}");
+    assert!(pooled >= 0.9, "pooled {pooled}\n{table}");
+}
+
+#[test]
+fn with_three_trials_a_run_a_shift_of_twice_sigma_is_found_within_one_position() {
+    // What one value a run cannot give at σ = shift / 2, `--repeat 3` does: each run's noise
+    // is then known from its trials.
+    let series = series_per_case(6);
+    let (table, pooled, _, _) = grid(400, series, 3, |shift| Noise::Normal(shift / 2.0));
+    eprintln!(
+        "3 trials a run, σ = shift / 2, {series} series per case:\n{table}pooled {pooled:.3}"
+    );
     assert!(pooled >= 0.9, "pooled {pooled}\n{table}");
 }
 

@@ -367,7 +367,15 @@ fn figure(
         ..*settings
     };
     let dir = better(m);
-    let change_points = (changepoint::change_points(&values, &seeded).iter())
+    // A latency's trials can hold a stall 100× its level (a busy machine); on a log scale it
+    // no longer outweighs a change of the level itself.
+    let positive = values.iter().flatten().all(|v| *v > 0.0);
+    let found = if positive && m.unit() == crate::model::Unit::Duration {
+        changepoint::change_points_by(&values, f64::ln, &seeded)
+    } else {
+        changepoint::change_points(&values, &seeded)
+    };
+    let change_points = (found.iter())
         .map(|c| {
             let index = results[c.index];
             let p = &s.results[index];

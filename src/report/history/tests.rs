@@ -299,3 +299,44 @@ fn the_json_document_carries_its_version_and_outcome() {
     );
     assert_eq!(v["breaches"][0]["bound"], "throughput:-5%");
 }
+
+#[test]
+fn a_latency_level_change_shows_through_rare_stalls_of_100_times_it() {
+    // ack.p50 about 1 ms, 12 ms from result 15 on (linger); a busy machine stalls a few trials
+    // before it for 0.2–1.1 s, as the local broker's history under load did.
+    let mut rng = Rng::new(8);
+    let stalls = [
+        (0, 0, 1100.0),
+        (1, 1, 190.0),
+        (1, 2, 200.0),
+        (13, 0, 390.0),
+        (14, 0, 110.0),
+    ];
+    let files: Vec<Loaded> = (0..30)
+        .map(|i| {
+            let level = if i >= 15 { 12.0 } else { 1.0 };
+            let trials: Vec<RunResult> = (0..3)
+                .map(|t| {
+                    let stall = stalls.iter().find(|s| (s.0, s.1) == (i, t));
+                    let ms = stall.map_or(level * (1.0 + 0.2 * rng.next_f64()), |s| s.2);
+                    run("r", 1000.0, ms)
+                })
+                .collect();
+            let mut shown = trials[1].clone();
+            shown.trials = Some(Box::new(Trials {
+                results: trials,
+                ..Trials::default()
+            }));
+            loaded(i, "s", vec![shown], env(2, "c", 0.1))
+        })
+        .collect();
+    let h = analyse(&files, &options(&[]), vec![]);
+    let f = (h.series[0].figures.iter())
+        .find(|f| f.name == "ack.p50")
+        .unwrap();
+    let at: Vec<usize> = f.change_points.iter().map(|c| c.index).collect();
+    assert_eq!(at, [15], "{:?}", f.change_points);
+    // The means are of the values themselves, stalls included.
+    let c = &f.change_points[0];
+    assert!(c.before > 0.03 && (c.after - 0.0132).abs() < 1e-3, "{c:?}");
+}
