@@ -36,8 +36,8 @@ use serde::{Deserialize, Serialize};
 use crate::random::Rng;
 
 /// The significance level a candidate must reach. With [`PERMUTATIONS`] = 199 the smallest
-/// p-value is 0.005; on pure noise under 1 % of 100-point series show a change at this level,
-/// and a shift of twice the noise is found in 30 points (changepoint_tests.rs, docs/results.md).
+/// p-value is 0.005; on pure noise 1.6 % of 100-point series show a change at this level, and
+/// a shift of twice the noise is found in 30 points (changepoint_tests.rs, docs/results.md).
 pub const ALPHA: f64 = 0.01;
 
 /// Permutations per test: the p-value's resolution is 1 / (R + 1).
