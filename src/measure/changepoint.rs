@@ -297,7 +297,7 @@ fn best_split(
             let (mf, nf) = (m as f64, n as f64);
             let q =
                 inv_all * (2.0 * between - mf * nf * (wx * sc.inv_pairs[m] + wy * sc.inv_pairs[n]));
-            if best.is_none_or(|c| q > c.q) {
+            if best.map_or(true, |c| q > c.q) {
                 best = Some(Candidate {
                     tau: a + t,
                     kappa: a + k,
