@@ -24,6 +24,7 @@ mod grammar_habits;
 mod group_protocol;
 mod groups;
 mod habits;
+mod history;
 mod html;
 mod import_omb;
 mod k8s;

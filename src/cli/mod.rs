@@ -5,6 +5,7 @@ mod check;
 mod collect;
 mod compare;
 mod fmt;
+mod history;
 mod import;
 mod interval;
 mod k8s;
@@ -61,6 +62,9 @@ pub enum Command {
     Fmt(FmtArgs),
     /// Compare two result files (--json) run by run; exit 1 when a --fail-on bound is exceeded.
     Compare(CompareArgs),
+    /// Find change points in a history of result files (--json of `run`), series by series,
+    /// with E-Divisive means; exit 1 when a recent change goes past a --fail-on bound.
+    History(history::HistoryArgs),
     /// Write another tool's benchmark definition as a scenario: `import omb WORKLOAD.yaml`.
     Import(import::ImportArgs),
     /// Show a saved result file again (--json of `run`): the table and verdicts, and an HTML report with --html.
@@ -276,6 +280,7 @@ pub fn main(cli: Cli) -> Outcome {
         Command::Test(a) => run::command(&a, true),
         Command::Fmt(a) => fmt::command(&a),
         Command::Compare(a) => compare::command(&a),
+        Command::History(a) => history::command(&a),
         Command::Import(a) => import::command(&a),
         Command::Report(a) => report::command(&a),
         Command::Merge(a) => merge::command(&a),

@@ -4,6 +4,7 @@
 //! only here; `report` prints them.
 
 pub mod capacity;
+pub mod changepoint;
 pub(crate) mod clock;
 pub(crate) mod codec;
 pub(crate) mod consume;

@@ -5,7 +5,9 @@ mod bound;
 mod noise;
 mod text;
 
-pub(crate) use bound::{better, metric_from_name, metric_name, parse_bounds, Better, Bound};
+pub(crate) use bound::{
+    better, metric_from_name, metric_name, parse_bounds, shown_amount, Better, Bound,
+};
 pub(crate) use noise::ALPHA;
 pub(crate) use text::{write, Sides};
 
@@ -14,8 +16,9 @@ use crate::measure::capacity::Limit;
 use crate::measure::{LatencySummary, RunResult};
 use crate::model::{LatencyKind, Metric, Stat};
 
-/// The figures every comparison shows, in the language's names, when either side has them.
-const SHOWN: &[&str] = &[
+/// The figures every comparison shows, in the language's names, when either side has them
+/// (and every series of `history`).
+pub(crate) const SHOWN: &[&str] = &[
     // A search cell's result; skipped, as every figure is, in runs that have none.
     "capacity",
     "throughput",

@@ -3,6 +3,7 @@
 mod capacity;
 pub(crate) mod compare;
 mod faults;
+pub(crate) mod history;
 pub(crate) mod html;
 pub mod json;
 pub(crate) mod junit;

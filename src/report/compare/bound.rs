@@ -166,7 +166,7 @@ pub(super) fn percent_change(baseline: f64, current: f64) -> f64 {
 }
 
 /// An amount in the metric's base unit, in the unit people write.
-pub(super) fn shown_amount(m: Metric, v: f64) -> String {
+pub(crate) fn shown_amount(m: Metric, v: f64) -> String {
     use crate::format::{human_bytes, human_duration, human_rate};
     match m {
         Metric::DiskRatio | Metric::WireRatio => return format!("{v:.2}x"),

@@ -3,6 +3,7 @@
 //! scenario or the file is escaped.
 
 mod capacity;
+mod history;
 mod over_time;
 mod plots;
 mod svg;
@@ -10,6 +11,7 @@ mod trials;
 
 use std::fmt::Write as _;
 
+pub(crate) use self::history::page as history_page;
 use self::plots::{Bars, ACK, E2E};
 use self::svg::esc;
 use crate::assert::Verdict;

@@ -1,0 +1,521 @@
+//! A history of result files (`kafkabench history`): the same runs measured again and again,
+//! grouped into series and searched for the points where a figure changed
+//! (`measure::changepoint`), with the `--fail-on` gate on the newest change.
+//!
+//! A series is one scenario's run (its label, from its coordinates) measured in one stable
+//! setting: the brokers' count and release (what they announce in ApiVersions) and the client
+//! machine's CPU model and cores. The cluster id, new for every fresh CI broker, and the load
+//! are not part of it. A new kafkabench or librdkafka is marked on the series instead of
+//! starting a new one: it may be the cause of a change point, and a reader wants to see that.
+
+mod read;
+pub(crate) mod text;
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+pub(crate) use read::{load, Loaded};
+
+use crate::measure::changepoint::{self, Settings};
+use crate::measure::{Environment, LatencySummary, RunResult};
+use crate::model::{LatencyKind, Metric, Stat};
+use crate::report::compare::{better, metric_from_name, metric_name, Better, Bound, SHOWN};
+
+/// A change point at the newest results is gated when it is among the last this many.
+pub(crate) const LAST: usize = 10;
+
+/// What `history` is asked.
+pub(crate) struct Options {
+    pub alpha: f64,
+    /// The gate looks at change points among the last this many results of a series.
+    pub last: usize,
+    pub bounds: Vec<Bound>,
+}
+
+/// Everything `history` found, as the table, the page and `--json` show it.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct History {
+    /// Result files read.
+    pub files: usize,
+    /// The change-point search: significance level, permutations per test, fewest runs on a
+    /// side of a change.
+    pub alpha: f64,
+    pub permutations: usize,
+    pub min_size: usize,
+    pub last: usize,
+    pub series: Vec<Series>,
+    /// Bounds a change went past (the gate fails).
+    pub breaches: Vec<Breach>,
+    /// How many bound checks were made, and those that could not be.
+    pub checks: usize,
+    pub unchecked: Vec<String>,
+    pub notes: Vec<String>,
+}
+
+/// One run of one scenario in one setting, over time.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct Series {
+    pub scenario: String,
+    pub run: String,
+    pub coords: BTreeMap<String, String>,
+    pub setting: Setting,
+    /// Its results, oldest first.
+    pub results: Vec<Point>,
+    /// Results not in the series: runs that did not complete.
+    pub left_out: Vec<LeftOut>,
+    /// Where kafkabench or librdkafka changed.
+    pub versions: Vec<VersionChange>,
+    pub figures: Vec<Figure>,
+}
+
+/// The part of where a result was measured that a series keeps constant.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub(crate) struct Setting {
+    pub brokers: Option<usize>,
+    /// The brokers' ApiVersions signature: their release.
+    pub broker_api: Vec<String>,
+    pub cpu: Option<String>,
+    pub cores: Option<u32>,
+}
+
+impl Setting {
+    fn of(e: Option<&Environment>) -> Setting {
+        let cluster = e.and_then(|e| e.cluster.as_ref());
+        let host = e.and_then(|e| e.host.as_ref());
+        Setting {
+            brokers: cluster.map(|c| c.brokers),
+            broker_api: cluster.map(|c| c.api.clone()).unwrap_or_default(),
+            cpu: host.and_then(|h| h.cpu.clone()),
+            cores: host.map(|h| h.cores),
+        }
+    }
+
+    /// `1 broker (Produce v13, …), client Intel Xeon, 2 cores`
+    pub(crate) fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(b) = self.brokers {
+            let api = if self.broker_api.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", self.broker_api.join("; "))
+            };
+            parts.push(format!("{b} broker{}{api}", crate::format::plural(b)));
+        }
+        match (&self.cpu, self.cores) {
+            (Some(cpu), Some(c)) => parts.push(format!("client {cpu}, {c} cores")),
+            (None, Some(c)) => parts.push(format!("client with {c} cores")),
+            (Some(cpu), None) => parts.push(format!("client {cpu}")),
+            (None, None) => {}
+        }
+        if parts.is_empty() {
+            "environment not recorded".into()
+        } else {
+            parts.join(", ")
+        }
+    }
+}
+
+/// One result of a series.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct Point {
+    pub file: String,
+    pub run_id: String,
+    pub started_at: String,
+    pub kafkabench: String,
+    pub librdkafka: Option<String>,
+    /// Trials the run was repeated for (1 when it was not).
+    pub trials: usize,
+}
+
+/// A result left out of its series, and why.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct LeftOut {
+    pub file: String,
+    pub reason: String,
+}
+
+/// kafkabench or librdkafka changed at a result.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct VersionChange {
+    /// The first result with the new version (into `results`).
+    pub index: usize,
+    pub what: &'static str,
+    pub from: String,
+    pub to: String,
+}
+
+/// One figure of a series over time.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct Figure {
+    /// Its name in the scenario language (`ack.p99`).
+    pub name: String,
+    #[serde(skip)]
+    pub metric: Metric,
+    /// `higher`, `lower` or `neither` is better.
+    pub better: &'static str,
+    /// The results that measured it (into `results`), and each one's values in base units:
+    /// every trial's, or the one value of a run that was not repeated.
+    pub results: Vec<usize>,
+    pub values: Vec<Vec<f64>>,
+    pub change_points: Vec<Change>,
+}
+
+/// A change point of a figure.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct Change {
+    /// The first result after the change (into the series' `results`).
+    pub index: usize,
+    pub started_at: String,
+    pub run_id: String,
+    /// The mean of the values since the previous change point and until the next.
+    pub before: f64,
+    pub after: f64,
+    /// after / before − 1, in percent; None from a mean of 0.
+    pub change_pct: Option<f64>,
+    pub p_value: f64,
+    /// `better`, `worse`, or `changed` (a figure with no better direction).
+    pub verdict: &'static str,
+    /// The versions that changed at this result or the one before or after it.
+    pub versions: Vec<String>,
+}
+
+/// A change past a `--fail-on` bound.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct Breach {
+    pub scenario: String,
+    pub run: String,
+    pub figure: String,
+    pub index: usize,
+    pub started_at: String,
+    pub before: f64,
+    pub after: f64,
+    /// As the bound measures it: percent, or base units.
+    pub change: f64,
+    pub bound: String,
+    #[serde(skip)]
+    pub metric: Metric,
+    #[serde(skip)]
+    pub percent: bool,
+}
+
+/// The version of the `--json` document (docs/result-format.md describes it).
+pub(crate) const HISTORY_VERSION: u32 = 1;
+
+impl History {
+    /// The history as data (`--json`): the same as the table and the page.
+    pub(crate) fn write_json(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        #[derive(Serialize)]
+        struct Document<'a> {
+            history_version: u32,
+            #[serde(flatten)]
+            history: &'a History,
+            /// `ok`, or `gate_failed` when a bound was exceeded.
+            outcome: &'static str,
+        }
+        let doc = Document {
+            history_version: HISTORY_VERSION,
+            history: self,
+            outcome: if self.breaches.is_empty() {
+                "ok"
+            } else {
+                "gate_failed"
+            },
+        };
+        serde_json::to_writer_pretty(&mut *out, &doc).map_err(std::io::Error::other)?;
+        writeln!(out)
+    }
+}
+
+/// Groups the results into series and finds each figure's change points; then the gate.
+pub(crate) fn analyse(loaded: &[Loaded], o: &Options, notes: Vec<String>) -> History {
+    let settings = Settings {
+        alpha: o.alpha,
+        ..Settings::default()
+    };
+    let mut series: Vec<Series> = Vec::new();
+    // Each series' results, parallel to its `results`.
+    let mut runs: Vec<Vec<&RunResult>> = Vec::new();
+    for l in loaded {
+        let setting = Setting::of(l.file.environment.as_ref());
+        for r in &l.file.runs {
+            let at = series.iter().position(|s| {
+                s.scenario == l.file.scenario && s.run == r.label && s.setting == setting
+            });
+            let at = at.unwrap_or_else(|| {
+                series.push(Series {
+                    scenario: l.file.scenario.clone(),
+                    run: r.label.clone(),
+                    coords: r.coords.clone(),
+                    setting: setting.clone(),
+                    results: Vec::new(),
+                    left_out: Vec::new(),
+                    versions: Vec::new(),
+                    figures: Vec::new(),
+                });
+                runs.push(Vec::new());
+                series.len() - 1
+            });
+            let s = &mut series[at];
+            if !r.status.is_complete() {
+                let why = r.status.reason().unwrap_or("it did not complete");
+                s.left_out.push(LeftOut {
+                    file: l.path.clone(),
+                    reason: format!("run `{}` did not complete: {why}", r.label),
+                });
+                continue;
+            }
+            s.results.push(Point {
+                file: l.path.clone(),
+                run_id: l.file.run_id.clone(),
+                started_at: l.started_at.clone(),
+                kafkabench: l.file.kafkabench_version.clone(),
+                librdkafka: l.file.librdkafka_version.clone(),
+                trials: r.trials.as_ref().map_or(1, |t| t.results.len().max(1)),
+            });
+            runs[at].push(r);
+        }
+    }
+    let names = figure_names(&o.bounds);
+    for (s, rs) in series.iter_mut().zip(&runs) {
+        s.versions = versions(&s.results);
+        s.figures = (names.iter())
+            .filter_map(|(name, m)| figure(s, rs, name, *m, &settings))
+            .collect();
+    }
+    let mut h = History {
+        files: loaded.len(),
+        alpha: settings.alpha,
+        permutations: settings.permutations,
+        min_size: settings.min_size,
+        last: o.last,
+        series,
+        breaches: Vec::new(),
+        checks: 0,
+        unchecked: Vec::new(),
+        notes,
+    };
+    gate(&mut h, &o.bounds);
+    h
+}
+
+/// The figures every comparison shows, then any a bound names that is not among them.
+fn figure_names(bounds: &[Bound]) -> Vec<(String, Metric)> {
+    let mut names: Vec<(String, Metric)> = (SHOWN.iter())
+        .filter_map(|n| Some((n.to_string(), metric_from_name(n)?)))
+        .collect();
+    for b in bounds {
+        if !names.iter().any(|(_, m)| *m == b.metric) {
+            names.push((metric_name(b.metric), b.metric));
+        }
+    }
+    names
+}
+
+/// Where kafkabench or librdkafka differs from the result before.
+fn versions(results: &[Point]) -> Vec<VersionChange> {
+    let mut out = Vec::new();
+    for (i, w) in results.windows(2).enumerate() {
+        let unknown = || "unknown".to_string();
+        let pairs = [
+            (
+                "kafkabench",
+                w[0].kafkabench.clone(),
+                w[1].kafkabench.clone(),
+            ),
+            (
+                "librdkafka",
+                w[0].librdkafka.clone().unwrap_or_else(unknown),
+                w[1].librdkafka.clone().unwrap_or_else(unknown),
+            ),
+        ];
+        for (what, from, to) in pairs {
+            if from != to {
+                out.push(VersionChange {
+                    index: i + 1,
+                    what,
+                    from,
+                    to,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// One figure of a series with its change points; None when no result measured it.
+fn figure(
+    s: &Series,
+    runs: &[&RunResult],
+    name: &str,
+    m: Metric,
+    settings: &Settings,
+) -> Option<Figure> {
+    let (mut results, mut values) = (Vec::new(), Vec::new());
+    for (i, r) in runs.iter().enumerate() {
+        let v = run_values(r, m);
+        if !v.is_empty() {
+            results.push(i);
+            values.push(v);
+        }
+    }
+    if results.is_empty() {
+        return None;
+    }
+    let seeded = Settings {
+        seed: settings.seed ^ fnv1a(&[&s.scenario, &s.run, name]),
+        ..*settings
+    };
+    let dir = better(m);
+    // A latency's trials can hold a stall 100× its level (a busy machine); on a log scale it
+    // no longer outweighs a change of the level itself.
+    let positive = values.iter().flatten().all(|v| *v > 0.0);
+    let found = if positive && m.unit() == crate::model::Unit::Duration {
+        changepoint::change_points_by(&values, f64::ln, &seeded)
+    } else {
+        changepoint::change_points(&values, &seeded)
+    };
+    let change_points = (found.iter())
+        .map(|c| {
+            let index = results[c.index];
+            let p = &s.results[index];
+            let change = c.change();
+            let verdict = match (dir, change) {
+                (Better::Neither, _) | (_, None) => "changed",
+                (Better::Higher, Some(r)) if r > 0.0 => "better",
+                (Better::Lower, Some(r)) if r < 0.0 => "better",
+                _ => "worse",
+            };
+            Change {
+                index,
+                started_at: p.started_at.clone(),
+                run_id: p.run_id.clone(),
+                before: c.mean_before,
+                after: c.mean_after,
+                change_pct: change.map(|r| r * 100.0),
+                p_value: c.p_value,
+                verdict,
+                versions: (s.versions.iter())
+                    .filter(|v| v.index.abs_diff(index) <= 1)
+                    .map(|v| version_words(v, index))
+                    .collect(),
+            }
+        })
+        .collect();
+    Some(Figure {
+        name: name.to_string(),
+        metric: m,
+        better: match dir {
+            Better::Higher => "higher",
+            Better::Lower => "lower",
+            Better::Neither => "neither",
+        },
+        results,
+        values,
+        change_points,
+    })
+}
+
+/// `kafkabench 0.1.0 → 0.2.0 one result before`
+fn version_words(v: &VersionChange, at: usize) -> String {
+    let when = match v.index as i64 - at as i64 {
+        0 => "at this result",
+        -1 => "one result before",
+        _ => "one result after",
+    };
+    format!("{} {} → {} {when}", v.what, v.from, v.to)
+}
+
+/// FNV-1a over the parts (each followed by a 0 byte): a seed that depends on what is analysed,
+/// not on the order it was found in.
+fn fnv1a(parts: &[&str]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for p in parts {
+        for b in p.bytes().chain([0]) {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// The values of `m` for a run: each trial's when it was repeated, else its own one.
+fn run_values(r: &RunResult, m: Metric) -> Vec<f64> {
+    let values: Vec<f64> = match r.trials.as_deref().filter(|t| t.results.len() >= 2) {
+        Some(t) => t.results.iter().filter_map(|x| value(x, m)).collect(),
+        None => value(r, m).into_iter().collect(),
+    };
+    values.into_iter().filter(|v| v.is_finite()).collect()
+}
+
+/// A figure of one run or trial in base units. A latency's p50, p90, p99 and p99.9 are the
+/// percentiles the file keeps, so a file trimmed of its histograms reads the same as the
+/// original; other statistics come from the histogram.
+fn value(r: &RunResult, m: Metric) -> Option<f64> {
+    let Metric::Latency(kind, stat) = m else {
+        return r.own_metric(m);
+    };
+    let s: &LatencySummary = match kind {
+        LatencyKind::Ack => &r.ack,
+        LatencyKind::Service => &r.service,
+        LatencyKind::SendDelay => &r.send_delay,
+        LatencyKind::E2e => r.e2e.as_ref()?,
+        LatencyKind::TxnCommit => &r.txn.as_ref()?.commit,
+        LatencyKind::ShareAck => &r.share.as_ref()?.ack,
+    };
+    if s.count == 0 {
+        return None;
+    }
+    let ms = match stat {
+        Stat::Percentile(50.0) => s.p50_ms,
+        Stat::Percentile(90.0) => s.p90_ms,
+        Stat::Percentile(99.0) => s.p99_ms,
+        Stat::Percentile(99.9) => s.p999_ms,
+        _ => return r.own_metric(m),
+    };
+    Some(ms / 1e3)
+}
+
+/// The gate: for each bound, the newest change point of its figure in every series; a change
+/// among the last `h.last` results that goes past the bound fails.
+fn gate(h: &mut History, bounds: &[Bound]) {
+    for b in bounds {
+        for s in &h.series {
+            let Some(f) = s.figures.iter().find(|f| f.metric == b.metric) else {
+                h.unchecked.push(format!(
+                    "`{}` not checked for run `{}` of {}: {} is not measured there",
+                    b.text,
+                    s.run,
+                    s.scenario,
+                    metric_name(b.metric)
+                ));
+                continue;
+            };
+            h.checks += 1;
+            let Some(c) = f.change_points.last() else {
+                continue;
+            };
+            if c.index + h.last < s.results.len() {
+                continue;
+            }
+            let (change, past) = b.check(c.before, c.after);
+            if past {
+                h.breaches.push(Breach {
+                    scenario: s.scenario.clone(),
+                    run: s.run.clone(),
+                    figure: f.name.clone(),
+                    index: c.index,
+                    started_at: c.started_at.clone(),
+                    before: c.before,
+                    after: c.after,
+                    change,
+                    bound: b.text.clone(),
+                    metric: b.metric,
+                    percent: b.percent,
+                });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
