@@ -7,30 +7,34 @@
 # 95 % of the target). The claim: the SLO holds in ≥ 7 of 10 at 0.9 × C and fails in ≥ 3 of 10
 # at 1.2 × C; and the two searches agree within their bands, or both say no stable capacity.
 #
-#   bench/capacity-reliability.sh [--probes 16] [--secs 3] [--runs 10] [--out DIR]
+#   bench/capacity-reliability.sh [--from 1000] [--probes 16] [--secs 3] [--runs 10] [--no-build] [--out DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+from=1000
 probes=16
 secs=3
 runs=10
+build=1
 out="bench/out/capacity-reliability-$(date +%Y%m%d-%H%M%S)"
 while [ $# -gt 0 ]; do
   case "$1" in
+    --from) from="$2"; shift 2 ;;
     --probes) probes="$2"; shift 2 ;;
     --secs) secs="$2"; shift 2 ;;
     --runs) runs="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
+    --no-build) build=0; shift ;;
     -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     *) echo "capacity-reliability.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 mkdir -p "$out"
-cargo build --release --locked --quiet
+if [ "$build" = 1 ]; then cargo build --release --locked --quiet; fi
 . scripts/broker-env
 kb_ensure_broker
 trap 'if [ "$KB_STARTED_BROKER" = 1 ]; then scripts/kafka-local down >&2 || true; fi' EXIT
 bootstrap="${KAFKA_BOOTSTRAP:-127.0.0.1:9092}"
-kb=target/release/kafkabench
+kb=${KB_BIN:-target/release/kafkabench}
 
 cat >"$out/search.kbs" <<KBS
 scenario "capacity_reliability" {
@@ -39,7 +43,7 @@ scenario "capacity_reliability" {
   producer { compression.type = lz4  linger.ms = 5ms }
   workload { payload = random(size: 256B) }
   capacity {
-    from        = 5k/s
+    from        = $from/s
     to          = 320k/s
     precision   = 5%
     reliability = 80%
@@ -62,11 +66,13 @@ import json, sys
 c = json.load(open(sys.argv[1]))["runs"][0]["capacity"]
 cap, band, un = c.get("capacity"), c.get("band"), c.get("unstable")
 probes = c["probes"]; passed = sum(p["pass"] for p in probes)
-if un:
+if cap is None and not un:
+    print(f"none none none no probe passed, limit {c['limit']} ({passed}/{len(probes)} probes passed)")
+elif un:
     print(f"none none none no stable capacity: SLO met in {un['passes']} of {un['probes']} probes "
           f"between {un['low']:.0f} and {un['high']:.0f}/s ({passed}/{len(probes)} probes passed)")
 elif cap is not None and band:
-    print(f"{cap:.0f} {band['low']:.0f} {band['high']:.0f} capacity {cap:.0f}/s, 90% band "
+    print(f"{cap:.0f} {band['low']:.0f} {band['high']:.0f} capacity {cap:.0f}/s, 95% band "
           f"{band['low']:.0f}–{band['high']:.0f}/s, limit {c['limit']} ({passed}/{len(probes)} probes passed)")
 else:
     print(f"{cap if cap is not None else 'none'} none none capacity {cap}, limit {c['limit']} "
@@ -82,7 +88,7 @@ import sys
 ca, la, ha, cb, lb, hb = sys.argv[1:]
 if "none" in (la, lb):
     same = la == "none" and lb == "none"
-    print("searches: both say no stable capacity" if same else "searches: one found a capacity, the other none")
+    print("searches: neither found a capacity" if same else "searches: one found a capacity, the other none")
 else:
     ca, la, ha, cb, lb, hb = map(float, (ca, la, ha, cb, lb, hb))
     ok = la <= cb <= ha or lb <= ca <= hb
