@@ -113,11 +113,7 @@ fn two_searches_of_one_noisy_system_agree_within_their_bands() {
                     low: l2,
                     high: h2,
                 },
-            ) => {
-                if (l2..=h2).contains(&r1) || (l1..=h1).contains(&r2) {
-                    agree += 1;
-                }
-            }
+            ) if (l2..=h2).contains(&r1) || (l1..=h1).contains(&r2) => agree += 1,
             (Answer::Unstable { .. }, Answer::Unstable { .. }) => agree += 1,
             _ => {}
         }
