@@ -23,7 +23,7 @@ pub mod share;
 use seconds::{duration_opt, duration_secs};
 
 pub use assertion::{Assertion, BinOp, Clause, CmpOp, Expr, Test};
-pub use capacity::{bisections, CapacitySearch};
+pub use capacity::CapacitySearch;
 pub use fault::{BrokerTarget, Fault, FaultAction};
 pub use props::{is_secret, Prop, Props, LIBRDKAFKA_SENSITIVE, MASK};
 pub use rate::{RateSegment, RateSpec};

@@ -21,6 +21,8 @@ pub(super) const CAPACITY_KEYS: &[&str] = &[
     "trials",
     "budget",
     "tolerance",
+    "reliability",
+    "probes",
 ];
 
 /// What a search sets on the workload: written there too, it is refused.
@@ -74,6 +76,8 @@ pub(super) struct CapacityDraft {
     trials: Option<u32>,
     budget: Option<Duration>,
     tolerance: Option<f64>,
+    reliability: Option<f64>,
+    probes: Option<u32>,
     /// A `capacity.*` setting was seen (a step may make its cells a search with one).
     pub(super) any: bool,
 }
@@ -154,6 +158,16 @@ impl Checker<'_> {
             "probe" => d.probe = self.span_of_time(e, ctx, "a probe", false),
             "warmup" => d.warmup = self.span_of_time(e, ctx, "a probe's warm-up", true),
             "budget" => d.budget = self.span_of_time(e, ctx, "the budget", false),
+            "reliability" => {
+                d.reliability = self
+                    .fraction(e, ctx, "reliability", 0.99, "80%")
+                    .and_then(|f| self.at_least_half(f, span))
+            }
+            "probes" => {
+                d.probes = self
+                    .count(&e.value, ctx, "probes", 3..=1000)
+                    .map(|n| n as u32)
+            }
             "trials" => {
                 d.trials = self
                     .count(&e.value, ctx, "trials", 1..=20)
@@ -252,6 +266,19 @@ impl Checker<'_> {
         }
     }
 
+    /// A reliability below one half would call a rate that mostly fails a capacity.
+    fn at_least_half(&mut self, f: f64, span: Span) -> Option<f64> {
+        if f >= 0.5 {
+            return Some(f);
+        }
+        self.err(
+            Diagnostic::new(Kind::Value, span, "reliability is at least 50%")
+                .label("out of range")
+                .help("the share of probes the SLO must hold in at the capacity, e.g. `80%`"),
+        );
+        None
+    }
+
     /// A duration above 0 (or 0 itself when `zero`), at most a day.
     fn span_of_time(
         &mut self,
@@ -338,6 +365,8 @@ impl Checker<'_> {
                 probe: d.probe.unwrap_or(DEFAULT_PROBE),
                 warmup: d.warmup.unwrap_or(DEFAULT_WARMUP),
                 trials: d.trials.unwrap_or(1),
+                reliability: d.reliability.unwrap_or(DEFAULT_RELIABILITY),
+                probes: d.probes.unwrap_or(DEFAULT_PROBES),
                 budget: d.budget,
                 tolerance: d.tolerance.unwrap_or(DEFAULT_TOLERANCE),
                 slo,

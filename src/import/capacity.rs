@@ -8,7 +8,8 @@ use std::time::Duration;
 use super::kbs::Block;
 use super::omb::Workload;
 use crate::model::capacity::{
-    CapacitySearch, DEFAULT_FROM, DEFAULT_PRECISION, DEFAULT_TO, DEFAULT_TOLERANCE,
+    CapacitySearch, DEFAULT_FROM, DEFAULT_PRECISION, DEFAULT_PROBES, DEFAULT_RELIABILITY,
+    DEFAULT_TO, DEFAULT_TOLERANCE,
 };
 
 /// The longest probe: long enough to see lag grow, short enough that the ~20 probes of a search
@@ -31,6 +32,8 @@ pub(super) fn search(w: &Workload, minutes: u32) -> Block {
         probe,
         warmup,
         trials: 1,
+        reliability: DEFAULT_RELIABILITY,
+        probes: DEFAULT_PROBES,
         budget: None,
         tolerance: DEFAULT_TOLERANCE,
         slo: Vec::new(),

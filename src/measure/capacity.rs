@@ -1,23 +1,26 @@
 //! What a capacity search found: every probe with its full result and verdict, the capacity
-//! (the highest rate that passed all its trials), and what limited it. The search's steps are
+//! (the rate at which the SLO holds with the stated reliability, with its band), and what
+//! limited it. The search's steps are
 //! `capacity/search.rs` (a state machine the run stage drives and the tests simulate); a
 //! probe's verdict is `capacity/judge.rs`.
 
 mod judge;
+pub mod logistic;
 mod search;
 
 use serde::{Deserialize, Serialize};
 
 pub use judge::{judge, GENERATOR_BUSY};
 
-pub use search::{Search, Step};
+pub use search::{Answer, Search, Step};
 
 use super::RunResult;
 
 /// Everything a search did and found; a search cell's `RunResult::capacity`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct CapacityFigures {
-    /// The highest rate (records per second) that passed all its trials; None when none did.
+    /// The rate (records per second) at which the SLO holds with `reliability` (the highest
+    /// rate probed when every probe passed); None when none passed or no rate is stable.
     pub capacity: Option<f64>,
     /// What stopped the capacity from being higher.
     pub limit: Limit,
@@ -40,6 +43,61 @@ pub struct CapacityFigures {
     pub probes: Vec<Probe>,
     /// Wall time the search took, probes and their set-up together.
     pub elapsed_secs: f64,
+    /// The share of probes the SLO holds in at the capacity (0.8); 0 in files from before
+    /// searches had one (their capacity passed all its trials).
+    #[serde(default)]
+    pub reliability: f64,
+    /// The capacity's 95 % confidence band (profile likelihood of the fitted pass probability).
+    #[serde(default)]
+    pub band: Option<Band>,
+    /// Set when no rate was shown to reach the reliability: the capacity is then None.
+    #[serde(default)]
+    pub unstable: Option<Unstable>,
+    /// The search's probe budget.
+    #[serde(default)]
+    pub max_probes: u32,
+}
+
+/// A capacity's confidence band, records per second.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Band {
+    pub low: f64,
+    pub high: f64,
+}
+
+/// No stable capacity: the SLO was met in `passes` of `probes` probes between `low` and
+/// `high` records per second, and no rate was shown to reach the reliability.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Unstable {
+    pub passes: u32,
+    pub probes: u32,
+    pub low: f64,
+    pub high: f64,
+}
+
+/// A search's settings for the tests: `from`, `to`, `precision` and `trials`, the rest default.
+#[cfg(test)]
+pub fn search_settings(
+    from: f64,
+    to: f64,
+    precision: f64,
+    trials: u32,
+) -> crate::model::CapacitySearch {
+    use crate::model::capacity::*;
+    crate::model::CapacitySearch {
+        from,
+        to,
+        precision,
+        probe: DEFAULT_PROBE,
+        warmup: DEFAULT_WARMUP,
+        trials,
+        reliability: DEFAULT_RELIABILITY,
+        probes: DEFAULT_PROBES,
+        budget: None,
+        tolerance: DEFAULT_TOLERANCE,
+        slo: Vec::new(),
+        span: Default::default(),
+    }
 }
 
 /// `metric op constant`, from the SLO.

@@ -17,6 +17,10 @@ pub const DEFAULT_PRECISION: f64 = 0.05;
 pub const DEFAULT_PROBE: Duration = Duration::from_secs(10);
 pub const DEFAULT_WARMUP: Duration = Duration::from_secs(2);
 pub const DEFAULT_TOLERANCE: f64 = 0.05;
+/// The capacity is the rate at which the SLO holds in this share of probes.
+pub const DEFAULT_RELIABILITY: f64 = 0.8;
+/// The most probes a search takes unless `probes` says otherwise.
+pub const DEFAULT_PROBES: u32 = 24;
 /// The bracket grows by this factor per probe until a probe fails.
 pub const GROWTH: f64 = 2.0;
 /// What a probe costs beyond its warm-up and measured phase, for the worst-case estimate:
@@ -40,8 +44,12 @@ pub struct CapacitySearch {
     /// Each probe's warm-up: sent at the probe's rate, not measured.
     #[serde(with = "duration_secs")]
     pub warmup: Duration,
-    /// How many probes in a row a rate must pass.
+    /// How many probes in a row each rate the search picks gets.
     pub trials: u32,
+    /// The share of probes the SLO must hold in at the capacity (0.8: 80 %).
+    pub reliability: f64,
+    /// The most probes the search takes (its probe budget).
+    pub probes: u32,
     /// The search stops when this much time has gone (then its answer is a lower bound).
     #[serde(with = "duration_opt")]
     pub budget: Option<Duration>,
@@ -61,13 +69,10 @@ fn texts<S: serde::Serializer>(slo: &[Assertion], s: S) -> Result<S::Ok, S::Erro
 }
 
 impl CapacitySearch {
-    /// The most probes the search can take: every rate of the bracket (`from` doubled up to
-    /// `to`), the bisection of one doubling to `precision`, `trials` probes for each, and the
-    /// re-check of the lowest failing rate (`trials - 1`). The bound REFERENCE.md states.
+    /// The most probes the search can take: its probe budget (`probes`). The bound
+    /// REFERENCE.md states.
     pub fn max_probes(&self) -> u32 {
-        let doublings = (self.to / self.from).log(GROWTH).ceil().max(0.0) as u32;
-        let rates = doublings + 1 + bisections(GROWTH, self.precision);
-        rates * self.trials + self.trials.saturating_sub(1)
+        self.probes
     }
 
     /// The worst case: every probe taken, each with its warm-up and overhead; the budget
@@ -95,14 +100,4 @@ impl CapacitySearch {
             ..self.clone()
         }
     }
-}
-
-/// Bisections that bring a bracket of ratio `ratio` (high / low) within `precision`: each
-/// halves the bracket's logarithm (the midpoint is the geometric mean).
-pub fn bisections(ratio: f64, precision: f64) -> u32 {
-    let (span, goal) = (ratio.ln(), (1.0 + precision).ln());
-    if span <= goal || goal <= 0.0 {
-        return 0;
-    }
-    (span / goal).log2().ceil() as u32
 }

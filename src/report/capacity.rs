@@ -28,12 +28,31 @@ pub(crate) fn latency(ms: f64) -> String {
     }
 }
 
-/// The capacity as the report states it: `48.2k/s`, `≥ 1M/s` when the upper bound passed,
-/// `none: …` when no rate passed.
+/// The capacity as the report states it: `48.2k/s (80%: 44.1k–51k/s)` with its reliability
+/// and band, `≥ 1M/s` when the upper bound passed, `none: …` when no rate passed, `no stable
+/// capacity: …` when no rate was shown to reach the reliability.
 pub(crate) fn headline(c: &CapacityFigures) -> String {
+    if let Some(u) = c.unstable {
+        return format!(
+            "no stable capacity: SLO met in {} of {} probes between {} and {}",
+            u.passes,
+            u.probes,
+            short(u.low),
+            rate(u.high)
+        );
+    }
     match (c.capacity, c.probes.first()) {
         (Some(x), _) if c.limit == Limit::UpperBound => format!("≥ {}", rate(x)),
-        (Some(x), _) => rate(x),
+        (Some(x), _) => match c.band {
+            Some(b) => format!(
+                "{} ({}%: {}–{})",
+                rate(x),
+                trim(c.reliability * 100.0),
+                short(b.low),
+                rate(b.high)
+            ),
+            None => rate(x),
+        },
         (None, Some(first)) => format!("none: every probe failed at {}", rate(first.target)),
         (None, None) => "none: no probe ran".into(),
     }

@@ -330,8 +330,13 @@ fn capacity(r: &RunResult) -> Option<f64> {
 fn no_capacity(r: &RunResult) -> Option<String> {
     let c = r.capacity.as_deref().filter(|c| c.capacity.is_none())?;
     capacity(r)?;
+    let what = if c.unstable.is_some() {
+        "no rate was stable"
+    } else {
+        "no rate passed"
+    };
     Some(format!(
-        "no rate passed (capacity {}), so its capacity is compared as 0",
+        "{what} (capacity {}), so its capacity is compared as 0",
         super::capacity::headline(c)
     ))
 }

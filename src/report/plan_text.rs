@@ -147,10 +147,11 @@ fn search_text(w: &Workload, c: &CapacitySearch, out: &mut dyn Write) -> io::Res
     writeln!(out, "  workload  {rest}")?;
     writeln!(
         out,
-        "  capacity  from {} to {}, to within {}%: probes of {} after a {} warm-up, {} trial{} \
-         per rate, tolerance {}%",
+        "  capacity  from {} to {}, SLO met in {}% of probes, to within {}%: probes of {} after \
+         a {} warm-up, {} trial{} per rate, tolerance {}%",
         compact_rate(c.from),
         compact_rate(c.to),
+        pct(c.reliability),
         pct(c.precision),
         human_duration(c.probe.as_secs_f64()),
         human_duration(c.warmup.as_secs_f64()),

@@ -12,7 +12,7 @@ use super::progress::Position;
 use super::RunOptions;
 use crate::format::{compact_rate, human_duration};
 use crate::measure::capacity::{
-    judge, Bracket, CapacityFigures, Limit, Miss, Probe, Search, SloLine, Step,
+    judge, Answer, Band, CapacityFigures, Limit, Miss, Probe, Search, SloLine, Step, Unstable,
 };
 use crate::measure::{RunResult, RunStatus};
 use crate::model::capacity::PROBE_OVERHEAD;
@@ -31,7 +31,7 @@ pub(super) async fn search(
     notes: &mut Vec<String>,
 ) -> Result<RunResult, RunError> {
     let started = Instant::now();
-    let mut s = Search::new(c.from, c.to, c.precision, c.trials);
+    let mut s = Search::new(c);
     let mut probes: Vec<Probe> = Vec::new();
     let mut stopped: Option<Limit> = None;
     if !rp.faults.is_empty() {
@@ -129,14 +129,18 @@ fn progress_label(
     if trial > 1 {
         l.push_str(&format!(" (trial {trial})"));
     }
-    match (s.capacity(), s.bracket()) {
-        (_, Some(Bracket { pass, fail })) => l.push_str(&format!(
-            " · between {} and {}",
-            compact_rate(pass),
-            compact_rate(fail)
+    match s.answer() {
+        Answer::Capacity { rate, low, high } => l.push_str(&format!(
+            " · about {} ({}–{})",
+            compact_rate(rate),
+            compact_rate(low),
+            compact_rate(high)
         )),
-        (Some(pass), None) => l.push_str(&format!(" · passed {}", compact_rate(pass))),
-        _ => {}
+        Answer::AtLeast { rate } => l.push_str(&format!(" · passed {}", compact_rate(rate))),
+        Answer::Unstable { passes, probes, .. } => {
+            l.push_str(&format!(" · met in {passes} of {probes}"))
+        }
+        Answer::NonePassed => {}
     }
     if let Some(left) = left {
         l.push_str(&format!(
@@ -147,7 +151,8 @@ fn progress_label(
     l
 }
 
-/// The search's result: the run's figures are the last probe at the capacity's.
+/// The search's result: the run's figures are those of the passing probe nearest the
+/// capacity at or below it (the last probe when there is none).
 fn result(
     rp: &RunPlan,
     c: &CapacitySearch,
@@ -156,11 +161,15 @@ fn result(
     stopped: Option<Limit>,
     elapsed: Duration,
 ) -> RunResult {
+    let answer = s.answer();
     let capacity = s.capacity();
-    let shown = probes
-        .iter()
-        .rev()
-        .find(|p| Some(p.target) == capacity && p.pass)
+    let shown = capacity
+        .and_then(|c| {
+            probes
+                .iter()
+                .filter(|p| p.pass && p.target <= c * (1.0 + 1e-9))
+                .max_by(|a, b| a.target.total_cmp(&b.target).then(a.number.cmp(&b.number)))
+        })
         .or(probes.last());
     let mut r = shown.map_or_else(RunResult::default, |p| (*p.result).clone());
     r.index = rp.index;
@@ -175,6 +184,8 @@ fn result(
     // With `in_flight`, a record waits for an earlier one's ack: its send delay is the
     // cluster's, not the sender's.
     let closed = rp.workload.in_flight.is_some();
+    // The time budget cut the search short of any failure: the answer is a lower bound.
+    let stopped = stopped.filter(|l| *l != Limit::Budget || !probes.iter().any(|p| !p.pass));
     let limit = stopped.unwrap_or_else(|| limit(s, &probes, closed));
     r.capacity = Some(Box::new(CapacityFigures {
         capacity,
@@ -189,6 +200,26 @@ fn result(
         noisy: s.noisy(),
         probes,
         elapsed_secs: elapsed.as_secs_f64(),
+        reliability: c.reliability,
+        band: match answer {
+            Answer::Capacity { low, high, .. } => Some(Band { low, high }),
+            _ => None,
+        },
+        unstable: match answer {
+            Answer::Unstable {
+                passes,
+                probes,
+                low,
+                high,
+            } => Some(Unstable {
+                passes,
+                probes,
+                low,
+                high,
+            }),
+            _ => None,
+        },
+        max_probes: c.max_probes(),
     }));
     r
 }
@@ -209,8 +240,9 @@ fn limit(s: &Search, probes: &[Probe], rp_closed_loop: bool) -> Limit {
             .map(|p| p.target)
             .fold(f64::INFINITY, f64::min),
     };
+    // Nothing failed and `to` was not reached: the probe budget ended the search.
     let Some(failed) = probes.iter().find(|p| !p.pass && p.target == boundary) else {
-        return Limit::Stopped;
+        return Limit::Budget;
     };
     let closed_loop = rp_closed_loop;
     if reader_bound(failed) {
@@ -343,7 +375,9 @@ mod tests {
     }
 
     fn searched(probes: &[Probe]) -> Search {
-        let mut s = Search::new(1000.0, 1e6, 0.05, 1);
+        let mut s = Search::new(&crate::measure::capacity::search_settings(
+            1000.0, 1e6, 0.05, 1,
+        ));
         for p in probes {
             let Step::Probe { rate, .. } = s.next() else {
                 panic!("done early")

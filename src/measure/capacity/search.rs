@@ -1,20 +1,26 @@
 //! The search's steps, as a state machine with no clock and no cluster: the run stage asks
 //! [`Search::next`] what to probe and tells [`Search::record`] whether it passed; the tests
-//! drive it against simulated systems.
+//! drive it against simulated systems. "Probe at this rate, get a pass or fail back" is the
+//! whole interface, so where a probe runs does not matter to the search.
+//!
+//! Meeting the SLO is a probability that depends on the rate, not a step: the capacity is the
+//! rate at which it holds in `reliability` of probes (`logistic.rs` fits that over every
+//! probe, with a 95 % band).
 //!
 //! 1. **Bracket.** Probe `from`, then double until a rate fails. One failure does not end the
 //!    bracket: the next doubling is probed too, and the bracket ends at two failures in a row
-//!    (or at `to`). A pass above a failure is kept and reported as non-monotone, never hidden.
-//! 2. **Bisect** between the highest rate that passed and the lowest failure above it, at their
-//!    geometric mean, until they are within `precision` of each other.
-//! 3. **Trials.** A rate passes when `trials` probes in a row pass; its first failing probe
-//!    fails it. At the end, the lowest failure above the capacity is probed again `trials - 1`
-//!    times: a pass there is reported as noise at the boundary.
+//!    (or at `to`).
+//! 2. **Refine.** Fit the pass probability over every probe so far and probe the rate whose
+//!    outcome is expected to narrow the band most, until the band is within `precision` or the
+//!    probe budget is spent. Each rate chosen gets `trials` probes in a row.
 //!
-//! The capacity is the highest rate that passed all its trials.
+//! A rate that passes above one that failed is reported as non-monotone (batching makes a
+//! higher rate's latency lower); the fit's band widens with it rather than hide it.
 
+use super::logistic::{Fit, Model, Obs};
 use super::{Bracket, NonMonotone};
 use crate::model::capacity::GROWTH;
+use crate::model::CapacitySearch;
 
 /// What to do next.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -25,12 +31,23 @@ pub enum Step {
     Done,
 }
 
-/// One rate and how its probes went.
-#[derive(Clone, Copy, Debug)]
-struct Tally {
-    rate: f64,
-    passes: u32,
-    fails: u32,
+/// What the search found.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Answer {
+    /// The SLO holds in `reliability` of probes up to `rate`, within the 95 % band.
+    Capacity { rate: f64, low: f64, high: f64 },
+    /// Every probe passed (or the top of the range did): the capacity is at least `rate`.
+    AtLeast { rate: f64 },
+    /// No probe passed.
+    NonePassed,
+    /// No rate was shown to reach the reliability: the SLO was met in `passes` of `probes`
+    /// probes between `low` and `high`.
+    Unstable {
+        passes: u32,
+        probes: u32,
+        low: f64,
+        high: f64,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -39,45 +56,52 @@ enum Phase {
     Bracket {
         fails_in_a_row: u32,
     },
-    Bisect,
-    /// Re-probing the boundary's failure: how many re-probes are left.
-    Recheck {
-        left: u32,
-    },
+    Refine,
     Done,
 }
+
+/// How many candidate rates the design weighs per step.
+const CANDIDATES: usize = 7;
 
 /// A capacity search in progress.
 #[derive(Clone, Debug)]
 pub struct Search {
+    from: f64,
     to: f64,
     precision: f64,
     trials: u32,
+    budget: u32,
+    model: Model,
     phase: Phase,
-    /// The rate being probed.
+    /// The rate being probed, and how many probes it has had since it was chosen.
     current: f64,
-    tallies: Vec<Tally>,
+    run: u32,
+    /// Every probe: its rate and whether it passed.
+    outcomes: Vec<(f64, bool)>,
 }
 
 impl Search {
-    pub fn new(from: f64, to: f64, precision: f64, trials: u32) -> Search {
+    pub fn new(c: &CapacitySearch) -> Search {
         Search {
-            to: to.max(from),
-            precision,
-            trials: trials.max(1),
+            from: c.from,
+            to: c.to.max(c.from),
+            precision: c.precision,
+            trials: c.trials.max(1),
+            budget: c.max_probes().max(1),
+            model: Model::new(c.reliability, c.precision),
             phase: Phase::Bracket { fails_in_a_row: 0 },
-            current: from,
-            tallies: Vec::new(),
+            current: c.from,
+            run: 0,
+            outcomes: Vec::new(),
         }
     }
 
     /// The probe to run next, or `Done`.
     pub fn next(&self) -> Step {
-        if self.phase == Phase::Done {
+        if self.phase == Phase::Done || self.outcomes.len() as u32 >= self.budget {
             return Step::Done;
         }
-        let t = self.tally(self.current);
-        let trial = t.map_or(1, |t| t.passes + t.fails + 1);
+        let trial = self.outcomes.iter().filter(|o| o.0 == self.current).count() as u32 + 1;
         Step::Probe {
             rate: self.current,
             trial,
@@ -89,105 +113,181 @@ impl Search {
         if self.phase == Phase::Done {
             return;
         }
-        let rate = self.current;
-        let i = match self.tallies.iter().position(|t| t.rate == rate) {
-            Some(i) => i,
-            None => {
-                self.tallies.push(Tally {
-                    rate,
-                    passes: 0,
-                    fails: 0,
-                });
-                self.tallies.len() - 1
+        self.outcomes.push((self.current, pass));
+        self.run += 1;
+        match self.phase {
+            Phase::Bracket { fails_in_a_row } => {
+                // A rate still collecting its trials is probed again; a failure ends it.
+                if pass && self.run < self.trials {
+                    return;
+                }
+                let fails = if pass { 0 } else { fails_in_a_row + 1 };
+                if self.current < self.to && fails < 2 {
+                    self.phase = Phase::Bracket {
+                        fails_in_a_row: fails,
+                    };
+                    self.choose((self.current * GROWTH).min(self.to));
+                } else {
+                    self.refine();
+                }
             }
-        };
-        let t = &mut self.tallies[i];
-        if pass {
-            t.passes += 1;
-        } else {
-            t.fails += 1;
+            Phase::Refine if self.run < self.trials => {}
+            Phase::Refine => self.refine(),
+            Phase::Done => {}
         }
-        if let Phase::Recheck { left } = self.phase {
-            self.phase = if left > 1 {
-                Phase::Recheck { left: left - 1 }
-            } else {
-                Phase::Done
-            };
-            return;
-        }
-        // A rate still collecting its trials is probed again.
-        if pass && t.passes < self.trials {
-            return;
-        }
-        self.advance(pass);
     }
 
-    /// The rate just resolved (passed all its trials, or failed one): choose the next.
-    fn advance(&mut self, passed: bool) {
-        let rate = self.current;
-        if let Phase::Bracket { fails_in_a_row } = self.phase {
-            let fails = if passed { 0 } else { fails_in_a_row + 1 };
-            if rate < self.to && fails < 2 {
-                self.phase = Phase::Bracket {
-                    fails_in_a_row: fails,
-                };
-                self.current = (rate * GROWTH).min(self.to);
-                return;
-            }
-            self.phase = Phase::Bisect;
-        }
-        self.bisect();
+    fn choose(&mut self, rate: f64) {
+        self.current = rate;
+        self.run = 0;
     }
 
-    fn bisect(&mut self) {
-        let Some(Bracket { pass, fail }) = self.bracket() else {
-            // Nothing passed, or the upper bound did.
+    /// The next rate from the fit, or the end: nothing passed, nothing failed, or the band is
+    /// as narrow as asked.
+    fn refine(&mut self) {
+        let (passes, fails) = self.counts();
+        let Some(f) = self.fit().filter(|_| passes > 0 && fails > 0) else {
             self.phase = Phase::Done;
             return;
         };
-        if fail / pass > 1.0 + self.precision {
-            self.phase = Phase::Bisect;
-            self.current = (pass * fail).sqrt();
+        if !f.low_open && !f.high_open && f.ratio() <= 1.0 + self.precision {
+            self.phase = Phase::Done;
             return;
         }
-        self.current = fail;
-        self.phase = if self.trials > 1 {
-            Phase::Recheck {
-                left: self.trials - 1,
-            }
-        } else {
-            Phase::Done
+        self.phase = Phase::Refine;
+        let (lo, hi) = (f.low.max(self.from), f.high.min(self.to));
+        let candidates: Vec<f64> = (0..CANDIDATES)
+            .map(|k| {
+                let t = k as f64 / (CANDIDATES - 1) as f64;
+                round3((lo.ln() + (hi / lo).ln().max(0.0) * t).exp())
+            })
+            .collect();
+        let (glo, ghi) = self.grid();
+        let next = self
+            .model
+            .most_telling(&self.observations(), glo, ghi, &candidates)
+            .unwrap_or_else(|| round3(f.estimate.clamp(self.from, self.to)));
+        self.choose(next);
+    }
+
+    fn observations(&self) -> Vec<Obs> {
+        self.outcomes
+            .iter()
+            .map(|&(r, pass)| Obs { x: r.ln(), pass })
+            .collect()
+    }
+
+    fn counts(&self) -> (u32, u32) {
+        let passes = self.outcomes.iter().filter(|o| o.1).count() as u32;
+        (passes, self.outcomes.len() as u32 - passes)
+    }
+
+    /// The fit's grid: a doubling beyond the rates probed, never above `to`.
+    fn grid(&self) -> (f64, f64) {
+        let (lo, hi) = self.probed_range().unwrap_or((self.from, self.to));
+        let g = GROWTH.ln();
+        (lo.ln() - g, (hi.ln() + g).min(self.to.ln()).max(lo.ln()))
+    }
+
+    fn probed_range(&self) -> Option<(f64, f64)> {
+        let rates = self.outcomes.iter().map(|o| o.0);
+        let lo = rates.clone().fold(f64::INFINITY, f64::min);
+        let hi = rates.fold(0.0, f64::max);
+        (hi > 0.0).then_some((lo, hi))
+    }
+
+    /// The pass probability fitted over every probe so far.
+    pub fn fit(&self) -> Option<Fit> {
+        let (lo, hi) = self.grid();
+        self.model.fit(&self.observations(), lo, hi)
+    }
+
+    /// What the probes so far say.
+    pub fn answer(&self) -> Answer {
+        let (passes, fails) = self.counts();
+        let highest_pass =
+            |r: &[(f64, bool)]| r.iter().filter(|o| o.1).map(|o| o.0).fold(0.0, f64::max);
+        if passes == 0 {
+            return Answer::NonePassed;
+        }
+        if fails == 0 {
+            return Answer::AtLeast {
+                rate: highest_pass(&self.outcomes),
+            };
+        }
+        let Some(f) = self.fit() else {
+            return Answer::NonePassed;
         };
+        let top = self.probed_range().map_or(0.0, |r| r.1);
+        let top_passed = self.outcomes.iter().filter(|o| o.0 == top).all(|o| o.1);
+        if f.high_open && !f.low_open && top >= self.to && top_passed {
+            return Answer::AtLeast { rate: self.to };
+        }
+        if f.low_open || f.high_open {
+            return self.unstable();
+        }
+        Answer::Capacity {
+            rate: f.estimate,
+            low: f.low,
+            high: f.high,
+        }
     }
 
-    fn tally(&self, rate: f64) -> Option<&Tally> {
-        self.tallies.iter().find(|t| t.rate == rate)
+    /// Where the passes and the failures mix: from the lowest failure to the highest pass
+    /// (every rate probed when they do not mix), with the passes among its probes.
+    fn unstable(&self) -> Answer {
+        let lowest_fail = self
+            .outcomes
+            .iter()
+            .filter(|o| !o.1)
+            .map(|o| o.0)
+            .fold(f64::INFINITY, f64::min);
+        let highest_pass = self
+            .outcomes
+            .iter()
+            .filter(|o| o.1)
+            .map(|o| o.0)
+            .fold(0.0, f64::max);
+        let (low, high) = if lowest_fail < highest_pass {
+            (lowest_fail, highest_pass)
+        } else {
+            self.probed_range().unwrap_or((self.from, self.to))
+        };
+        let inside = self.outcomes.iter().filter(|o| o.0 >= low && o.0 <= high);
+        Answer::Unstable {
+            passes: inside.clone().filter(|o| o.1).count() as u32,
+            probes: inside.count() as u32,
+            low,
+            high,
+        }
     }
 
-    fn passed(t: &Tally, trials: u32) -> bool {
-        t.fails == 0 && t.passes >= trials
-    }
-
-    /// The highest rate that passed all its trials.
+    /// The capacity: the rate the SLO holds at with the reliability, or the lower bound when
+    /// every probe passed; None when nothing passed or no rate is stable.
     pub fn capacity(&self) -> Option<f64> {
-        self.tallies
-            .iter()
-            .filter(|t| Self::passed(t, self.trials))
-            .map(|t| t.rate)
-            .fold(None, |m: Option<f64>, r| Some(m.map_or(r, |m| m.max(r))))
+        match self.answer() {
+            Answer::Capacity { rate, .. } | Answer::AtLeast { rate } => Some(rate),
+            Answer::NonePassed | Answer::Unstable { .. } => None,
+        }
     }
 
-    /// The capacity and the lowest failure above it; None when nothing passed or nothing
-    /// above the capacity failed.
+    /// The highest pass at or below the capacity and the lowest failure above it; None when
+    /// there is no capacity or nothing above it failed.
     pub fn bracket(&self) -> Option<Bracket> {
-        let pass = self.capacity()?;
-        let fail = self
-            .tallies
+        let c = self.capacity()?;
+        let pass = self
+            .outcomes
             .iter()
-            .filter(|t| t.fails > 0 && t.rate > pass)
-            .map(|t| t.rate)
-            .fold(None, |m: Option<f64>, r| Some(m.map_or(r, |m| m.min(r))))?;
-        Some(Bracket { pass, fail })
+            .filter(|o| o.1 && o.0 <= c * (1.0 + 1e-9))
+            .map(|o| o.0)
+            .fold(0.0, f64::max);
+        let fail = self
+            .outcomes
+            .iter()
+            .filter(|o| !o.1 && o.0 > c)
+            .map(|o| o.0)
+            .fold(f64::INFINITY, f64::min);
+        (pass > 0.0 && fail.is_finite()).then_some(Bracket { pass, fail })
     }
 
     /// Whether the search ended by passing its upper bound.
@@ -195,29 +295,33 @@ impl Search {
         self.capacity().is_some_and(|c| c >= self.to)
     }
 
-    /// Every failed rate below a rate that passed all its trials, each with the highest such
-    /// pass.
+    /// Every probe's rate and outcome, in order.
+    pub fn outcomes(&self) -> &[(f64, bool)] {
+        &self.outcomes
+    }
+
+    /// Rates whose probes all passed above a rate that failed, each failed rate with the
+    /// highest such pass. With a band, only passes above it count: inside it, a pass above a
+    /// failure is what a probability says, not a curve that turns.
     pub fn non_monotone(&self) -> Vec<NonMonotone> {
-        let mut failed: Vec<f64> = self
-            .tallies
-            .iter()
-            .filter(|t| t.fails > 0)
-            .map(|t| t.rate)
-            .collect();
+        let above = match self.answer() {
+            Answer::Capacity { high, .. } => high,
+            _ => 0.0,
+        };
+        let all_passed = |r: f64| self.outcomes.iter().filter(|o| o.0 == r).all(|o| o.1);
+        let mut failed: Vec<f64> = self.outcomes.iter().filter(|o| !o.1).map(|o| o.0).collect();
         failed.sort_by(f64::total_cmp);
+        failed.dedup();
         failed
             .into_iter()
             .filter_map(|f| {
-                let above = self
-                    .tallies
+                let passed = self
+                    .outcomes
                     .iter()
-                    .filter(|t| Self::passed(t, self.trials) && t.rate > f)
-                    .map(|t| t.rate)
+                    .filter(|o| o.0 > f && o.0 > above && all_passed(o.0))
+                    .map(|o| o.0)
                     .fold(None, |m: Option<f64>, r| Some(m.map_or(r, |m| m.max(r))))?;
-                Some(NonMonotone {
-                    failed: f,
-                    passed: above,
-                })
+                Some(NonMonotone { failed: f, passed })
             })
             .collect()
     }
@@ -225,14 +329,28 @@ impl Search {
     /// Rates whose probes disagreed (some passed, some failed), lowest first.
     pub fn noisy(&self) -> Vec<f64> {
         let mut v: Vec<f64> = self
-            .tallies
+            .outcomes
             .iter()
-            .filter(|t| t.passes > 0 && t.fails > 0)
-            .map(|t| t.rate)
+            .map(|o| o.0)
+            .filter(|&r| {
+                let at = self.outcomes.iter().filter(|o| o.0 == r);
+                at.clone().any(|o| o.1) && at.clone().any(|o| !o.1)
+            })
             .collect();
         v.sort_by(f64::total_cmp);
+        v.dedup();
         v
     }
+}
+
+/// A rate to three significant digits, as the report shows it: probes the design puts
+/// close together share a rate, and their tallies show it.
+fn round3(r: f64) -> f64 {
+    if !(r > 0.0 && r.is_finite()) {
+        return r;
+    }
+    let scale = 10f64.powi(r.log10().floor() as i32 - 2);
+    (r / scale).round() * scale
 }
 
 #[cfg(test)]
