@@ -26,6 +26,7 @@ mod groups;
 mod habits;
 mod html;
 mod import_omb;
+mod import_omb_truth;
 mod k8s;
 mod layers;
 mod lowering;
