@@ -27,6 +27,7 @@ mod habits;
 mod history;
 mod html;
 mod import_omb;
+mod import_omb_truth;
 mod k8s;
 mod layers;
 mod lowering;

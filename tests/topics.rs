@@ -267,3 +267,47 @@ fn an_interrupted_ten_topic_run_deletes_every_topic_too() {
     );
     assert_eq!(topics_named(&prefix), Vec::<String>::new());
 }
+
+#[test]
+fn a_near_miss_of_a_known_topic_config_is_refused_with_a_did_you_mean_and_a_vendors_is_not() {
+    let out = diagnostics("near_miss");
+    assert!(
+        !out.contains("setting `redpanda.remote.read`"),
+        "a vendor's passes: {out}"
+    );
+    assert!(
+        !out.contains("setting `retention.msy`"),
+        "`configs` passes any: {out}"
+    );
+    insta::assert_snapshot!("near_miss", out);
+}
+
+#[test]
+fn a_vendor_config_reaches_the_broker_whose_refusal_names_it_before_any_run_sends() {
+    common::require_broker();
+    let id = run_id("v");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let out = kafkabench(&[
+        "run",
+        &fixture("topics/vendor_configs.kbs"),
+        "--quiet",
+        "--run-id",
+        &id,
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stdout));
+    let err = text(&out.stderr);
+    // The broker's own words name the config too (Kafka: "Unknown topic config name: …").
+    let said = "run 2 (diskless): the cluster refuses the topic config `diskless.enable = true`: ";
+    assert!(err.contains(said), "{err}");
+    let reason = err.split(said).nth(1).unwrap_or_default();
+    assert!(
+        reason.contains("diskless.enable"),
+        "the broker's reason: {err}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["runs"], serde_json::json!([]), "run 1 sent nothing: {v}");
+    assert!(topics_named(&format!("kb-vendor-plain-{id}")).is_empty());
+}

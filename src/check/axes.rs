@@ -241,7 +241,13 @@ impl Checker<'_> {
                             Some(("", hk)) if head == "workload" => {
                                 ("workload.headers".to_string(), hk.to_string())
                             }
-                            _ => (head.to_string(), rest.to_string()),
+                            _ => match rest.split_once("configs.") {
+                                // `topic.configs.x`: a config passed as written.
+                                Some(("", ck)) if head == "topic" => {
+                                    ("topic.configs".to_string(), ck.to_string())
+                                }
+                                _ => (head.to_string(), rest.to_string()),
+                            },
                         };
                         let key_span = Span::new(
                             s.key.span.file,

@@ -190,6 +190,7 @@ impl Checker<'_> {
                     self.share_workload_key(&mut share, e, ctx)
                 }
                 "topic" => self.topic_setting(&mut topic, &mut topic_named, e, ctx),
+                "topic.configs" => self.topic_config(&mut topic, e, ctx),
                 "workload" => self.workload_key(&mut w, e, ctx),
                 "capacity" => self.capacity_key(&mut search, e, ctx),
                 "workload.headers" => {

@@ -31,6 +31,7 @@ mod workload;
 
 /// The metric vocabulary of `expect`, shared with `compare --fail-on`.
 pub use expect::{parse_metric, METRIC_NAMES};
+pub(crate) use topic::is_known_config;
 pub use units::DURATION_UNITS;
 
 use std::collections::HashMap;
@@ -389,6 +390,10 @@ impl Checker<'_> {
                 Entry::Section(inner) if prefix == "workload" && inner.name.node == "headers" => {
                     self.flatten(inner, "workload.headers", out)
                 }
+                // Topic configs passed to the broker by the name written, unchecked.
+                Entry::Section(inner) if prefix == "topic" && inner.name.node == "configs" => {
+                    self.flatten(inner, "topic.configs", out)
+                }
                 Entry::Section(inner) => self.err(
                     Diagnostic::new(
                         Kind::UnknownSection,
@@ -398,6 +403,8 @@ impl Checker<'_> {
                     .label("unexpected block")
                     .help(if prefix == "workload" {
                         "the only block inside `workload` is `headers { }`".to_string()
+                    } else if prefix == "topic" {
+                        "the only block inside `topic` is `configs { }` (configs passed to the broker unchecked)".to_string()
                     } else {
                         format!("`{prefix}` holds `key = value` settings")
                     }),

@@ -2,6 +2,11 @@
 //! Kafka allows, within Kafka's length once the run suffix is added, and one created topic per
 //! run.
 //!
+//! A topic config kafkabench does not list is passed to the broker (vendors add their own:
+//! Aiven's `diskless.enable`, `redpanda.*`, `confluent.*`), unless it is a near miss of one it
+//! lists (`retention.msx`), which is refused with a did-you-mean; `configs { }` inside the
+//! topic block passes any name as written. The broker's refusal is the run stage's, up front.
+//!
 //! Characters Kafka refuses are refused where they are written. Where they come from a
 //! variable's value (`topic "by-{who}"` with `who = ["cy/dee"]`) they become `_` in a topic
 //! kafkabench creates, since the value is also a setting and cannot be renamed; but never in an
@@ -16,6 +21,30 @@ use crate::model::{Cell, Prop, Scalar, TopicSpec, RUN_SUFFIX_LEN, TOPIC_NAME_MAX
 use crate::syntax::ValueKind;
 
 const TOPIC_KEYS: &[&str] = &["partitions", "replication", "existing"];
+
+/// The most edits that make an unknown config a misspelling of a known one (`retention.msx`,
+/// `cleanup.polcy`) rather than a vendor's (`diskless.enable`, `redpanda.remote.read`, whose
+/// nearest known names are 11 and more edits away).
+const NEAR_MISS: usize = 2;
+
+/// Whether `key` is one of Kafka's topic configs as this kafkabench lists them (others are a
+/// vendor's or another Kafka version's, passed to the broker unchecked).
+pub(crate) fn is_known_config(key: &str) -> bool {
+    props::TOPIC_CONFIGS.contains(&key)
+}
+
+/// The known setting or config an unknown name is a near miss of.
+fn near_config(key: &str) -> Option<&'static str> {
+    let key_l = key.to_ascii_lowercase();
+    TOPIC_KEYS
+        .iter()
+        .chain(props::TOPIC_CONFIGS)
+        .chain(&["replication.factor"])
+        .map(|c| (strsim::damerau_levenshtein(&key_l, c), *c))
+        .filter(|(d, _)| *d <= NEAR_MISS)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
 
 const ALLOWED: &str = "letters, digits, `.`, `_` and `-`";
 
@@ -89,27 +118,54 @@ impl Checker<'_> {
                         .label("expected true or false"),
                 ),
             },
-            _ if props::TOPIC_CONFIGS.contains(&key) => {
-                if let Some(s) = self.prop_text(key, e, ctx) {
-                    topic.configs.0.push(Prop {
-                        key: key.into(),
-                        value: s,
-                        span: Some(e.key.span),
-                    });
+            _ if props::TOPIC_CONFIGS.contains(&key) => self.topic_config(topic, e, ctx),
+            _ => match near_config(key) {
+                // A vendor's config (`diskless.enable`, `redpanda.remote.read`, …) or one this
+                // kafkabench does not list: the broker judges it, before any run sends.
+                None if key.contains('.') => self.topic_config(topic, e, ctx),
+                near => {
+                    let cands: Vec<&str> = TOPIC_KEYS
+                        .iter()
+                        .chain(props::TOPIC_CONFIGS)
+                        .copied()
+                        .collect();
+                    let help = match near {
+                        Some(known) if key.contains('.') => format!(
+                            "did you mean `{known}`? A config the broker knows by this very name is passed as written from the topic's `configs {{ {key} = … }}` block"
+                        ),
+                        Some(known) => format!("did you mean `{known}`?"),
+                        None => suggest(key, &cands, "topic settings are `partitions`, `replication`, `existing`, Kafka's topic configs and a vendor's (dotted names, passed to the broker); `configs { name = … }` passes any name"),
+                    };
+                    let label = match near {
+                        Some(_) if key.contains('.') => {
+                            "too near a known name to pass as a vendor's config"
+                        }
+                        _ => "not a topic setting or a topic-level config",
+                    };
+                    self.err(
+                        Diagnostic::new(
+                            Kind::UnknownKey,
+                            e.key.span,
+                            format!("unknown topic setting `{key}`"),
+                        )
+                        .label(label)
+                        .help(help),
+                    )
                 }
-            }
-            _ => {
-                let cands: Vec<&str> = TOPIC_KEYS
-                    .iter()
-                    .chain(props::TOPIC_CONFIGS)
-                    .copied()
-                    .collect();
-                self.err(
-                    Diagnostic::new(Kind::UnknownKey, e.key.span, format!("unknown topic setting `{key}`"))
-                        .label("not a topic setting or a topic-level config")
-                        .help(suggest(key, &cands, "topic settings are `partitions`, `replication`, `existing` and Kafka's topic configs")),
-                )
-            }
+            },
+        }
+    }
+
+    /// A topic config, passed to the broker when the topic is created: Kafka's, a vendor's,
+    /// or any in `configs { }`, whose names are not checked.
+    pub(super) fn topic_config(&mut self, topic: &mut TopicSpec, e: &Setting, ctx: &Picks) {
+        let key = e.key.node.as_str();
+        if let Some(s) = self.prop_text(key, e, ctx) {
+            topic.configs.0.push(Prop {
+                key: key.into(),
+                value: s,
+                span: Some(e.key.span),
+            });
         }
     }
 

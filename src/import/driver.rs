@@ -22,6 +22,8 @@ pub(super) struct Parts {
     pub consumer: Vec<Item>,
     /// Settings of the workload block (a fork driver's transactions).
     pub workload: Vec<Item>,
+    /// The topic's name, when the driver names its topics (aklivity's `topicPrefix`).
+    pub topic_name: Option<String>,
     pub warnings: Vec<String>,
 }
 
@@ -40,15 +42,11 @@ pub(super) fn map(read: &Read<Driver>, sources: &Sources) -> Result<Parts, Diagn
     .iter()
     .any(|f| f.is_some());
     match class {
-        Some((name, fork::Class::Other(system))) => diags.push(
-            Diagnostic::new(
-                Kind::Value,
-                value_span(file, text, "driverClass"),
-                format!("`{name}` is OMB's {system} driver, not a Kafka-protocol one"),
-            )
-            .label("another system's driver")
-            .help(other_help(system)),
-        ),
+        Some((name, fork::Class::Other(system))) => diags.push(other_system(
+            name,
+            system,
+            value_span(file, text, "driverClass"),
+        )),
         Some((name, fork::Class::Unknown)) if !kafka_shaped => diags.push(
             Diagnostic::new(
                 Kind::Value,
@@ -118,9 +116,10 @@ pub(super) fn map(read: &Read<Driver>, sources: &Sources) -> Result<Parts, Diagn
         );
     }
     match d.replication_factor {
-        Some(-1) => p.topic.push(Item::Note(
-            "replicationFactor: -1 is the broker's default; kafkabench needs a number (its default is 1)".into(),
-        )),
+        Some(-1) => p.topic.push(Item::Note(format!(
+            "replicationFactor: -1 is the broker's default; {} (its default is 1)",
+            super::lacks::Lack::DefaultReplication.words()
+        ))),
         Some(rf) => p.topic.push(Item::Set {
             key: "replication".into(),
             value: rf.to_string(),
@@ -163,6 +162,14 @@ pub(super) fn map(read: &Read<Driver>, sources: &Sources) -> Result<Parts, Diagn
             for t in translated {
                 let before = out.len();
                 carry(t, field, section, out, &mut bootstrap);
+                let removed = section == "topic" && REMOVED_IN_KAFKA_4.contains(&key.as_str());
+                if let Some(Item::Set { .. }) = out.get(before).filter(|_| removed) {
+                    let at = property_span(file, text, field, &key);
+                    p.warnings.push(warn(
+                        at,
+                        format!("{field}: `{key}` was removed in Kafka 4.0: kept, and a Kafka 4 cluster refuses it before the first run"),
+                    ));
+                }
                 if let Some(Item::Note(n)) = out.get(before).filter(|_| !benign) {
                     let at = property_span(file, text, field, &key);
                     p.warnings
@@ -196,6 +203,17 @@ pub(super) fn map(read: &Read<Driver>, sources: &Sources) -> Result<Parts, Diagn
         );
     }
     Ok(p)
+}
+
+/// A driver file of another system than Kafka, at its `driverClass`.
+pub(super) fn other_system(name: &str, system: &str, at: Span) -> Diagnostic {
+    Diagnostic::new(
+        Kind::Value,
+        at,
+        format!("`{name}` is OMB's {system} driver, not a Kafka-protocol one"),
+    )
+    .label("another system's driver")
+    .help(other_help(system))
 }
 
 fn other_help(system: &str) -> String {
@@ -251,17 +269,24 @@ fn extras(read: &Read<Driver>, tx: bool, p: &mut Parts, warn: &dyn Fn(Span, Stri
                 p.header.push("skipCreateTopic: false (aklivity's fork): topics are created, as here".into());
                 continue;
             }
-            "skipCreateTopic" | "topicPrefix" => {
-                let (shown, what) = if e.name == "topicPrefix" {
-                    (format!("\"{}\"", fork::show(&e.value)), "topic names start with it; kafkabench names its topic after the workload")
-                } else {
-                    (shown, "the topics exist already; kafkabench creates its own")
-                };
-                (
-                    format!("{}: {shown} (aklivity's fork): {what} (a topic block with `existing = true` uses one that exists)", e.name),
-                    format!("`{}` (aklivity's fork) has no kafkabench equivalent: carried as a comment", e.name),
-                )
-            }
+            "topicPrefix" => match e.value.as_str().map(super::workload::slug) {
+                Some(prefix) if !prefix.is_empty() => {
+                    p.header.push(format!(
+                        "topicPrefix: \"{}\" (aklivity's fork): the topics' names start with it, and so do kafkabench's (then the run id)",
+                        fork::show(&e.value)
+                    ));
+                    p.topic_name = Some(prefix);
+                    continue;
+                }
+                _ => (
+                    format!("topicPrefix: \"{}\" (aklivity's fork): not a topic name Kafka takes; the topic is named after the workload", fork::show(&e.value)),
+                    "`topicPrefix` (aklivity's fork) is not a topic name Kafka takes: the topic is named after the workload".to_string(),
+                ),
+            },
+            "skipCreateTopic" => (
+                format!("skipCreateTopic: {shown} (aklivity's fork): the topics exist already; kafkabench creates its own (a topic block with `existing = true` uses one that exists)"),
+                "`skipCreateTopic` (aklivity's fork) is not imported, since the import creates its own topic: carried as a comment".to_string(),
+            ),
             name => {
                 let meant = super::yaml::did_you_mean(name, super::omb::DRIVER.names);
                 (
@@ -320,11 +345,17 @@ fn carry(
                 Val::Env(name) => (kbs::env(name), "\"x\"".to_string()),
             };
             match kbs::probe(section, &key, &probe) {
-                Ok(()) => out.push(Item::Set {
-                    key,
-                    value: text,
-                    comment: note,
-                }),
+                Ok(()) => {
+                    let comment = note.or_else(|| {
+                        (section == "topic" && !crate::check::is_known_config(&key))
+                            .then(|| unlisted_topic_config(&key).to_string())
+                    });
+                    out.push(Item::Set {
+                        key,
+                        value: text,
+                        comment,
+                    })
+                }
                 Err(why) => {
                     let shown = match &value {
                         Val::Text(v) if !is_secret(&key) => format!("{key} = {v}"),
@@ -337,6 +368,22 @@ fn carry(
                 }
             }
         }
+    }
+}
+
+/// Topic configs Kafka 4.0 removed: a Kafka 4 broker refuses them.
+const REMOVED_IN_KAFKA_4: &[&str] = &[
+    "message.downconversion.enable",
+    "message.format.version",
+    "message.timestamp.difference.max.ms",
+];
+
+/// The comment on a topic config kafkabench does not list, kept for the broker to judge.
+fn unlisted_topic_config(key: &str) -> &'static str {
+    if REMOVED_IN_KAFKA_4.contains(&key) {
+        "removed in Kafka 4.0: a Kafka 4 cluster refuses it before the first run"
+    } else {
+        "not one of Kafka's topic configs: a vendor's, passed to the broker, asked before the first run"
     }
 }
 

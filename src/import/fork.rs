@@ -5,13 +5,17 @@
 
 use serde_yaml::Value;
 
+use super::lacks::Lack;
 use super::omb::KAFKA_DRIVER;
 use super::yaml::Extra;
 
 /// Workload fields of the forks: Redpanda's `sampleRateMillis` and existing topics, AutoMQ's
-/// per-topic lists, rate schedule, topic naming and `logIntervalMillis`, Confluent's
-/// `consumerOnly`, Vanlightly's (openmessaging-benchmark-custom) rates of the warm-up and backlog.
+/// per-topic lists, rate schedule, topic naming, `logIntervalMillis` and topic groups (with
+/// `version: 1`), Confluent's `consumerOnly`, Vanlightly's (openmessaging-benchmark-custom)
+/// rates of the warm-up and backlog.
 pub(super) const WORKLOAD_FIELDS: &[&str] = &[
+    "topicGroups",
+    "version",
     "sampleRateMillis",
     "existingTopicList",
     "existingProduceTopicList",
@@ -25,6 +29,21 @@ pub(super) const WORKLOAD_FIELDS: &[&str] = &[
     "warmupProducerRate",
     "warmupProducerRateSeparationMinutes",
     "backlogProducerRate",
+];
+
+/// The fields of AutoMQ's topic groups (`TopicGroupSpec`), for a did-you-mean.
+const GROUP_FIELDS: [&str; 11] = [
+    "groupName",
+    "topics",
+    "partitionsPerTopic",
+    "keyDistributor",
+    "messageSize",
+    "payloadFile",
+    "subscriptionsPerTopic",
+    "consumerPerSubscription",
+    "producersPerTopic",
+    "producerRate",
+    "producerRateList",
 ];
 
 /// Driver fields of the forks: Redpanda's transactional driver's, aklivity's topic naming.
@@ -84,6 +103,7 @@ pub(super) fn class(name: &str) -> Class {
             "redis" => Class::Other("Redis"),
             "mqtt" | "mqtt5" => Class::Other("MQTT"),
             "opendata" => Class::Other("OpenData (a log on SlateDB)"),
+            "chronicle" => Class::Other("Chronicle Queue"),
             _ => Class::Unknown,
         },
         [] => Class::Unknown,
@@ -121,12 +141,12 @@ pub(super) struct Carried {
 }
 
 impl Carried {
-    /// A comment, and a warning naming the field.
-    fn without_equivalent(&mut self, i: usize, field: &str, whose: &str, note: String) {
+    /// A comment, and a warning naming the field and why it is not imported.
+    fn not_imported(&mut self, i: usize, field: &str, whose: &str, why: &str, note: String) {
         self.notes.push(note);
         self.warnings.push((
             i,
-            format!("`{field}` ({whose}) has no kafkabench equivalent: carried as a comment"),
+            format!("`{field}` ({whose}) is not imported, {why}: carried as a comment"),
         ));
     }
 }
@@ -144,8 +164,9 @@ pub(super) fn workload_extras(extras: &[Extra], w: &super::omb::Workload) -> Car
                 } else {
                     "AutoMQ's fork"
                 };
-                c.without_equivalent(i, name, whose, format!(
-                    "{name}: {shown} ({whose}): how often OMB samples and logs rates and latencies; a scenario does not say it:\nkafkabench's time series takes `kafkabench run --interval {shown}ms`"
+                let lack = Lack::ScenarioInterval.words();
+                c.not_imported(i, name, whose, lack, format!(
+                    "{name}: {shown} ({whose}): how often OMB samples and logs rates and latencies;\n{lack} (here `--interval {shown}ms`)"
                 ));
             }
             "existingTopicList" | "existingProduceTopicList" | "existingConsumeTopicList" => {
@@ -154,7 +175,7 @@ pub(super) fn workload_extras(extras: &[Extra], w: &super::omb::Workload) -> Car
                         "{name}: [] (Redpanda's fork): no existing topics, as its default"
                     ));
                 } else {
-                    c.without_equivalent(i, name, "Redpanda's fork", format!(
+                    c.not_imported(i, name, "Redpanda's fork", "since the import creates its own topic", format!(
                         "{name}: {shown} (Redpanda's fork): topics that exist already; the import creates its own\n(a topic block with `existing = true` and its name uses one that exists)"
                     ));
                 }
@@ -166,27 +187,56 @@ pub(super) fn workload_extras(extras: &[Extra], w: &super::omb::Workload) -> Car
                     ("producersPerTopic", w.producers_per_topic)
                 };
                 let n = n.map_or("absent".into(), |n| n.to_string());
-                c.without_equivalent(i, name, "AutoMQ's fork", format!(
-                    "{name}: {shown} (AutoMQ's fork): a count for each topic; kafkabench's topics share one, so {one} ({n}) is used"
+                let lack = Lack::PerTopicCounts.words();
+                c.not_imported(i, name, "AutoMQ's fork", lack, format!(
+                    "{name}: {shown} (AutoMQ's fork): a count for each topic;\n{lack}: {one} ({n}) is used"
                 ));
             }
             "producerRateList" => {
-                c.without_equivalent(i, name, "AutoMQ's fork", rate_list(&shown, v, w));
+                let (note, why) = rate_list(&shown, v, w);
+                c.not_imported(i, name, "AutoMQ's fork", why, note);
             }
             "randomTopicNames" => match v.as_bool() {
                 Some(true) => c.notes.push(
                     "randomTopicNames: true (AutoMQ's fork): a fresh topic name per run, as kafkabench's run id gives".into(),
                 ),
-                _ => c.without_equivalent(i, name, "AutoMQ's fork", format!(
+                _ => c.not_imported(i, name, "AutoMQ's fork", "since kafkabench names each run's topics afresh", format!(
                     "randomTopicNames: {shown} (AutoMQ's fork): topics keep fixed names across runs; kafkabench appends a run id to every\ntopic it creates (a topic block with `existing = true` reuses one)"
                 )),
             },
+            "topicGroups" => c.notes.push(
+                "topicGroups (AutoMQ's fork, version 1): one group, whose topics, sizes, clients and rate are the workload's".into(),
+            ),
+            "groupName" => c.notes.push(format!("groupName: {shown} (the topic group's name)")),
+            inner if inner.starts_with("topicGroups.") => {
+                let field = &inner["topicGroups.".len()..];
+                let why = if field == "keyDistributor" {
+                    "AutoMQ's fork keys every group's records with the top level's keyDistributor".to_string()
+                } else {
+                    let meant = super::yaml::did_you_mean(field, &GROUP_FIELDS);
+                    format!("not a field of AutoMQ's topic groups{meant}")
+                };
+                c.notes.push(format!(
+                    "the topic group's {field}: {shown}: {why}; ignored, as AutoMQ's fork does"
+                ));
+                c.warnings.push((
+                    i,
+                    format!("the topic group's `{field}`: {why}: ignored, as AutoMQ's fork does, and carried as a comment"),
+                ));
+            }
+            "version" => c.notes.push(format!(
+                "version: {shown} (AutoMQ's fork): {}",
+                if v.as_i64() == Some(1) { "the workload is in topicGroups" } else { "the workload's fields are at the top level" }
+            )),
             "consumerOnly" => match v.as_bool() {
                 Some(false) => c.notes.push(
                     "consumerOnly: false (Confluent's fork): producers and consumers run together, as here".into(),
                 ),
-                _ => c.without_equivalent(i, name, "Confluent's fork", format!(
-                    "consumerOnly: {shown} (Confluent's fork): producers build the backlog during the warm-up, then stop, and only the\nconsumers are measured; the nearest in kafkabench is `backlog` with `messages = 0` (a pure drain)"
+                Some(true) if w.consumer_backlog_size_gb.unwrap_or(0) > 0 => c.notes.push(
+                    "consumerOnly: true (Confluent's fork): the producers stop once the backlog is built and only the consumers\nare measured draining it: `messages = 0` with the `backlog`".into(),
+                ),
+                _ => c.not_imported(i, name, "Confluent's fork", "since the workload builds no backlog (consumerBacklogSizeGB) for the consumers to drain", format!(
+                    "consumerOnly: {shown} (Confluent's fork): the consumers drain a backlog the producers built; this workload has no\nconsumerBacklogSizeGB (Confluent's fork refuses that)"
                 )),
             },
             "warmupProducerRate" | "warmupProducerRateSeparationMinutes" | "backlogProducerRate" => {
@@ -195,12 +245,21 @@ pub(super) fn workload_extras(extras: &[Extra], w: &super::omb::Workload) -> Car
                     c.notes.push(format!("{name}: {shown} ({whose}): unset, as its default"));
                     continue;
                 }
-                let what = match name {
-                    "warmupProducerRate" => "the warm-up sends at this rate, the test at producerRate; a scenario's warm-up runs at its `rate`",
-                    "backlogProducerRate" => "the producers' rate while the consumers drain the backlog; kafkabench has no backlog phase here",
-                    _ => "the producers pause this many minutes between the warm-up and the test; a scenario does not pause",
+                let (what, why) = match name {
+                    "warmupProducerRate" => (
+                        "the warm-up sends at this rate, the test at producerRate; the import warms up at `rate`\n(a rate shape can send both: `rate = 500/s for 1m, then 1000/s for 10m`, with `warmup = 1m`)",
+                        "since the import warms up at `rate` (a rate shape can say it)",
+                    ),
+                    "backlogProducerRate" => (
+                        "the producers' rate while the backlog builds; kafkabench writes its `backlog` before the clock starts,\nas fast as the cluster takes it",
+                        "since kafkabench writes its backlog unpaced",
+                    ),
+                    _ => (
+                        "the producers pause this many minutes between the warm-up and the test; the import does not\n(a rate shape can: `0/s for 5m`)",
+                        "since the import does not pause (a rate shape can: `0/s for 5m`)",
+                    ),
                 };
-                c.without_equivalent(i, name, whose, format!("{name}: {shown} ({whose}): {what}"));
+                c.not_imported(i, name, whose, why, format!("{name}: {shown} ({whose}): {what}"));
             }
             _ => {
                 let meant = super::yaml::did_you_mean(name, super::omb::WORKLOAD.names);
@@ -218,8 +277,9 @@ pub(super) fn workload_extras(extras: &[Extra], w: &super::omb::Workload) -> Car
 }
 
 /// AutoMQ's `producerRateList`: points of [hour, minute, rate] (times of day) or [minutes,
-/// rate] (from the start), the rate moved linearly between them every 5 s.
-fn rate_list(shown: &str, v: &Value, w: &super::omb::Workload) -> String {
+/// rate] (from the start), the rate moved linearly between them every 5 s. The note, and why
+/// the list is not imported.
+fn rate_list(shown: &str, v: &Value, w: &super::omb::Workload) -> (String, &'static str) {
     let points: Vec<Vec<i64>> = v
         .as_sequence()
         .map(|s| {
@@ -232,25 +292,33 @@ fn rate_list(shown: &str, v: &Value, w: &super::omb::Workload) -> String {
                 .collect()
         })
         .unwrap_or_default();
-    let kept = match w.producer_rate {
+    let kept = match w.producer_rate.filter(|r| *r > 0) {
         Some(r) => format!("producerRate ({r}/s)"),
-        None => "producerRate".into(),
+        None => "the search for the highest rate of producerRate: 0".into(),
     };
     let head = format!("producerRateList: {shown} (AutoMQ's fork):");
     if !points.is_empty() && points.iter().all(|p| p.len() == 3) {
-        return format!(
-            "{head} the rate at times of day ([hour, minute, rate], linear in between);\na scenario's rate does not follow the clock: the import keeps {kept}, which OMB replaces at the first adjustment"
+        let lack = Lack::ClockRate.words();
+        return (
+            format!(
+                "{head} the rate at times of day ([hour, minute, rate], linear in between);\n{lack}: the import keeps {kept}, which the list overrides in OMB"
+            ),
+            lack,
         );
     }
     let shape = (!points.is_empty() && points.iter().all(|p| p.len() == 2) && points[0][0] == 0)
         .then(|| shape(&points))
         .flatten();
     match shape {
-        Some(s) => format!(
-            "{head} the rate at minutes from the start, linear in between; the import keeps {kept}:\nthe nearest kafkabench rate is `rate = {s}`"
+        Some(s) => (
+            format!(
+                "{head} the rate at minutes from the start, linear in between; the import keeps {kept}:\nthe same schedule is `rate = {s}`"
+            ),
+            "since the import keeps producerRate (the comment gives the same schedule as a rate shape)",
         ),
-        None => format!(
-            "{head} a rate schedule the import cannot read; it keeps {kept}"
+        None => (
+            format!("{head} a rate schedule the import cannot read; it keeps {kept}"),
+            "since the import cannot read the schedule",
         ),
     }
 }

@@ -13,15 +13,19 @@
 mod capacity;
 mod driver;
 mod fork;
+mod groups;
 mod java;
 mod kbs;
+mod lacks;
 mod omb;
+mod payload;
+mod slots;
 mod workload;
 mod yaml;
 
 use std::path::Path;
 
-use crate::diagnostic::{Diagnostic, Diagnostics, Kind};
+use crate::diagnostic::Diagnostics;
 use crate::source::{Sources, Span};
 
 use kbs::{Block, Item};
@@ -53,9 +57,14 @@ pub fn omb(files: OmbFiles, sources: &mut Sources) -> Result<Imported, Diagnosti
     let d = files
         .driver
         .map(|p| yaml::read::<omb::Driver>(p, sources, &omb::DRIVER));
-    let w = w.and_then(not_a_template);
+    // What the file is comes first: a template, a driver file, a fork's groups.
+    let w = w
+        .and_then(slots::not_a_template)
+        .and_then(|r| slots::not_a_driver_file(r, sources))
+        .and_then(|r| groups::topic_groups(r, sources));
+    let d = d.map(|d| d.and_then(|r| slots::not_a_workload_file(r, sources)));
     let work = match w {
-        Ok(read) => {
+        Ok((read, notes)) => {
             diags.items.extend(read.problems.items);
             let input = workload::Input {
                 workload: &read.value,
@@ -64,13 +73,16 @@ pub fn omb(files: OmbFiles, sources: &mut Sources) -> Result<Imported, Diagnosti
                 out_dir: files.out_dir,
                 bad: &read.bad,
                 extras: &read.extras,
+                notes: &notes,
             };
             workload::map(&input, sources)
                 .map_err(|e| diags.items.extend(e.items))
                 .ok()
         }
         Err(e) => {
-            diags.items.extend(e.items);
+            diags
+                .items
+                .extend(slots::unreadable(e, sources, false).items);
             None
         }
     };
@@ -84,7 +96,9 @@ pub fn omb(files: OmbFiles, sources: &mut Sources) -> Result<Imported, Diagnosti
                 .map(Some)
         }
         Some(Err(e)) => {
-            diags.items.extend(e.items);
+            diags
+                .items
+                .extend(slots::unreadable(e, sources, true).items);
             None
         }
     };
@@ -99,24 +113,6 @@ pub fn omb(files: OmbFiles, sources: &mut Sources) -> Result<Imported, Diagnosti
         }
         _ => Err(diags.finish()),
     }
-}
-
-/// OMB's workload generator reads a template of lists (`nameFormat`, `topics: [1]`) and writes
-/// one workload per combination; the lists' type errors would only hide what the file is.
-fn not_a_template(
-    read: yaml::Read<omb::Workload>,
-) -> Result<yaml::Read<omb::Workload>, Diagnostics> {
-    let Some(e) = read.extras.iter().find(|e| e.name == "nameFormat") else {
-        return Ok(read);
-    };
-    Err(Diagnostic::new(
-        Kind::Value,
-        e.span,
-        "this is a template for OMB's workload generator (`nameFormat`, lists of values), not a workload",
-    )
-    .label("a workload set template")
-    .help("OMB's WorkloadGenerationTool (tool/) writes one workload file per combination of the lists: import those; or write the lists as a kafkabench `matrix`")
-    .into())
 }
 
 /// A warning as printed: where (the file as given, and the line), then what.
@@ -138,7 +134,11 @@ fn assemble(files: OmbFiles, w: workload::Parts, d: Option<driver::Parts>) -> St
         None,
     );
     let mut blocks = Vec::new();
-    let mut topic = Block::new(format!("topic {}", kbs::string(&w.topic_name)));
+    let topic_name = d
+        .as_ref()
+        .and_then(|d| d.topic_name.clone())
+        .unwrap_or(w.topic_name);
+    let mut topic = Block::new(format!("topic {}", kbs::string(&topic_name)));
     for n in &w.topic_notes {
         topic.note(n.clone());
     }

@@ -1,14 +1,16 @@
 //! An OMB workload in kafkabench's terms: the topic's size, the `workload` block (duration,
 //! warm-up, rate, producers, payload, key), a `capacity` block for OMB's search of the highest
 //! rate, and whether there is a consumer, with a comment wherever OMB means something
-//! kafkabench cannot say.
+//! a scenario says another way or not at all.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::capacity;
 use super::fork;
 use super::kbs::{self, Block};
+use super::lacks::Lack;
 use super::omb::{KeyDistributor, Workload, KEY_DISTRIBUTORS, OMB_KEYS};
+use super::payload;
 use super::yaml::{value_span, Extra};
 use crate::diagnostic::{Diagnostic, Diagnostics, Kind};
 use crate::model::TOPICS_MAX;
@@ -19,6 +21,7 @@ const MAX_PRODUCERS: u32 = 64;
 const MAX_PARTITIONS: u32 = 100_000;
 const MAX_MINUTES: u32 = 7 * 24 * 60;
 const MAX_PAYLOAD: u64 = 64 * 1024 * 1024;
+const MAX_CONSUMERS: u32 = 64;
 
 /// What the workload file contributes to the scenario.
 pub(super) struct Parts {
@@ -44,6 +47,8 @@ pub(super) struct Input<'a> {
     pub bad: &'a [String],
     /// Fields OMB does not have (the forks'), for comments.
     pub extras: &'a [Extra],
+    /// What reading the file changed (a fork's topic group), for comments.
+    pub notes: &'a [String],
 }
 
 pub(super) fn map(input: &Input, sources: &Sources) -> Result<Parts, Diagnostics> {
@@ -146,7 +151,7 @@ pub(super) fn map(input: &Input, sources: &Sources) -> Result<Parts, Diagnostics
                 )
                 .help("add `payloadFile: \"payload/payload-1Kb.data\"` (a file of messageSize bytes), or `useRandomizedPayloads: true`"),
             ),
-            Some(p) => match payload_file(p, size, input) {
+            Some(p) => match payload::payload_file(p, size, input) {
                 Ok(v) => payload = Some(v),
                 Err((msg, help)) => diags.push(
                     Diagnostic::new(Kind::PayloadFile, value_span(id, &text, "payloadFile"), msg)
@@ -157,11 +162,17 @@ pub(super) fn map(input: &Input, sources: &Sources) -> Result<Parts, Diagnostics
         }
     }
     for field in &missing {
+        // OMB reads an absent number as 0; a test of 0 minutes runs until it is stopped.
+        let omb = if *field == "testDurationMinutes" {
+            "OMB would run until stopped"
+        } else {
+            "OMB would run with 0"
+        };
         diags.push(
             Diagnostic::unplaced(
                 Kind::Missing,
                 format!(
-                    "{}: the workload has no `{field}` (OMB would run with 0)",
+                    "{}: the workload has no `{field}` ({omb})",
                     input.path.display()
                 ),
             )
@@ -173,6 +184,9 @@ pub(super) fn map(input: &Input, sources: &Sources) -> Result<Parts, Diagnostics
     }
 
     let mut b = Block::new("workload");
+    for n in input.notes {
+        b.note(n.clone());
+    }
     let topic_notes = Vec::new();
     let mut warnings = Vec::new();
     let topics = fewer_topics(&mut b, topics, partitions).map_or(topics, |(fewer, why)| {
@@ -187,6 +201,13 @@ pub(super) fn map(input: &Input, sources: &Sources) -> Result<Parts, Diagnostics
         Some(r) => {
             length(&mut b, w, minutes);
             b.set("rate", format!("{r}/s"), Some("producerRate".into()));
+            if consumer_only(input) {
+                b.set(
+                    "messages",
+                    "0",
+                    Some("consumerOnly: the producers stop once the backlog is built".into()),
+                );
+            }
             None
         }
         None => {
@@ -211,7 +232,7 @@ pub(super) fn map(input: &Input, sources: &Sources) -> Result<Parts, Diagnostics
         let at = value_span(id, &text, "keyDistributor");
         warnings.push(super::warning(sources, at, &why));
     }
-    let consumer = consumer_notes(w, &mut b);
+    let consumer = read_side(w, &mut b, topics, size);
     let carried = fork::workload_extras(input.extras, w);
     for n in carried.notes {
         b.note(n);
@@ -338,7 +359,7 @@ fn randomized_payload(b: &mut Block, w: &Workload, size: u64) {
     }
     if let Some(pool) = w.randomized_payload_pool_size {
         b.note(format!(
-            "randomizedPayloadPoolSize: {pool}: OMB cycles {pool} prepared payloads; kafkabench draws fresh random bytes for every record"
+            "randomizedPayloadPoolSize: {pool}: OMB cycles {pool} prepared payloads; `random(...)` draws fresh bytes for every record"
         ));
     }
     let comment = format!("useRandomizedPayloads, randomBytesRatio {ratio}");
@@ -388,38 +409,76 @@ fn key(b: &mut Block, k: &KeyDistributor) -> Option<String> {
     None
 }
 
-/// Subscriptions and consumers: the consumer block's notes, or None for no consumer.
-fn consumer_notes(w: &Workload, b: &mut Block) -> Option<Vec<String>> {
+/// Subscriptions, consumers and the backlog: `consumers` and `backlog` in the workload block,
+/// and the consumer block's notes, or None for no consumer.
+fn read_side(w: &Workload, b: &mut Block, topics: u32, size: u64) -> Option<Vec<String>> {
     let subs = w.subscriptions_per_topic.unwrap_or(0);
     let per = w.consumer_per_subscription.unwrap_or(0);
+    let gb = w.consumer_backlog_size_gb.unwrap_or(0);
     let mut notes = Vec::new();
     if subs == 0 || per == 0 {
         b.note(format!(
             "subscriptionsPerTopic: {subs}, consumerPerSubscription: {per}: OMB reads nothing, so no consumer"
         ));
+        if gb > 0 {
+            b.note(format!(
+                "consumerBacklogSizeGB: {gb}: with no consumer there is no backlog to drain"
+            ));
+        }
         return None;
     }
+    let want = u64::from(per) * u64::from(topics.max(1));
+    let n = want.min(u64::from(MAX_CONSUMERS));
+    let comment = if topics > 1 {
+        format!("consumerPerSubscription {per} × {topics} topics, in one group")
+    } else {
+        "consumerPerSubscription: one group".to_string()
+    };
+    if topics > 1 {
+        notes.push(format!(
+            "OMB gives each topic a subscription of its own ({per} consumers each); kafkabench's `consumers` are one group reading every topic"
+        ));
+    }
+    if want > n {
+        b.note(format!(
+            "consumerPerSubscription {per} × {topics} topics is {want} consumers: kafkabench's group has at most {MAX_CONSUMERS}"
+        ));
+    }
+    b.set("consumers", n.to_string(), Some(comment));
     if subs > 1 {
         notes.push(format!(
-            "subscriptionsPerTopic: {subs} means {subs} consumer groups each reading every record;"
+            "subscriptionsPerTopic: {subs}: OMB reads every record {subs} times, a subscription (consumer group) each;"
         ));
-        notes.push(
-            "kafkabench has no consumer groups yet: one consumer reads every record once".into(),
+        notes.push(Lack::SeveralGroups.words().to_string());
+    }
+    if gb > 0 {
+        // OMB's backlog: (subscriptions × sent − received) × messageSize reaches the GiB asked.
+        let bytes = u128::from(gb) << 30;
+        let per_group = u128::from(subs) * u128::from(size.max(1));
+        let records = bytes.div_ceil(per_group).min(u128::from(u64::MAX)) as u64;
+        let comment = if subs > 1 {
+            format!(
+                "consumerBacklogSizeGB {gb} GiB of {size}-byte records, over {subs} subscriptions"
+            )
+        } else {
+            format!("consumerBacklogSizeGB {gb} GiB of {size}-byte records")
+        };
+        b.note(format!(
+            "consumerBacklogSizeGB: {gb}: OMB builds the backlog during the test, at producerRate, with its consumers paused,"
+        ));
+        b.note(
+            "then resumes them; kafkabench writes its `backlog` before the clock starts, as fast as the cluster takes it,\nand the consumers drain it while the producers send at `rate`",
         );
-    }
-    if per > 1 {
-        notes.push(format!(
-            "consumerPerSubscription: {per}: OMB shares each topic among {per} consumers of a group; kafkabench reads with one"
-        ));
-    }
-    if let Some(gb) = w.consumer_backlog_size_gb.filter(|gb| *gb > 0) {
-        notes.push(format!(
-            "consumerBacklogSizeGB: {gb}: OMB holds the consumers back until {gb} GB are retained, then drains"
-        ));
-        notes.push(format!(
-            "(backlogDrainRatio {}); kafkabench has no backlog phase: its consumer reads from the start",
-            w.backlog_drain_ratio.unwrap_or(1.0)
-        ));
+        match w.backlog_drain_ratio.filter(|r| *r < 1.0) {
+            Some(r) => b.note(format!(
+                "backlogDrainRatio: {r}: OMB's test lasts until the backlog is drained to {}% of it (then testDurationMinutes more);\nkafkabench's consumers drain all of it, and the run lasts `duration`",
+                decimal((1.0 - r) * 100.0)
+            )),
+            None => b.note(
+                "OMB's test lasts until the backlog is drained, then testDurationMinutes more; kafkabench's run lasts `duration`",
+            ),
+        }
+        b.set("backlog", records.to_string(), Some(comment));
     } else if let Some(r) = w.backlog_drain_ratio {
         notes.push(format!(
             "backlogDrainRatio: {r} applies only with a backlog (consumerBacklogSizeGB), and there is none"
@@ -428,94 +487,16 @@ fn consumer_notes(w: &Workload, b: &mut Block) -> Option<Vec<String>> {
     Some(notes)
 }
 
-/// A payload as written in the scenario: the value, its trailing comment, a note above it.
-struct Payload {
-    value: String,
-    comment: String,
-    note: Option<String>,
-}
-
-/// The payload file, found where OMB would read it (its working folder, which for OMB's own
-/// layout is the workload folder's parent), as one constant record; Err is (message, help).
-fn payload_file(written: &str, size: u64, input: &Input) -> Result<Payload, (String, String)> {
-    let dir = input.path.parent().unwrap_or(Path::new(""));
-    let mut tried: Vec<PathBuf> = vec![PathBuf::from(written), dir.join(written)];
-    if let Some(up) = dir.parent() {
-        tried.push(up.join(written));
-    }
-    let Some(path) = tried.iter().find(|p| p.is_file()) else {
-        let shown: Vec<String> = tried.iter().map(|p| p.display().to_string()).collect();
-        return Err((
-            format!("cannot find the payload file `{written}`"),
-            format!(
-                "OMB reads it relative to the folder it runs in; looked for {}",
-                shown.join(", ")
-            ),
-        ));
-    };
-    let bytes = std::fs::read(path).map_err(|e| {
-        (
-            format!("cannot read the payload file {}: {e}", path.display()),
-            "make the file readable".to_string(),
-        )
-    })?;
-    if bytes.len() as u64 != size {
-        return Err((
-            format!(
-                "the payload file holds {} bytes, but `messageSize` is {size}",
-                bytes.len()
-            ),
-            format!(
-                "OMB refuses this too (payload length mismatch): set `messageSize: {}`",
-                bytes.len()
-            ),
-        ));
-    }
-    // file() sends a file's lines in turn: a file without a line break is one record, exactly
-    // OMB's constant payload.
-    if !bytes.contains(&b'\n') && bytes.last() != Some(&b'\r') {
-        return Ok(Payload {
-            value: format!("file({})", kbs::string(&relative(path, input.out_dir))),
-            comment: "payloadFile: one line, so every record is the whole file".into(),
-            note: None,
-        });
-    }
-    match String::from_utf8(bytes) {
-        Ok(text) if kbs::stringable(&text) && text.len() <= 64 * 1024 => Ok(Payload {
-            value: format!("constant({})", kbs::string(&text)),
-            comment: format!("payloadFile {written}"),
-            note: Some(format!(
-                "{written} has line breaks, and file() would send each line as a record: its text is written here"
-            )),
-        }),
-        _ => Ok(Payload {
-            value: format!("constant(size: {size}B)"),
-            comment: format!("payloadFile {written}: its size, not its bytes"),
-            note: Some(format!(
-                "{written} has line breaks and cannot be written as a string: kafkabench sends a file's lines,\nnot one whole file; the nearest is a constant payload of the same size (other bytes: compression figures may differ)"
-            )),
-        }),
-    }
-}
-
-/// `path` as seen from `dir`, or absolute when that cannot be said.
-fn relative(path: &Path, dir: &Path) -> String {
-    let (Ok(p), Ok(d)) = (path.canonicalize(), dir.canonicalize()) else {
-        return path.display().to_string();
-    };
-    let common = p
-        .components()
-        .zip(d.components())
-        .take_while(|(a, b)| a == b)
-        .count();
-    let mut out = PathBuf::new();
-    for _ in d.components().skip(common) {
-        out.push("..");
-    }
-    for c in p.components().skip(common) {
-        out.push(c);
-    }
-    out.display().to_string()
+/// Confluent's `consumerOnly: true` with a backlog: only the drain is measured.
+fn consumer_only(input: &Input) -> bool {
+    let w = input.workload;
+    w.consumer_backlog_size_gb.unwrap_or(0) > 0
+        && w.subscriptions_per_topic.unwrap_or(0) > 0
+        && w.consumer_per_subscription.unwrap_or(0) > 0
+        && input
+            .extras
+            .iter()
+            .any(|e| e.name == "consumerOnly" && e.value.as_bool() == Some(true))
 }
 
 fn stem(path: &Path) -> String {
@@ -524,7 +505,7 @@ fn stem(path: &Path) -> String {
 }
 
 /// A topic name from the workload's name: lower case, `-` for anything Kafka refuses.
-fn slug(name: &str) -> String {
+pub(super) fn slug(name: &str) -> String {
     let mut out = String::new();
     for c in name.chars().flat_map(char::to_lowercase) {
         if c.is_ascii_alphanumeric() || c == '.' || c == '_' {

@@ -338,6 +338,11 @@ pub(super) fn value_span(id: FileId, text: &str, name: &str) -> Span {
     }
 }
 
+/// Whether the text sets `name` at the top level.
+pub(super) fn has_field(text: &str, name: &str) -> bool {
+    top_level_line(text, name).is_some()
+}
+
 /// (offset of the line, length of the written name, the line) for `name:` at indent 0.
 fn top_level_line<'t>(text: &'t str, name: &str) -> Option<(usize, usize, &'t str)> {
     top_level_lines(text, name).into_iter().next()

@@ -10,7 +10,7 @@ use rdkafka::error::KafkaError;
 use rdkafka::producer::{BaseProducer, DeliveryResult, Producer, ProducerContext};
 use rdkafka::types::RDKafkaErrorCode;
 
-use crate::model::{Props, TopicSpec};
+use crate::model::{Prop, Props, TopicSpec};
 
 mod error;
 pub(crate) use error::{AdminError, LogDirsCause};
@@ -219,6 +219,34 @@ impl Admin {
             }
         }
         Ok(())
+    }
+
+    /// Whether the cluster would create topic `name` with `t`'s partitions and replication
+    /// and these of its configs (CreateTopics with validate_only: nothing is created). Err:
+    /// the cluster's refusal, or a request it did not answer.
+    pub(crate) async fn validate_topic(
+        &self,
+        t: &TopicSpec,
+        name: &str,
+        configs: &[&Prop],
+    ) -> Result<(), AdminError> {
+        let mut nt = NewTopic::new(name, t.partitions, TopicReplication::Fixed(t.replication));
+        for c in configs {
+            nt = nt.set(&c.key, &c.value);
+        }
+        let opts = options().validate_only(true);
+        let res = self
+            .client
+            .create_topics([&nt], &opts)
+            .await
+            .map_err(|source| AdminError::CreateTopic {
+                topic: name.to_string(),
+                source,
+            })?;
+        match res.into_iter().find_map(Result::err) {
+            Some((topic, code)) => Err(AdminError::TopicRefused { topic, code }),
+            None => Ok(()),
+        }
     }
 
     /// Creates every topic of `names` with `t`'s partitions, replication and configs: a

@@ -135,6 +135,14 @@ pub(crate) async fn execute(
         }
     }
     let runs: Vec<&RunPlan> = selection.runs(plan).collect();
+    if opts.shard.is_none() {
+        // A topic the cluster would refuse fails before any run sends a record.
+        if let Err(failure) = topic::validate(&runs, &interrupt).await {
+            exec.interrupted = matches!(failure.error, RunError::Interrupted);
+            exec.failure = (!exec.interrupted).then_some(failure);
+            return exec;
+        }
+    }
     let n = plan.repeat.max(1);
     // Trials interleave, the order rotated each round (A B C, B C A, C A B …): drift of the
     // machine or the broker falls on every run alike.

@@ -1,17 +1,25 @@
-//! A run's topics on the cluster: found or created, their leaders awaited, deleted; and the
-//! bytes they take on disk. One lifecycle for a run on one machine and for a sharded run's
-//! collector (the `shard` stage), which creates and deletes the topics its shards use.
+//! A run's topics on the cluster: asked for before any run, found or created, their leaders
+//! awaited, deleted; and the bytes they take on disk. One lifecycle for a run on one machine
+//! and for a sharded run's collector (the `shard` stage), which creates and deletes the topics
+//! its shards use.
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
+use kafka_protocol::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};
+use kafka_protocol::messages::{CreateTopicsRequest, TopicName};
+use kafka_protocol::protocol::StrBytes;
+
 use super::admin::{Admin, AdminError};
-use super::error::{RunError, TopicRefusal};
+use super::error::{RunError, RunFailure, TopicRefusal};
 use super::interrupt::{name_list, unless_interrupted, LiveTopic};
+use super::lifecycle::blocking;
 use super::logdirs;
 use crate::measure::topics::disk_growth;
+use crate::model::{Prop, Props, TopicSpec};
 use crate::plan::RunPlan;
+use crate::wire::conn::Limits;
 
 /// librdkafka's admin requests can outlive their own timeouts when no broker answers at all,
 /// so creation and deletion are bounded here too.
@@ -19,6 +27,187 @@ const CREATE_BOUND: Duration = Duration::from_secs(45);
 /// A cluster that stops answering at the end must not hold the report back.
 pub(crate) const DELETE_BOUND: Duration = Duration::from_secs(40);
 const LEADERS_BOUND: Duration = Duration::from_secs(30);
+
+/// Before the first run, the cluster is asked whether it would create each run's topic as the
+/// scenario says (CreateTopics with validate_only, once per distinct topic): a config it does
+/// not have (a vendor's, a removed one) or a value it refuses is named with the broker's reason
+/// before any record of any run is sent. Err: the first run whose topic is refused, and why.
+pub(crate) async fn validate(
+    runs: &[&RunPlan],
+    interrupt: &Arc<AtomicBool>,
+) -> Result<(), RunFailure> {
+    let mut admins: Vec<(AdminKey, Arc<Admin>)> = Vec::new();
+    let mut asked: Vec<(&str, &TopicSpec)> = Vec::new();
+    for rp in runs.iter().filter(|rp| !rp.topic.existing) {
+        let fail = |error: RunError| RunFailure {
+            index: rp.index,
+            label: rp.label.clone(),
+            error,
+        };
+        if asked
+            .iter()
+            .any(|(b, t)| *b == rp.bootstrap && same_topic(t, &rp.topic))
+        {
+            continue;
+        }
+        asked.push((&rp.bootstrap, &rp.topic));
+        let key = admin_key(rp);
+        let admin = match admins.iter().find(|(k, _)| *k == key) {
+            Some((_, a)) => a.clone(),
+            None => {
+                let (props, bootstrap) = (rp.admin.clone(), rp.bootstrap.clone());
+                let a = unless_interrupted(
+                    interrupt,
+                    blocking(move || Admin::connect(&props, &bootstrap)),
+                )
+                .await
+                .ok_or(RunError::Interrupted)
+                .map_err(fail)?
+                .map_err(fail)?
+                .map_err(|e| fail(RunError::Unreachable(e)))?;
+                let a = Arc::new(a);
+                admins.push((key, a.clone()));
+                a
+            }
+        };
+        let asking = tokio::time::timeout(CREATE_BOUND, refusal(&admin, rp));
+        match unless_interrupted(interrupt, asking).await {
+            None => return Err(fail(RunError::Interrupted)),
+            Some(Err(_)) => {
+                return Err(fail(RunError::TopicCreationTimedOut {
+                    topic: rp.topic.name.clone(),
+                    after: CREATE_BOUND,
+                }))
+            }
+            Some(Ok(Some(why))) => {
+                return Err(fail(RunError::TopicRefused(TopicRefusal {
+                    first: why,
+                    more: 0,
+                })))
+            }
+            Some(Ok(None)) => {}
+        }
+    }
+    Ok(())
+}
+
+/// One cluster as one admin client reaches it: its bootstrap and client properties.
+type AdminKey = (String, Vec<(String, String)>);
+
+fn admin_key(rp: &RunPlan) -> AdminKey {
+    let props = rp.admin.iter().map(|p| (p.key.clone(), p.value.clone()));
+    (rp.bootstrap.clone(), props.collect())
+}
+
+/// Topics the cluster would treat alike: the same partitions, replication and configs.
+fn same_topic(a: &TopicSpec, b: &TopicSpec) -> bool {
+    let configs = |t: &TopicSpec| -> Vec<(String, String)> {
+        t.configs
+            .iter()
+            .map(|p| (p.key.clone(), p.value.clone()))
+            .collect()
+    };
+    a.partitions == b.partitions && a.replication == b.replication && configs(a) == configs(b)
+}
+
+/// Why the cluster would refuse the run's topic, or None when it would create it. Refused as
+/// a whole, it is asked again without configs (then the topic itself is refused: its
+/// replication, its partitions, a policy) and with each config alone, to name the configs.
+async fn refusal(admin: &Admin, rp: &RunPlan) -> Option<AdminError> {
+    let t = &rp.topic;
+    let all: Vec<&Prop> = t.configs.iter().collect();
+    let code = match admin.validate_topic(t, &t.name, &all).await {
+        Ok(()) => return None,
+        Err(AdminError::TopicRefused { code, .. }) => code,
+        Err(other) => return Some(other),
+    };
+    if let Err(AdminError::TopicRefused { code, .. }) = admin.validate_topic(t, &t.name, &[]).await
+    {
+        return Some(refused_as(rp, None, Vec::new(), code).await);
+    }
+    let mut refused = Vec::new();
+    for c in &all {
+        if let Err(AdminError::TopicRefused { code, .. }) =
+            admin.validate_topic(t, &t.name, &[c]).await
+        {
+            refused.push((*c, code));
+        }
+    }
+    match refused.split_first() {
+        Some(((first, code), rest)) => {
+            let others = rest
+                .iter()
+                .map(|(c, _)| format!("{} = {}", c.key, c.value))
+                .collect();
+            Some(refused_as(rp, Some(first), others, *code).await)
+        }
+        // Each config passes alone, not together (a policy, or configs that conflict).
+        None => Some(refused_as(rp, None, Vec::new(), code).await),
+    }
+}
+
+/// The refusal, in the broker's own words when they can be read.
+async fn refused_as(
+    rp: &RunPlan,
+    config: Option<&Prop>,
+    others: Vec<String>,
+    code: rdkafka::types::RDKafkaErrorCode,
+) -> AdminError {
+    let (admin, bootstrap, t, c) = (
+        rp.admin.clone(),
+        rp.bootstrap.clone(),
+        rp.topic.clone(),
+        config.cloned(),
+    );
+    let words = blocking(move || broker_reason(&admin, &bootstrap, &t, c.as_ref())).await;
+    AdminError::Validation {
+        topic: rp.topic.name.clone(),
+        config: config.map(|c| format!("{} = {}", c.key, c.value)),
+        others,
+        code,
+        reason: words.ok().flatten(),
+    }
+}
+
+/// The broker's own words for refusing the topic with only `config` (or none): librdkafka
+/// reports a refusal's code alone, so the same validate-only request is sent over kafkabench's
+/// own connection, which reads the message too. None when that cannot be asked (a security
+/// setup it does not speak, a broker that will not answer it) or the broker gives no words.
+fn broker_reason(
+    admin: &Props,
+    bootstrap: &str,
+    t: &TopicSpec,
+    config: Option<&Prop>,
+) -> Option<String> {
+    let security = logdirs::security(admin).ok()?;
+    let bootstrap: Vec<String> = bootstrap
+        .split(',')
+        .map(|b| b.trim().to_string())
+        .filter(|b| !b.is_empty())
+        .collect();
+    let limits = Limits::new(Duration::from_secs(10));
+    let mut conn =
+        crate::wire::admin::bootstrap_conn(&bootstrap, &security, limits, "kafkabench").ok()?;
+    let configs = config
+        .into_iter()
+        .map(|c| {
+            CreatableTopicConfig::default()
+                .with_name(StrBytes::from_string(c.key.clone()))
+                .with_value(Some(StrBytes::from_string(c.value.clone())))
+        })
+        .collect();
+    let req = CreateTopicsRequest::default()
+        .with_timeout_ms(10_000)
+        .with_validate_only(true)
+        .with_topics(vec![CreatableTopic::default()
+            .with_name(TopicName(StrBytes::from_string(t.name.clone())))
+            .with_num_partitions(t.partitions)
+            .with_replication_factor(t.replication as i16)
+            .with_configs(configs)]);
+    let answer = conn.request(&req).ok()?;
+    let message = answer.topics.first()?.error_message.as_ref()?;
+    Some(message.to_string()).filter(|m| !m.trim().is_empty())
+}
 
 /// An existing topic's partitions (`existing = true`, or a shard's topic the collector
 /// created): looked up, never created.

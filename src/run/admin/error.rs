@@ -49,6 +49,17 @@ pub enum AdminError {
         topic: String,
         code: RDKafkaErrorCode,
     },
+    /// Asked before any run (CreateTopics with validate_only), the cluster would refuse the
+    /// topic: for `config` (`key = value`) when that config alone is refused, with the other
+    /// configs it refuses alone; `reason` is the broker's own words when they could be read.
+    #[error("{}", validation(.topic, .config.as_deref(), .others, *.code, .reason.as_deref()))]
+    Validation {
+        topic: String,
+        config: Option<String>,
+        others: Vec<String>,
+        code: RDKafkaErrorCode,
+        reason: Option<String>,
+    },
     #[error("creating the control topic {topic}: {source}")]
     CreateControlTopic { topic: String, source: KafkaError },
     #[error("the cluster refused to create the control topic {topic}: {code}")]
@@ -108,6 +119,38 @@ pub enum LogDirsCause {
     Wire(String),
     #[error("error code {0}")]
     Code(i16),
+}
+
+fn validation(
+    topic: &str,
+    config: Option<&str>,
+    others: &[String],
+    code: RDKafkaErrorCode,
+    reason: Option<&str>,
+) -> String {
+    let why = match reason {
+        Some(r) => format!("{r} ({code:?})"),
+        None => code.to_string(),
+    };
+    let others = match others {
+        [] => String::new(),
+        [one] => format!("; it refuses `{one}` too"),
+        more => format!(
+            "; it refuses {} too",
+            more.iter()
+                .map(|c| format!("`{c}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    match config {
+        Some(c) => format!(
+            "the cluster refuses the topic config `{c}`: {why}{others} (asked before any run, for topic {topic}; nothing was sent)"
+        ),
+        None => format!(
+            "the cluster would refuse topic {topic}: {why} (asked before any run; nothing was sent)"
+        ),
+    }
 }
 
 // The sharded run's control topic (src/run/control.rs) still reports its errors as text.
