@@ -8,6 +8,7 @@
 # kafkabench's consumer defaults, and with `fetch.queue.backoff.ms = 5` (issue 34's reference).
 #
 #   bench/e2e.sh [--rates "50000 70000 100000"] [--secs 10] [--out DIR]
+#   (KAFKABENCH=path runs that binary instead of building target/release/kafkabench)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rates="50000 70000 100000"
@@ -23,7 +24,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 mkdir -p "$out" bench/build/e2e
-cargo build --release --locked --quiet
+kb="${KAFKABENCH:-}"
+if [ -z "$kb" ]; then cargo build --release --locked --quiet; kb=target/release/kafkabench; fi
 . scripts/broker-env
 kb_ensure_broker
 trap 'if [ "$KB_STARTED_BROKER" = 1 ]; then scripts/kafka-local down >&2 || true; fi' EXIT
@@ -54,7 +56,7 @@ KBS
   java -Xmx512m -cp "bench/build/e2e:$cp" StampReader "$bootstrap" "e2e-bench-$id" "$out/java-$rate-$variant.bin" 5 \
     2>"$out/java-$rate-$variant.log" &
   reader=$!
-  target/release/kafkabench run "$out/e2e-$rate-$variant.kbs" --run-id "$id" --quiet --json "$out/kb-$rate-$variant.json" \
+  "$kb" run "$out/e2e-$rate-$variant.kbs" --run-id "$id" --quiet --json "$out/kb-$rate-$variant.json" \
     >"$out/kb-$rate-$variant.txt"
   wait "$reader"
   python3 - "$out/kb-$rate-$variant.json" "$out/java-$rate-$variant.bin" "$rate" "$variant" >>"$out/results.md" <<'PY'
