@@ -408,6 +408,11 @@ async fn warm_up(
         rp.index,
     );
     let coordination = blocking(move || {
+        // A consumer stopped from the first instant reads nothing at all: the readers read
+        // through warm-up, so the bit is set before they are let go, not at the clock's start
+        // (they would race the first measured records).
+        sh.consumer_stopped
+            .fetch_or(stopped_at_start, Ordering::AcqRel);
         readers.wait();
         b.wait();
         let met = meet_shards(s2.as_deref(), run, Phase::Warmup, &sh);
@@ -426,8 +431,6 @@ async fn warm_up(
         let disk_before = d.as_ref().map(Disk::bytes);
         let coordination =
             coordination.and_then(|()| meet_shards(sharding.as_deref(), run, Phase::Measure, &sh));
-        sh.consumer_stopped
-            .fetch_or(stopped_at_start, Ordering::AcqRel);
         sh.start_measuring();
         let started_at = SystemTime::now();
         b.wait();

@@ -4,10 +4,12 @@
 
 use std::time::{Duration, Instant};
 
-use rdkafka::consumer::Consumer;
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::{Offset, TopicPartitionList};
 
-use super::Reader;
+use super::{Layout, Reader};
+use crate::run::admin::AdminError;
 
 /// How long the request that wakes the fetchers at the clock's start may take.
 const WAKE_BOUND: Duration = Duration::from_millis(500);
@@ -94,4 +96,24 @@ impl Reader<'_> {
             }
         }
     }
+}
+
+/// The first offset of each run partition not yet written: an existing topic's ends, read
+/// before the run writes anything (records below are the topic's own, counted unverified).
+pub(in crate::run) fn ends(config: &ClientConfig, layout: &Layout) -> Result<Vec<i64>, AdminError> {
+    let c: BaseConsumer = config.create().map_err(AdminError::EndsConsumer)?;
+    let mut out = Vec::with_capacity(layout.len());
+    for t in &layout.topics {
+        for p in 0..layout.partitions {
+            let (_, high) =
+                c.fetch_watermarks(t, p, Duration::from_secs(10))
+                    .map_err(|source| AdminError::End {
+                        topic: t.clone(),
+                        partition: p,
+                        source,
+                    })?;
+            out.push(high.max(0));
+        }
+    }
+    Ok(out)
 }

@@ -21,10 +21,10 @@ use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::statistics::Statistics;
 use rdkafka::{Offset, TopicPartitionList};
 
+pub(super) use fetch::ends;
 pub(super) use group::Layout;
 pub(super) use verify::Reads;
 
-use super::admin::AdminError;
 use super::shard::Shard;
 use super::shared::Shared;
 use crate::measure::{ConsumerRecording, IntervalRecorder};
@@ -158,12 +158,13 @@ pub(super) fn run(job: ConsumerJob) -> ConsumerOutcome {
         r.step(20);
     }
     job.ready.wait();
-    // Reading goes on through warm-up. A reader parked at a barrier while warm-up records
-    // arrive lets librdkafka's fetch queue fill (64 MiB: a second of 1 KiB records at 70k/s),
-    // and a full queue stops fetching for `fetch.queue.backoff.ms`: the measured phase then
-    // began with a stall of kafkabench's own making. The clock's start is seen at the first
-    // record after it (`step`), or here.
+    // Reading goes on through warm-up: a reader parked at a barrier lets librdkafka's fetch
+    // queue fill and back off (`fetch.queue.backoff.ms`), a stall of kafkabench's own making.
+    // The clock's start is seen at the first record after it (`step`), or here.
     while !r.measuring && !job.shared.stopping() {
+        if job.group {
+            r.follow_stop_bit(); // stopped from the first instant: it leaves before reading
+        }
         if job.shared.measuring() {
             r.start_measuring();
         } else {
@@ -578,24 +579,4 @@ impl Reader<'_> {
             busy: None,
         }
     }
-}
-
-/// The first offset of each run partition not yet written: an existing topic's ends, read
-/// before the run writes anything (records below are the topic's own, counted unverified).
-pub(super) fn ends(config: &ClientConfig, layout: &Layout) -> Result<Vec<i64>, AdminError> {
-    let c: BaseConsumer = config.create().map_err(AdminError::EndsConsumer)?;
-    let mut out = Vec::with_capacity(layout.len());
-    for t in &layout.topics {
-        for p in 0..layout.partitions {
-            let (_, high) =
-                c.fetch_watermarks(t, p, Duration::from_secs(10))
-                    .map_err(|source| AdminError::End {
-                        topic: t.clone(),
-                        partition: p,
-                        source,
-                    })?;
-            out.push(high.max(0));
-        }
-    }
-    Ok(out)
 }
