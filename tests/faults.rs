@@ -314,6 +314,48 @@ fn a_paused_broker_is_measured_unavailability_not_the_end_of_the_run() {
 }
 
 #[test]
+fn a_pause_after_an_idle_stretch_is_measured_from_the_silence_not_the_last_record() {
+    let broker = SecondBroker::up(19092);
+    let bootstrap = format!("127.0.0.1:{}", broker.port);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let mut w = Watched::new(spawn(
+        &[
+            "run",
+            &fixture("run/blip_idle.kbs"),
+            "--keep-topics",
+            "--json",
+        ],
+        &json,
+        Some(&bootstrap),
+    ));
+    w.wait_for_acked("run 1 of 1", Duration::from_secs(120));
+    // Paused 17 s to 24 s into the shape: the last record is 14 s old, and sending resumes
+    // at 23 s into the paused broker.
+    std::thread::sleep(Duration::from_secs(17));
+    broker.signal(libc::SIGSTOP);
+    std::thread::sleep(Duration::from_secs(7));
+    broker.signal(libc::SIGCONT);
+    let (code, out, err, _) = w.wait(Duration::from_secs(180));
+    // Measured from the last record, the silence passes `lost_after = 12s` (exit 3).
+    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
+    let (_, runs) = runs(&json);
+    let r = &runs[0];
+    assert_eq!(r["complete"], true, "{r}");
+    let elapsed = r["elapsed_secs"].as_f64().unwrap();
+    let down: f64 = r["unavailable"]
+        .as_array()
+        .expect("unavailability recorded")
+        .iter()
+        .map(|o| o["to_secs"].as_f64().unwrap_or(elapsed) - o["from_secs"].as_f64().unwrap())
+        .sum();
+    // The consumer's fetches go unanswered from the pause on: its 7 s, give or take a
+    // statistics interval and the probe.
+    assert!((5.5..=10.0).contains(&down), "unavailable {down} s: {r}");
+    assert_eq!(r["delivery"]["lost"], 0, "{r}");
+}
+
+#[test]
 fn a_second_interrupt_exits_at_once_naming_the_topic_left_behind() {
     let broker = SecondBroker::up(19092);
     let bootstrap = format!("127.0.0.1:{}", broker.port);

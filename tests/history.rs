@@ -192,6 +192,18 @@ fn an_output_that_cannot_be_written_is_found_before_anything_is_read() {
     assert!(text(&out.stderr).contains("cannot write --json /nonexistent/dir/h.json"));
 }
 
+#[test]
+fn a_gate_on_fewer_results_than_a_change_point_needs_is_refused() {
+    let dir = history(20);
+    let out = run_history(dir.path(), &["--fail-on", "throughput:-5%", "--last", "2"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("at least 3"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
 /// The history bench/history.sh made on the local broker: 40 runs of 3 trials, `linger.ms` 0
 /// for the first 25 and 20 from the 26th on, trimmed and gzipped.
 const LINGER: &str = "history/linger";

@@ -41,9 +41,14 @@ pub struct HistoryArgs {
 }
 
 fn parse_last(s: &str) -> Result<usize, String> {
+    // A change point has at least MIN_SIZE results after it: a smaller K could never fire.
+    let least = changepoint::MIN_SIZE;
     match s.parse::<usize>() {
-        Ok(k) if k >= 1 => Ok(k),
-        _ => Err("the number of newest results is a whole number, at least 1 (e.g. 10)".into()),
+        Ok(k) if k >= least => Ok(k),
+        _ => Err(format!(
+            "the number of newest results is a whole number, at least {least} (a change \
+             point has {least} results after it), e.g. 10"
+        )),
     }
 }
 

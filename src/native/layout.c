@@ -2,8 +2,8 @@
  * The librdkafka message fields the verifying read takes its stamp from
  * (src/native/consumer.rs), measured in librdkafka's own headers at build time. build.rs
  * compiles this to assembly only (nothing runs, so a cross build works too) and reads the
- * "->kb NAME VALUE" lines; a field that is renamed or moved fails the compile, a field whose
- * offset changes gets the new offset.
+ * "->kb NAME VALUE" lines; a field that is renamed or removed fails the compile, a field
+ * that moves gets its new offset.
  */
 #include <stddef.h>
 

@@ -185,20 +185,34 @@ pub fn write_results(
     Ok(())
 }
 
-/// How long no broker answered, and when (seconds of the measured phase).
+/// How long no broker answered, and when (seconds of the measured phase). A period that
+/// began in warm-up says so; only its measured part is in the total.
 pub(crate) fn unavailable(r: &RunResult) -> String {
     let end = r.elapsed_secs;
-    let total: f64 = r.unavailable.iter().map(|o| o.secs(end)).sum();
+    let total: f64 = r
+        .unavailable
+        .iter()
+        .map(|o| (o.to_secs.unwrap_or(end).min(end) - o.from_secs.max(0.0)).max(0.0))
+        .sum();
     let when: Vec<String> = r
         .unavailable
         .iter()
-        .map(|o| match o.to_secs {
-            Some(to) => format!(
-                "{} to {}",
-                human_duration(o.from_secs.max(0.0)),
-                human_duration(to.max(0.0))
-            ),
-            None => format!("{} to the end", human_duration(o.from_secs.max(0.0))),
+        .map(|o| {
+            let from = if o.from_secs < 0.0 {
+                format!(
+                    "warm-up ({} before the start)",
+                    human_duration(-o.from_secs)
+                )
+            } else {
+                human_duration(o.from_secs)
+            };
+            match o.to_secs {
+                Some(to) if to < 0.0 => {
+                    format!("{from} to {} before the start", human_duration(-to))
+                }
+                Some(to) => format!("{from} to {}", human_duration(to)),
+                None => format!("{from} to the end"),
+            }
         })
         .collect();
     format!(

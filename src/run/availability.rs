@@ -54,20 +54,25 @@ pub(super) fn watch(rp: &RunPlan, brokers: &[String], shared: Arc<Shared>) -> Wa
             addresses.push(b.to_string());
         }
     }
-    // A security kafkabench's own connection does not speak (GSSAPI): the broker's TCP
-    // accept is the answer then.
-    let security = Security::from_props(|k| rp.admin.get(k).map(str::to_string)).ok();
+    // The probe asks for ApiVersions, which a broker answers before any authentication: the
+    // listener's TLS is spoken, SASL never (so GSSAPI or OAUTHBEARER clusters are probed too).
+    let security = Security::from_props(|k| match k {
+        "security.protocol" => rp.admin.get(k).map(without_sasl),
+        _ => rp.admin.get(k).map(str::to_string),
+    })
+    .ok();
+    shared.set_down_window(down_window(rp));
     let bound = rp.cell.spec.lost_after;
     let s = stop.clone();
     let handle = std::thread::Builder::new()
         .name("kb-availability".into())
-        .spawn(move || run(&addresses, security.as_ref(), bound, &shared, &s))
+        .spawn(move || run(addresses, security.as_ref(), bound, &shared, &s))
         .ok();
     Watch { stop, handle }
 }
 
 fn run(
-    addresses: &[String],
+    mut addresses: Vec<String>,
     security: Option<&Security>,
     bound: Duration,
     shared: &Shared,
@@ -78,8 +83,9 @@ fn run(
             std::thread::sleep(IDLE);
             continue;
         };
-        if answers(addresses, security) {
-            shared.brokers_back(since, now_ns(shared));
+        let lost_at = since.saturating_add(bound.as_nanos() as u64);
+        if let Some(at) = answers(&mut addresses, security, shared, lost_at) {
+            shared.brokers_back(since, at);
             continue;
         }
         let down_for = now_ns(shared).saturating_sub(since);
@@ -99,12 +105,59 @@ fn now_ns(shared: &Shared) -> u64 {
     shared.t0.elapsed().as_nanos() as u64
 }
 
-/// Whether any broker answers: connected, secured, and its API versions read.
-fn answers(addresses: &[String], security: Option<&Security>) -> bool {
-    addresses.iter().any(|a| match security {
-        Some(s) => Conn::connect(a, s, Limits::new(PROBE_TIMEOUT), "kafkabench").is_ok(),
-        None => crate::wire::conn::tcp_connect(a, PROBE_TIMEOUT).is_ok(),
-    })
+/// When a broker answered (ns since `t0`): connected, TLS spoken, and its API versions read.
+/// The brokers are asked in turn until `lost_at`, so a dead address listed first cannot carry
+/// the probe past the bound; the one that answers is asked first next time.
+fn answers(
+    addresses: &mut [String],
+    security: Option<&Security>,
+    shared: &Shared,
+    lost_at: u64,
+) -> Option<u64> {
+    for i in 0..addresses.len() {
+        if i > 0 && now_ns(shared) >= lost_at {
+            return None;
+        }
+        let a = &addresses[i];
+        let ok = match security {
+            Some(s) => Conn::connect(a, s, Limits::new(PROBE_TIMEOUT), "kafkabench").is_ok(),
+            // A security.protocol the probe cannot speak: the broker's TCP accept is all it has.
+            None => crate::wire::conn::tcp_connect(a, PROBE_TIMEOUT).is_ok(),
+        };
+        if ok {
+            let at = now_ns(shared);
+            addresses[..=i].rotate_right(1);
+            return Some(at);
+        }
+    }
+    None
+}
+
+/// `security.protocol` for a probe that stops before authentication.
+fn without_sasl(protocol: &str) -> String {
+    match protocol.to_ascii_lowercase().as_str() {
+        "sasl_ssl" => "ssl".to_string(),
+        "sasl_plaintext" => "plaintext".to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// The longest a client may take to report every broker down: its `socket.timeout.ms`
+/// (librdkafka's default 60 s) and a second of librdkafka's timeout scan.
+fn down_window(rp: &RunPlan) -> Duration {
+    let timeout_ms = |p: &crate::model::Props| {
+        p.get("socket.timeout.ms")
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap_or(60_000)
+    };
+    let longest = rp
+        .consumer
+        .iter()
+        .map(timeout_ms)
+        .chain([timeout_ms(&rp.producer)])
+        .max()
+        .unwrap_or(60_000);
+    Duration::from_millis(longest) + Duration::from_secs(1)
 }
 
 /// The run's periods of unavailability, on the measured phase's clock (`origin_ns`).

@@ -8,7 +8,7 @@ use rdkafka::types::RDKafkaErrorCode;
 
 use super::clock::Clock;
 use super::recorder::Recorder;
-use super::shared::Shared;
+use super::shared::{Hearing, Shared};
 use super::stamp;
 use crate::native::producer::{self as native, EventKind};
 
@@ -35,6 +35,7 @@ pub(super) struct Events<'a> {
     pub rec: Recorder,
     clock: Clock,
     shared: Arc<Shared>,
+    hearing: Hearing,
 }
 
 impl<'a> Events<'a> {
@@ -48,6 +49,7 @@ impl<'a> Events<'a> {
             rec,
             clock: Clock::new(shared.t0),
             shared,
+            hearing: Hearing::default(),
         }
     }
 
@@ -71,6 +73,8 @@ impl<'a> Events<'a> {
                 EventKind::Stats => {
                     if let Some(s) = ev.stats_json().and_then(|j| serde_json::from_str(j).ok()) {
                         self.rec.stats(&s);
+                        let now = self.now_ns();
+                        self.hearing.stats(&s, now, &self.shared);
                     }
                 }
                 EventKind::Error => {

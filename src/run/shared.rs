@@ -23,6 +23,13 @@ pub(crate) struct Shared {
     /// The last time a client heard from the cluster (an acknowledgement, a record read), ns
     /// since `t0`: where a period of unavailability begins.
     last_heard_ns: AtomicU64,
+    /// Since when a client has had requests waiting and no answer (ns since `t0`, 0 while
+    /// answers come): the first evidence of a silence (`Hearing`).
+    unanswered_since_ns: AtomicU64,
+    /// The longest a client can take to find every broker down (its `socket.timeout.ms`),
+    /// ns: without evidence of a silence (a connection refused after an idle stretch), a
+    /// period never begins earlier than this before the event, for the last answer is old news.
+    down_window_ns: AtomicU64,
     /// The first other error a client reported (authentication, TLS, a broker refusing).
     client_error: Mutex<Option<String>>,
     /// Measured records sent, updated in batches (see the producer's send loop).
@@ -80,6 +87,8 @@ impl Shared {
             lost_reason: Mutex::new(None),
             down_since_ns: AtomicU64::new(0),
             last_heard_ns: AtomicU64::new(0),
+            unanswered_since_ns: AtomicU64::new(0),
+            down_window_ns: AtomicU64::new(u64::MAX),
             outages: Mutex::new(Vec::new()),
             client_error: Mutex::new(None),
             sent: AtomicU64::new(0),
@@ -130,8 +139,16 @@ impl Shared {
     pub(crate) fn brokers_down(&self) {
         let now = self.t0.elapsed().as_nanos() as u64;
         let heard = self.last_heard_ns.load(Ordering::Relaxed);
+        let unanswered = self.unanswered_since_ns.load(Ordering::Relaxed);
+        let window = self.down_window_ns.load(Ordering::Relaxed);
+        // The silence began after the last answer, and no later than the first request left
+        // unanswered; with no such request seen, no earlier than a client's timeout allows.
         let since = if heard > 0 && heard <= now {
-            heard
+            if unanswered > 0 && unanswered <= now {
+                heard.max(unanswered)
+            } else {
+                heard.max(now.saturating_sub(window))
+            }
         } else {
             now
         }
@@ -139,6 +156,28 @@ impl Shared {
         let _ = self
             .down_since_ns
             .compare_exchange(0, since, Ordering::AcqRel, Ordering::Acquire);
+    }
+
+    /// How long a client may take to report every broker down (`socket.timeout.ms`).
+    pub(crate) fn set_down_window(&self, window: std::time::Duration) {
+        self.down_window_ns
+            .store(window.as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    /// A client's requests have waited since `at_ns` with no answer (the first such time is
+    /// kept until an answer comes).
+    pub(crate) fn unanswered(&self, at_ns: u64) {
+        let _ = self.unanswered_since_ns.compare_exchange(
+            0,
+            at_ns.max(1),
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        );
+    }
+
+    /// A client had an answer: no silence is under way.
+    pub(crate) fn answered(&self) {
+        self.unanswered_since_ns.store(0, Ordering::Release);
     }
 
     /// A client heard from the cluster at `at_ns` (once per batch of acknowledgements or of
@@ -160,6 +199,9 @@ impl Shared {
             .compare_exchange(since_ns, 0, Ordering::AcqRel, Ordering::Acquire)
             .is_ok()
         {
+            // The answer that ended it is heard too: a second period starts after this one.
+            self.heard(at_ns);
+            self.answered();
             self.outages
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
@@ -264,4 +306,45 @@ pub(super) fn meet(b: &Barrier) {
 pub(super) fn skip_meetings(b: &Barrier) {
     meet(b);
     meet(b);
+}
+
+/// A client's answers so far (the `rx` of librdkafka's statistics, over its brokers): when they
+/// grow, a broker answered since the previous document, even with no record to show for it (a
+/// consumer's empty fetches, an idle producer's metadata). When they do not while requests
+/// wait, the silence has begun. An idle client, asking nothing, is evidence of neither: so a
+/// period after an idle stretch begins at the first question left unanswered, not at the last
+/// record.
+#[derive(Default)]
+pub(crate) struct Hearing {
+    rx: u64,
+    at_ns: u64,
+}
+
+impl Hearing {
+    /// One statistics document, seen at `now_ns`: an answer since the previous one is taken
+    /// at the previous one's time, and so is a request left waiting (the earliest either can
+    /// have come).
+    pub(crate) fn stats(
+        &mut self,
+        s: &rdkafka::statistics::Statistics,
+        now_ns: u64,
+        shared: &Shared,
+    ) {
+        let rx: u64 = s.brokers.values().map(|b| b.rx).sum();
+        let waiting: i64 = s
+            .brokers
+            .values()
+            .map(|b| b.waitresp_cnt.max(0) + b.outbuf_cnt.max(0))
+            .sum();
+        if self.at_ns > 0 {
+            if rx > self.rx {
+                shared.heard(self.at_ns);
+                shared.answered();
+            } else if waiting > 0 {
+                shared.unanswered(self.at_ns);
+            }
+        }
+        self.rx = rx;
+        self.at_ns = now_ns;
+    }
 }

@@ -229,7 +229,8 @@ fn respond<B>(site: &dyn Site, req: &Request<B>, last: &AtomicBool) -> Response<
     }
     let accept = req.headers().get(ACCEPT).and_then(|v| v.to_str().ok());
     let page = site.scrape(accept);
-    if page.last {
+    // A HEAD carries no body: a health check after the run is not the final scrape.
+    if page.last && req.method() == Method::GET {
         last.store(true, Ordering::Release);
     }
     let mut r = Response::new(Full::new(Bytes::from(page.body)));

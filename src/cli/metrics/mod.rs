@@ -249,9 +249,13 @@ mod tests {
 
     /// One request on a fresh connection, and the whole answer.
     fn get(addr: SocketAddr, path: &str, accept: &str) -> String {
+        request(addr, "GET", path, accept)
+    }
+
+    fn request(addr: SocketAddr, method: &str, path: &str, accept: &str) -> String {
         use std::io::{Read, Write};
         let mut c = std::net::TcpStream::connect(addr).unwrap();
-        write!(c, "GET {path} HTTP/1.1\r\nHost: x\r\n{accept}\r\n").unwrap();
+        write!(c, "{method} {path} HTTP/1.1\r\nHost: x\r\n{accept}\r\n").unwrap();
         let mut s = String::new();
         c.read_to_string(&mut s).unwrap();
         s
@@ -305,7 +309,14 @@ mod tests {
         m.board.lock().finished = true;
         assert!(get(m.addr(), "/", "").starts_with("HTTP/1.1 200"));
         assert!(get(m.addr(), "/nope", "").starts_with("HTTP/1.1 404"));
-        assert!(!m.board.final_scrape.load(Ordering::Acquire));
+        assert!(request(m.addr(), "HEAD", "/metrics", "").starts_with("HTTP/1.1 200"));
+        // Each answer is counted (or not) a moment after its connection closed: give the
+        // three that moment, then none may have ended the linger.
+        let until = Instant::now() + Duration::from_secs(1);
+        while Instant::now() < until {
+            assert!(!m.board.final_scrape.load(Ordering::Acquire));
+            std::thread::sleep(Duration::from_millis(20));
+        }
         assert!(has(
             &get(m.addr(), "/metrics?x=1", ""),
             "kafkabench_finished 1"

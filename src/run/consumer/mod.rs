@@ -26,7 +26,7 @@ pub(super) use group::Layout;
 pub(super) use verify::Reads;
 
 use super::shard::Shard;
-use super::shared::Shared;
+use super::shared::{Hearing, Shared};
 use crate::measure::{ConsumerRecording, IntervalRecorder};
 use crate::model::CommitPolicy;
 use crate::native::consumer::{self as native, EventKind};
@@ -108,6 +108,7 @@ struct Reader<'c> {
     /// A pause after every record read (`KAFKABENCH_TEST_HOLD_READER_US`): a reader held back
     /// on purpose, so the tests can show that a run names a slow reader as the limit.
     hold_back: Option<Duration>,
+    hearing: Hearing,
     error: Option<String>,
 }
 
@@ -140,6 +141,7 @@ pub(super) fn run(job: ConsumerJob) -> ConsumerOutcome {
             .ok()
             .and_then(|v| v.parse().ok())
             .map(Duration::from_micros),
+        hearing: Hearing::default(),
         error: None,
     };
     r.v.counts_aborted = job.reads_aborted;
@@ -379,6 +381,7 @@ impl Reader<'_> {
                         self.queue.sample(&mut self.v.rec.queue, &s, layout, now);
                     }
                     self.m.stats(&s, self.measuring);
+                    self.hearing.stats(&s, self.now(), &self.job.shared);
                 }
             }
             EventKind::Error => {
