@@ -44,14 +44,9 @@ impl Drop for Watch {
 pub(super) fn watch(rp: &RunPlan, brokers: &[String], shared: Arc<Shared>) -> Watch {
     let stop = Arc::new(AtomicBool::new(false));
     let mut addresses: Vec<String> = brokers.to_vec();
-    for b in rp
-        .bootstrap
-        .split(',')
-        .map(str::trim)
-        .filter(|b| !b.is_empty())
-    {
-        if !addresses.iter().any(|a| a == b) {
-            addresses.push(b.to_string());
+    for b in crate::wire::admin::bootstrap_list(&rp.bootstrap) {
+        if !addresses.contains(&b) {
+            addresses.push(b);
         }
     }
     // The probe asks for ApiVersions, which a broker answers before any authentication: the

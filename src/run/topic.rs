@@ -180,11 +180,7 @@ fn broker_reason(
     config: Option<&Prop>,
 ) -> Option<String> {
     let security = logdirs::security(admin).ok()?;
-    let bootstrap: Vec<String> = bootstrap
-        .split(',')
-        .map(|b| b.trim().to_string())
-        .filter(|b| !b.is_empty())
-        .collect();
+    let bootstrap = crate::wire::admin::bootstrap_list(bootstrap);
     let limits = Limits::new(Duration::from_secs(10));
     let mut conn =
         crate::wire::admin::bootstrap_conn(&bootstrap, &security, limits, "kafkabench").ok()?;

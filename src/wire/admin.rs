@@ -17,6 +17,15 @@ use uuid::Uuid;
 use super::conn::{Conn, Limits};
 use super::{Security, WireError};
 
+/// The addresses of a `bootstrap.servers` list, in its order.
+pub(crate) fn bootstrap_list(servers: &str) -> Vec<String> {
+    servers
+        .split(',')
+        .map(|b| b.trim().to_string())
+        .filter(|b| !b.is_empty())
+        .collect()
+}
+
 /// Connect to the first of `bootstrap` that answers; the error of the last one otherwise.
 pub(crate) fn bootstrap_conn(
     bootstrap: &[String],

@@ -37,12 +37,7 @@ pub(in crate::run) async fn start(
 ) -> Result<Vec<JoinHandle<ConsumerOutcome>>, RunError> {
     let security = Security::from_props(|k| rp.admin.get(k).map(str::to_string))
         .map_err(RunError::ShareGroup)?;
-    let brokers: Vec<String> = rp
-        .bootstrap
-        .split(',')
-        .map(|b| b.trim().to_string())
-        .filter(|b| !b.is_empty())
-        .collect();
+    let brokers = crate::wire::admin::bootstrap_list(&rp.bootstrap);
     let group = spec
         .client
         .get("group.id")
