@@ -228,12 +228,20 @@ impl Verifier {
         if offset < self.base[part] {
             return Read::Unverified;
         }
-        if self.skips_unreadable && next > 0 && next > self.base[part] && offset > next {
+        // Offsets skipped are records no one can read (deleted before they were read): lost,
+        // not lag. Before the partition's first read, the gap runs from the run's first
+        // offset, and counts only when a measured record ends it (warm-up's are not in lag).
+        let first = next <= self.base[part];
+        if self.skips_unreadable && !first && offset > next {
             self.intervals.unreadable(now, (offset - next) as u64);
         }
         let Some(s) = stamp() else {
             return Read::Unverified;
         };
+        if self.skips_unreadable && first && s.measured && offset > self.base[part] {
+            self.intervals
+                .unreadable(now, (offset - self.base[part]) as u64);
+        }
         let producer = s.producer as usize;
         if producer >= self.producers {
             return Read::Unverified;
