@@ -349,4 +349,27 @@ mod tests {
             ("max.in.flight".into(), "1".into())
         );
     }
+
+    #[test]
+    fn a_forks_setting_and_java_only_timeouts_are_dropped_as_what_they_are() {
+        for (key, said) in [
+            (
+                "offsetCommitLingerMs",
+                "Vanlightly's fork's setting, not the Kafka client's",
+            ),
+            (
+                "default.api.timeout.ms",
+                "the Java client's timeout for its blocking calls",
+            ),
+            (
+                "socket.connection.setup.timeout.max.ms",
+                "the Java client's ceiling",
+            ),
+        ] {
+            match &translate(key, "5000")[..] {
+                [Translated::Dropped(note)] => assert!(note.contains(said), "{note}"),
+                other => panic!("{key}: {other:?}"),
+            }
+        }
+    }
 }
