@@ -186,25 +186,31 @@ pub(super) fn fgelcer_driver(extras: &[Extra]) -> Fgelcer {
                 "batchSize: {shown} ({whose}): each send writes its record once, as here"
             )),
             "batchSize" => {
+                let lack = Lack::RepeatedRecords.words();
                 f.notes.push(format!(
-                    "batchSize: {shown} ({whose}): each send writes its record {batch} times over; kafkabench writes each record once,\nand `rate` counts records"
+                    "batchSize: {shown} ({whose}): each send writes its record {batch} times over;\n{lack}"
                 ));
-                f.warnings.push((i, format!("`batchSize` ({whose}) writes each record {batch} times: not imported, since kafkabench writes each record once; carried as a comment")));
+                f.warnings.push((i, format!("`batchSize` ({whose}) writes each record {batch} times: not imported, since {lack}; carried as a comment")));
             }
             "maxConcurrentTransactions" if tx => {
+                let lack = Lack::OpenTransactions.words();
                 f.notes.push(format!(
-                    "maxConcurrentTransactions: {shown} ({whose}): each producer draws from a pool of that many transactional producers,\nas many transactions open at once; a kafkabench producer keeps one open (`producers` sets how many)"
+                    "maxConcurrentTransactions: {shown} ({whose}): each producer draws from a pool of that many transactional producers,\nas many transactions open at once; {lack}"
                 ));
-                f.warnings.push((i, format!("`maxConcurrentTransactions` ({whose}) is not imported, since a kafkabench producer keeps one transaction open: carried as a comment")));
+                f.warnings.push((i, format!("`maxConcurrentTransactions` ({whose}) is not imported, since {lack}: carried as a comment")));
             }
             "maxConcurrentTransactions" => f.notes.push(format!(
                 "maxConcurrentTransactions: {shown} ({whose}): unused without useTransactions"
             )),
             "sync" if e.value.as_bool() == Some(true) => {
+                let lack = Lack::PollCommits.words();
                 f.notes.push(format!(
-                    "sync: true ({whose}): without auto commit its consumers commit each poll's offsets and wait (commitSync);\nthe nearest here is the consumer's `commit = every(N, sync: true)`, by records"
+                    "sync: true ({whose}): without auto commit its consumers commit each poll's offsets and wait (commitSync);\n{lack}"
                 ));
-                f.warnings.push((i, format!("`sync` ({whose}) is not imported, since kafkabench commits by records, not polls (`commit = every(N, sync: true)`): carried as a comment")));
+                f.warnings.push((
+                    i,
+                    format!("`sync` ({whose}) is not imported, since {lack}: carried as a comment"),
+                ));
             }
             "sync" => f.notes.push(format!(
                 "sync: {shown} ({whose}): offsets committed without waiting (commitAsync)"
