@@ -82,7 +82,7 @@ impl Lack {
             Lack::ClockRate => &["at 09:00", "time_of_day", "clock("],
             Lack::ScenarioInterval => &["interval =", "sample_interval"],
             Lack::DefaultReplication => &["replication = default", "replication = broker"],
-            Lack::RepeatedRecords => &["repeat =", "copies =", "batch_size ="],
+            Lack::RepeatedRecords => &["copies =", "duplicates =", "times_each"],
             Lack::OpenTransactions => &["open_transactions", "concurrent_transactions"],
             Lack::PollCommits => &["every(poll", "per_poll", "commit = poll"],
         }
