@@ -188,6 +188,26 @@ fn fgelcer_placeholders_are_their_defaults_and_its_transactions_a_transaction() 
         "{}",
         out.text
     );
+    // Its workload fields too: the rate's climb is said, never "not an OMB workload field".
+    let w = Path::new(DIR).join("forks/fgelcer/workloads/1-topic-1-partition-1kb-increment.yaml");
+    let out = imported(&w, None);
+    let p = planned(&out.text);
+    let rate = &only_run(&p).workload.rate;
+    assert!(matches!(rate, kafkabench::model::RateSpec::Fixed(r) if *r == 1000.0));
+    let said =
+        ["producerIncrementRate: 100 (fgelcer's fork): the rate climbs from producerStartRate"];
+    let warned = [
+        "is a placeholder",
+        "`producerStartRate` (fgelcer's fork) is not imported",
+        "`producerIncrementRate`",
+        "`producerIncrementSeconds`",
+    ];
+    says(&out, &said, &warned);
+    assert!(
+        !out.text.contains("not an OMB workload field"),
+        "{}",
+        out.text
+    );
 }
 
 #[test]

@@ -29,6 +29,15 @@ pub(super) const WORKLOAD_FIELDS: &[&str] = &[
     "warmupProducerRate",
     "warmupProducerRateSeparationMinutes",
     "backlogProducerRate",
+    "producerStartRate",
+    "producerIncrementRate",
+    "producerIncrementSeconds",
+    "acceptableBacklog",
+    "producerPermits",
+    "messageRateReceivedForSubscription",
+    "ensureTopicsAreReady",
+    "producerPauseBeforeDrain",
+    "producerPauseDuringDrain",
 ];
 
 /// The fields of AutoMQ's topic groups (`TopicGroupSpec`), for a did-you-mean.
@@ -349,6 +358,24 @@ pub(super) fn workload_extras(extras: &[Extra], w: &super::omb::Workload) -> Car
                     ),
                 };
                 c.not_imported(i, name, whose, why, format!("{name}: {shown} ({whose}): {what}"));
+            }
+            "producerStartRate" | "producerIncrementRate" | "producerIncrementSeconds"
+            | "acceptableBacklog" | "producerPermits" | "messageRateReceivedForSubscription"
+            | "ensureTopicsAreReady" | "producerPauseBeforeDrain" | "producerPauseDuringDrain" => {
+                // fgelcer's fork's `Workload` reads these (WorkloadGenerator); OMB's does not.
+                let what = match name {
+                    "producerStartRate" => "the rate its climb (producerIncrementRate) or its search for the highest rate starts at",
+                    "producerIncrementRate" => "the rate climbs from producerStartRate by this much every producerIncrementSeconds, up to\nproducerRate; the import sends at producerRate from the start (a rate shape can climb: `1000/s for 30s, then 2000/s for 30s`)",
+                    "producerIncrementSeconds" => "how long each step of the climb (producerIncrementRate) lasts",
+                    "acceptableBacklog" => "the backlog its search for the highest rate tolerates",
+                    "producerPermits" => "how many sends each producer thread may have outstanding",
+                    "messageRateReceivedForSubscription" => "the percentage of records each subscription receives, for its backlog sums",
+                    "ensureTopicsAreReady" => "whether it waits for every topic to be ready before the test",
+                    _ => "how long its producers pause around the backlog's drain",
+                };
+                c.not_imported(i, name, "fgelcer's fork", "since the import does not map it", format!(
+                    "{name}: {shown} (fgelcer's fork): {what}"
+                ));
             }
             _ => {
                 let meant = super::yaml::did_you_mean(name, super::omb::WORKLOAD.names);
