@@ -142,3 +142,90 @@ fn a_field_of_no_fork_is_a_comment_and_a_warning_even_near_a_field_the_file_has(
     let warned = "fields-of-no-fork.yaml:3: `topicCount` is not an OMB workload field (nor a known fork's): ignored, as OMB does, and carried as a comment";
     says(&out, &[said], &[warned]);
 }
+
+#[test]
+fn fgelcer_placeholders_are_their_defaults_and_its_transactions_a_transaction() {
+    let d = "forks/fgelcer/drivers";
+    let w = Path::new(DIR).join("forks/fgelcer/workloads/generic-workload.yaml");
+    let out = imported(
+        &w,
+        Some(&Path::new(DIR).join(d).join("kafka-s4k-trans.yaml")),
+    );
+    let p = planned(&out.text);
+    let run = only_run(&p);
+    let wl = &run.workload;
+    // `topics: ${TOPICS:-10}`, `partitionsPerTopic: ${PARTITIONS:-3}`, …: the fork's defaults.
+    assert_eq!((wl.topics, run.topic.partitions, wl.producers), (10, 3, 10));
+    assert!(matches!(wl.rate, kafkabench::model::RateSpec::Fixed(r) if r == 1_000_000.0));
+    assert_eq!(wl.duration, Some(std::time::Duration::from_secs(15 * 60)));
+    let tx = format!("{:?}", wl.transaction);
+    assert_eq!(tx, "Some(TxnSpec { size: Messages(2500), abort: 0.0 })");
+    let consumer = run.consumer.as_ref().unwrap();
+    assert_props(consumer, "isolation.level=read_uncommitted");
+    has(&out.text, &[r#"env("KAFKA_BOOTSTRAP", "localhost:9092")"#]);
+    let said = [
+        "${kafkaServiceUrl:-localhost:9092}: a placeholder fgelcer's fork of OMB fills",
+        "${TOPICS:-10}: a placeholder",
+        "each send writes its record 2500 times over",
+        "useTransactions: true (fgelcer's fork)",
+        "maxConcurrentTransactions: 10 (fgelcer's fork)",
+    ];
+    let placeholder = "is a placeholder (fgelcer's fork fills it from the environment)";
+    let warned = [placeholder; 7].into_iter().chain([
+        "`batchSize` (fgelcer's fork) writes each record 2500 times",
+        "`maxConcurrentTransactions` (fgelcer's fork) is not imported",
+    ]);
+    says(&out, &said, &warned.collect::<Vec<_>>());
+    // The sync driver's field is said as what it is, never "not a field of OMB's Kafka driver".
+    let out = imported(
+        &w,
+        Some(&Path::new(DIR).join(d).join("kafka-s4k-sync.yaml")),
+    );
+    planned(&out.text);
+    has(&out.text, &["sync: true (fgelcer's fork)"]);
+    assert!(
+        !out.text.contains("not a field of OMB's Kafka driver"),
+        "{}",
+        out.text
+    );
+    // Its workload fields too: the rate's climb is said, never "not an OMB workload field".
+    let w = Path::new(DIR).join("forks/fgelcer/workloads/1-topic-1-partition-1kb-increment.yaml");
+    let out = imported(&w, None);
+    let p = planned(&out.text);
+    let rate = &only_run(&p).workload.rate;
+    assert!(matches!(rate, kafkabench::model::RateSpec::Fixed(r) if *r == 1000.0));
+    let said =
+        ["producerIncrementRate: 100 (fgelcer's fork): the rate climbs from producerStartRate"];
+    let warned = [
+        "is a placeholder",
+        "`producerStartRate` (fgelcer's fork) is not imported",
+        "`producerIncrementRate`",
+        "`producerIncrementSeconds`",
+    ];
+    says(&out, &said, &warned);
+    assert!(
+        !out.text.contains("not an OMB workload field"),
+        "{}",
+        out.text
+    );
+}
+
+#[test]
+fn starlight_for_rabbitmq_and_a_helm_template_are_named_for_what_they_are() {
+    let w = "workloads/1-topic-1-partition-1kb.yaml";
+    for (name, driver) in [
+        (
+            "starlight_rabbitmq",
+            "forks/fgelcer/refused/starlight-rabbitmq.yaml",
+        ),
+        (
+            "helm_driver_template",
+            "forks/redpanda/refused/driverConfig.yaml",
+        ),
+    ] {
+        let out = refused(w, Some(driver));
+        assert_eq!(count(&out), 1, "one reason, the true one:\n{out}");
+        assert!(!out.contains("not valid YAML"), "{out}");
+        insta::assert_snapshot!(name, out);
+    }
+}

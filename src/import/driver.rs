@@ -108,8 +108,24 @@ pub(super) fn map(read: &Read<Driver>, sources: &Sources) -> Result<Parts, Diagn
             ),
         ));
     }
+    let (filled, filled_warnings) = super::shell::said(&read.filled, sources, file);
+    p.header.extend(filled);
+    p.warnings.extend(filled_warnings);
     let tx = matches!(class, Some((_, fork::Class::Redpanda(fork::Variant::Tx))));
     extras(read, tx, &mut p, &warn);
+    let fgelcer = fork::fgelcer_driver(&read.extras);
+    p.header.extend(fgelcer.notes);
+    for (i, why) in fgelcer.warnings {
+        p.warnings.push(warn(read.extras[i].span, why));
+    }
+    if let Some(n) = fgelcer.transaction {
+        p.workload.push(Item::Set {
+            key: "transaction".into(),
+            value: n.to_string(),
+            comment: Some("useTransactions, batchSize: records per transaction".into()),
+        });
+    }
+    let tx = tx || fgelcer.transaction.is_some();
     if d.reset == Some(true) {
         p.header.push(
             "reset: true (delete every topic first) is not needed: each run creates its own topic and deletes it".into(),
@@ -261,6 +277,7 @@ fn extras(read: &Read<Driver>, tx: bool, p: &mut Parts, warn: &dyn Fn(Span, Stri
         };
         let (note, warning) = match e.name.as_str() {
             "requestsPerTransaction" if tx => continue,
+            name if fork::is_fgelcer_field(name) => continue,
             "requestsPerTransaction" => (
                 format!("requestsPerTransaction: {shown} is read only by Redpanda's tx driver (…driver.redpanda.tx.RedpandaBenchmarkDriver): no transactions"),
                 "`requestsPerTransaction` is read only by Redpanda's tx driver: ignored, as this driver class does, and carried as a comment".to_string(),

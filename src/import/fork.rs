@@ -29,6 +29,15 @@ pub(super) const WORKLOAD_FIELDS: &[&str] = &[
     "warmupProducerRate",
     "warmupProducerRateSeparationMinutes",
     "backlogProducerRate",
+    "producerStartRate",
+    "producerIncrementRate",
+    "producerIncrementSeconds",
+    "acceptableBacklog",
+    "producerPermits",
+    "messageRateReceivedForSubscription",
+    "ensureTopicsAreReady",
+    "producerPauseBeforeDrain",
+    "producerPauseDuringDrain",
 ];
 
 /// The fields of AutoMQ's topic groups (`TopicGroupSpec`), for a did-you-mean.
@@ -46,9 +55,17 @@ const GROUP_FIELDS: [&str; 11] = [
     "producerRateList",
 ];
 
-/// Driver fields of the forks: Redpanda's transactional driver's, aklivity's topic naming.
-pub(super) const DRIVER_FIELDS: &[&str] =
-    &["requestsPerTransaction", "topicPrefix", "skipCreateTopic"];
+/// Driver fields of the forks: Redpanda's transactional driver's, aklivity's topic naming,
+/// fgelcer's (its Kafka driver's `Config`: batches of sends, transactions, synchronous commits).
+pub(super) const DRIVER_FIELDS: &[&str] = &[
+    "requestsPerTransaction",
+    "topicPrefix",
+    "skipCreateTopic",
+    "batchSize",
+    "useTransactions",
+    "maxConcurrentTransactions",
+    "sync",
+];
 
 /// A driver class as the import knows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,6 +121,7 @@ pub(super) fn class(name: &str) -> Class {
             "mqtt" | "mqtt5" => Class::Other("MQTT"),
             "opendata" => Class::Other("OpenData (a log on SlateDB)"),
             "chronicle" => Class::Other("Chronicle Queue"),
+            "starlightrabbitmq" => Class::Other("Starlight for RabbitMQ (AMQP on Pulsar)"),
             _ => Class::Unknown,
         },
         [] => Class::Unknown,
@@ -130,6 +148,86 @@ pub(super) fn class_notes(class: Class, name: &str) -> Vec<String> {
         ],
         Class::Kafka { renamed: false } | Class::Other(_) | Class::Unknown => Vec::new(),
     }
+}
+
+/// fgelcer's fork's Kafka driver fields (its `Config`): `batchSize` sends each record that many
+/// times, `useTransactions` makes each send one transaction of a pool of
+/// `maxConcurrentTransactions` transactional producers, `sync` commits offsets with
+/// `commitSync`. Transactions are `transaction = batchSize`; the rest are comments.
+#[derive(Default)]
+pub(super) struct Fgelcer {
+    pub transaction: Option<u64>,
+    pub notes: Vec<String>,
+    /// The extra's index and what it says.
+    pub warnings: Vec<(usize, String)>,
+}
+
+/// Whether `name` is one of fgelcer's driver fields.
+pub(super) fn is_fgelcer_field(name: &str) -> bool {
+    matches!(
+        name,
+        "batchSize" | "useTransactions" | "maxConcurrentTransactions" | "sync"
+    )
+}
+
+pub(super) fn fgelcer_driver(extras: &[Extra]) -> Fgelcer {
+    let mut f = Fgelcer::default();
+    let find = |n: &str| extras.iter().position(|e| e.name == n);
+    let tx = find("useTransactions").is_some_and(|i| extras[i].value.as_bool() == Some(true));
+    let batch = find("batchSize")
+        .and_then(|i| extras[i].value.as_i64())
+        .unwrap_or(1);
+    let whose = "fgelcer's fork";
+    for (i, e) in extras.iter().enumerate() {
+        let shown = show(&e.value);
+        match e.name.as_str() {
+            "useTransactions" if tx => {
+                f.transaction = Some(batch.max(1) as u64);
+                f.notes.push(format!(
+                    "useTransactions: true ({whose}): each send is a transaction of its batchSize records: `transaction = {}`",
+                    batch.max(1)
+                ));
+            }
+            "useTransactions" => f.notes.push(format!(
+                "useTransactions: {shown} ({whose}): no transactions, as here"
+            )),
+            "batchSize" if batch <= 1 => f.notes.push(format!(
+                "batchSize: {shown} ({whose}): each send writes its record once, as here"
+            )),
+            "batchSize" => {
+                let lack = Lack::RepeatedRecords.words();
+                f.notes.push(format!(
+                    "batchSize: {shown} ({whose}): each send writes its record {batch} times over;\n{lack}"
+                ));
+                f.warnings.push((i, format!("`batchSize` ({whose}) writes each record {batch} times: not imported, since {lack}; carried as a comment")));
+            }
+            "maxConcurrentTransactions" if tx => {
+                let lack = Lack::OpenTransactions.words();
+                f.notes.push(format!(
+                    "maxConcurrentTransactions: {shown} ({whose}): each producer draws from a pool of that many transactional producers,\nas many transactions open at once; {lack}"
+                ));
+                f.warnings.push((i, format!("`maxConcurrentTransactions` ({whose}) is not imported, since {lack}: carried as a comment")));
+            }
+            "maxConcurrentTransactions" => f.notes.push(format!(
+                "maxConcurrentTransactions: {shown} ({whose}): unused without useTransactions"
+            )),
+            "sync" if e.value.as_bool() == Some(true) => {
+                let lack = Lack::PollCommits.words();
+                f.notes.push(format!(
+                    "sync: true ({whose}): without auto commit its consumers commit each poll's offsets and wait (commitSync);\n{lack}"
+                ));
+                f.warnings.push((
+                    i,
+                    format!("`sync` ({whose}) is not imported, since {lack}: carried as a comment"),
+                ));
+            }
+            "sync" => f.notes.push(format!(
+                "sync: {shown} ({whose}): offsets committed without waiting (commitAsync)"
+            )),
+            _ => {}
+        }
+    }
+    f
 }
 
 /// What the extras of a workload become: comments for the workload block, and warnings (a
@@ -260,6 +358,24 @@ pub(super) fn workload_extras(extras: &[Extra], w: &super::omb::Workload) -> Car
                     ),
                 };
                 c.not_imported(i, name, whose, why, format!("{name}: {shown} ({whose}): {what}"));
+            }
+            "producerStartRate" | "producerIncrementRate" | "producerIncrementSeconds"
+            | "acceptableBacklog" | "producerPermits" | "messageRateReceivedForSubscription"
+            | "ensureTopicsAreReady" | "producerPauseBeforeDrain" | "producerPauseDuringDrain" => {
+                // fgelcer's fork's `Workload` reads these (WorkloadGenerator); OMB's does not.
+                let what = match name {
+                    "producerStartRate" => "the rate its climb (producerIncrementRate) or its search for the highest rate starts at",
+                    "producerIncrementRate" => "the rate climbs from producerStartRate by this much every producerIncrementSeconds, up to\nproducerRate; the import sends at producerRate from the start (a rate shape can climb: `1000/s for 30s, then 2000/s for 30s`)",
+                    "producerIncrementSeconds" => "how long each step of the climb (producerIncrementRate) lasts",
+                    "acceptableBacklog" => "the backlog its search for the highest rate tolerates",
+                    "producerPermits" => "how many sends each producer thread may have outstanding",
+                    "messageRateReceivedForSubscription" => "the percentage of records each subscription receives, for its backlog sums",
+                    "ensureTopicsAreReady" => "whether it waits for every topic to be ready before the test",
+                    _ => "how long its producers pause around the backlog's drain",
+                };
+                c.not_imported(i, name, "fgelcer's fork", "since the import does not map it", format!(
+                    "{name}: {shown} (fgelcer's fork): {what}"
+                ));
             }
             _ => {
                 let meant = super::yaml::did_you_mean(name, super::omb::WORKLOAD.names);

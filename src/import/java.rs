@@ -172,6 +172,16 @@ pub(super) fn translate(key: &str, value: &str) -> Vec<Translated> {
                 "`{key}` dropped: librdkafka reads no Java trust store; export its CA certificate as PEM and set `ssl.ca.location`"
             ))]
         }
+        // Vanlightly's fork's consumer reads this from consumerConfig; the Kafka client does not.
+        "offsetCommitLingerMs" => vec![Translated::Dropped(format!(
+            "`offsetCommitLingerMs = {value}` dropped: Vanlightly's fork's setting, not the Kafka client's: with auto commit off, its consumer commits asynchronously at most every {value} ms after the last commit completed; the nearest here is the workload's `commit = auto(…)`, librdkafka's auto commit at that interval"
+        ))],
+        "default.api.timeout.ms" => vec![Translated::Dropped(format!(
+            "`default.api.timeout.ms = {value}` dropped: the Java client's timeout for its blocking calls (commitSync, position, …); librdkafka has no such default"
+        ))],
+        "socket.connection.setup.timeout.max.ms" => vec![Translated::Dropped(format!(
+            "`{key} = {value}` dropped: the Java client's ceiling on a connection set-up timeout that grows with each failure; librdkafka's `socket.connection.setup.timeout.ms` is one fixed timeout"
+        ))],
         "ssl.keystore.type" => vec![Translated::Dropped(format!(
             "`ssl.keystore.type = {value}` dropped: librdkafka reads a PKCS#12 key store from `ssl.keystore.location` (convert a JKS one with keytool)"
         ))],
@@ -338,5 +348,28 @@ mod tests {
             key_of("max.in.flight.requests.per.connection", "1"),
             ("max.in.flight".into(), "1".into())
         );
+    }
+
+    #[test]
+    fn a_forks_setting_and_java_only_timeouts_are_dropped_as_what_they_are() {
+        for (key, said) in [
+            (
+                "offsetCommitLingerMs",
+                "Vanlightly's fork's setting, not the Kafka client's",
+            ),
+            (
+                "default.api.timeout.ms",
+                "the Java client's timeout for its blocking calls",
+            ),
+            (
+                "socket.connection.setup.timeout.max.ms",
+                "the Java client's ceiling",
+            ),
+        ] {
+            match &translate(key, "5000")[..] {
+                [Translated::Dropped(note)] => assert!(note.contains(said), "{note}"),
+                other => panic!("{key}: {other:?}"),
+            }
+        }
     }
 }

@@ -19,6 +19,12 @@ pub(super) enum Lack {
     ScenarioInterval,
     /// The broker's default replication factor (`replicationFactor: -1`).
     DefaultReplication,
+    /// Each record written several times over (fgelcer's `batchSize`).
+    RepeatedRecords,
+    /// Several transactions open at once in one producer (fgelcer's `maxConcurrentTransactions`).
+    OpenTransactions,
+    /// A commit after every poll, waited for (fgelcer's `sync: true`).
+    PollCommits,
 }
 
 /// Every entry, for the tests.
@@ -30,6 +36,9 @@ const ALL: &[Lack] = &[
     Lack::ClockRate,
     Lack::ScenarioInterval,
     Lack::DefaultReplication,
+    Lack::RepeatedRecords,
+    Lack::OpenTransactions,
+    Lack::PollCommits,
 ];
 
 impl Lack {
@@ -52,6 +61,13 @@ impl Lack {
             Lack::DefaultReplication => {
                 "kafkabench's `replication` is a number of replicas, never the broker's default"
             }
+            Lack::RepeatedRecords => "kafkabench writes each record once, and `rate` counts records",
+            Lack::OpenTransactions => {
+                "a kafkabench producer keeps one transaction open at a time (`producers` sets how many)"
+            }
+            Lack::PollCommits => {
+                "a scenario's commits that wait come every N records (`commit = every(N, sync: true)`), not every poll"
+            }
         }
     }
 
@@ -66,6 +82,9 @@ impl Lack {
             Lack::ClockRate => &["at 09:00", "time_of_day", "clock("],
             Lack::ScenarioInterval => &["interval =", "sample_interval"],
             Lack::DefaultReplication => &["replication = default", "replication = broker"],
+            Lack::RepeatedRecords => &["copies =", "duplicates =", "times_each"],
+            Lack::OpenTransactions => &["open_transactions", "concurrent_transactions"],
+            Lack::PollCommits => &["every(poll", "per_poll", "commit = poll"],
         }
     }
 }

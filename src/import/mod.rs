@@ -19,6 +19,7 @@ mod kbs;
 mod lacks;
 mod omb;
 mod payload;
+mod shell;
 mod slots;
 mod workload;
 mod yaml;
@@ -64,8 +65,10 @@ pub fn omb(files: OmbFiles, sources: &mut Sources) -> Result<Imported, Diagnosti
         .and_then(|r| groups::topic_groups(r, sources));
     let d = d.map(|d| d.and_then(|r| slots::not_a_workload_file(r, sources)));
     let work = match w {
-        Ok((read, notes)) => {
+        Ok((read, mut notes)) => {
             diags.items.extend(read.problems.items);
+            let (filled, filled_warnings) = shell::said(&read.filled, sources, read.file);
+            notes.extend(filled);
             let input = workload::Input {
                 workload: &read.value,
                 file: read.file,
@@ -76,6 +79,10 @@ pub fn omb(files: OmbFiles, sources: &mut Sources) -> Result<Imported, Diagnosti
                 notes: &notes,
             };
             workload::map(&input, sources)
+                .map(|mut w| {
+                    w.warnings.splice(0..0, filled_warnings);
+                    w
+                })
                 .map_err(|e| diags.items.extend(e.items))
                 .ok()
         }

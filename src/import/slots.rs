@@ -118,6 +118,9 @@ pub(super) fn unreadable(diags: Diagnostics, sources: &Sources, as_driver: bool)
         return diags;
     };
     let source = sources.get(file);
+    if let Some(d) = helm_template(file, &source.text) {
+        return d.into();
+    }
     let mut offset = 0;
     for line in source.text.split_inclusive('\n') {
         if let Some(rest) = line.strip_prefix("driverClass:") {
@@ -140,6 +143,25 @@ pub(super) fn unreadable(diags: Diagnostics, sources: &Sources, as_driver: bool)
         offset += line.len();
     }
     diags
+}
+
+/// A Helm chart's template (Redpanda's `deployment/kubernetes/helm`): a Kubernetes object, its
+/// values `{{ .Values.… }}` that only `helm template` fills, with a driver file inside it.
+fn helm_template(file: crate::source::FileId, text: &str) -> Option<Diagnostic> {
+    let kind = text.lines().find_map(|l| l.strip_prefix("kind:"))?.trim();
+    let helm = text.contains("{{ .Values.") || text.contains("{{ .Release.");
+    let at = text.find("driverClass:").filter(|_| helm)?;
+    let at = at + text[at..].find('{').unwrap_or(0);
+    let end = at + text[at..].find('\n').unwrap_or(text.len() - at);
+    Some(
+        Diagnostic::new(
+            Kind::Value,
+            crate::source::Span::new(file, at, end),
+            format!("this is a Helm chart template (a Kubernetes {kind} holding a driver file), not an OMB file: its `{{{{ .Values.… }}}}` are filled by `helm template`"),
+        )
+        .label("a Helm value")
+        .help("render the chart (`helm template …`) and give the driver file it holds (the ConfigMap's `driver.yaml`) with `--driver`"),
+    )
 }
 
 /// Whether the file sets `field` itself (right or wrong), not a name near it.

@@ -50,6 +50,8 @@ pub(super) struct Read<T> {
     pub extras: Vec<Extra>,
     /// The `{{ … }}` placeholders of a template (Ansible's Jinja), in order, once each.
     pub placeholders: Vec<String>,
+    /// The `${NAME:-default}` placeholders read as their defaults (fgelcer's fork fills them).
+    pub filled: Vec<super::shell::Filled>,
 }
 
 /// Reads `path` into `T`, adding the file to `sources` so diagnostics can point into it. Err
@@ -80,7 +82,8 @@ pub(super) fn read<T: DeserializeOwned>(
                 fields.what
             ))
     };
-    let (parsable, templated) = quote_placeholders(&text);
+    let (defaults, filled) = super::shell::fill(&text);
+    let (parsable, templated) = quote_placeholders(&defaults);
     let value: Value =
         serde_yaml::from_str(&parsable).map_err(|e| yaml_error(id, &text, &e, fields))?;
     let map = match value {
@@ -167,6 +170,7 @@ pub(super) fn read<T: DeserializeOwned>(
         bad,
         extras,
         placeholders: placeholders(&text),
+        filled,
     })
 }
 
