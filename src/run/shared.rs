@@ -20,8 +20,8 @@ pub(crate) struct Shared {
     down_since_ns: AtomicU64,
     /// The periods no broker answered, (from, to) ns since `t0`; `to` 0 for one still open.
     outages: Mutex<Vec<(u64, u64)>>,
-    /// The last time a client heard from the cluster (an acknowledgement, a record read), ns
-    /// since `t0`: where a period of unavailability begins.
+    /// The last time a client heard from the cluster (an acknowledgement, a record read, an
+    /// answer its statistics counted), ns since `t0`: where a period of unavailability begins.
     last_heard_ns: AtomicU64,
     /// Since when a client has had requests waiting and no answer (ns since `t0`, 0 while
     /// answers come): the first evidence of a silence (`Hearing`).
