@@ -267,38 +267,66 @@ fn losing_the_broker_mid_run_reports_finished_runs_and_exits_3() {
     }
 }
 
-#[test]
-fn a_paused_broker_is_measured_unavailability_not_the_end_of_the_run() {
-    let broker = SecondBroker::up(19092);
+/// Runs `scenario` against `broker`, pauses it (SIGSTOP: sockets open, nothing answered)
+/// `after` the first acknowledgement for `pause`, and returns how the run ended, with the
+/// stdout, the stderr and its only run from the result file.
+fn run_through_a_pause(
+    broker: &SecondBroker,
+    scenario: &str,
+    after: Duration,
+    pause: Duration,
+) -> (i32, String, String, serde_json::Value) {
     let bootstrap = format!("127.0.0.1:{}", broker.port);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("out.json");
     let mut w = Watched::new(spawn(
-        &["run", &fixture("run/blip.kbs"), "--keep-topics", "--json"],
+        &["run", &fixture(scenario), "--keep-topics", "--json"],
         &json,
         Some(&bootstrap),
     ));
     w.wait_for_acked("run 1 of 1", Duration::from_secs(120));
-    // The event: a broker that answers nothing for 3 s, sockets open (a GC pause).
+    std::thread::sleep(after);
     broker.signal(libc::SIGSTOP);
-    std::thread::sleep(Duration::from_secs(3));
+    std::thread::sleep(pause);
     broker.signal(libc::SIGCONT);
     let (code, out, err, _) = w.wait(Duration::from_secs(180));
-    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
-    assert!(out.contains("the cluster was unreachable for"), "{out}");
-    let (_, runs) = runs(&json);
-    let r = &runs[0];
-    assert_eq!(r["complete"], true, "{r}");
+    let run = if code == 0 {
+        runs(&json).1.swap_remove(0)
+    } else {
+        serde_json::Value::Null
+    };
+    (code, out, err, run)
+}
+
+/// The seconds of a run's periods of unavailability, as its result file gives them.
+fn unavailable_secs(r: &serde_json::Value) -> f64 {
     let elapsed = r["elapsed_secs"].as_f64().unwrap();
-    let down: f64 = r["unavailable"]
+    r["unavailable"]
         .as_array()
         .expect("unavailability recorded")
         .iter()
         .map(|o| o["to_secs"].as_f64().unwrap_or(elapsed) - o["from_secs"].as_f64().unwrap())
-        .sum();
+        .sum()
+}
+
+#[test]
+fn a_paused_broker_is_measured_unavailability_not_the_end_of_the_run() {
+    let broker = SecondBroker::up(19092);
+    // The event: a broker that answers nothing for 3 s, sockets open (a GC pause).
+    let (code, out, err, r) = run_through_a_pause(
+        &broker,
+        "run/blip.kbs",
+        Duration::ZERO,
+        Duration::from_secs(3),
+    );
+    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
+    assert!(out.contains("the cluster was unreachable for"), "{out}");
+    assert_eq!(r["complete"], true, "{r}");
+    let down = unavailable_secs(&r);
     assert!((2.0..=6.0).contains(&down), "unavailable {down} s: {r}");
     // Every delivery figure against the topic read back by another client.
     let topic = r["topic"].as_str().unwrap();
+    let bootstrap = format!("127.0.0.1:{}", broker.port);
     let c = crate::common::reader::read_topic(&bootstrap, topic, "read_committed");
     let acked = r["acked"].as_u64().unwrap();
     let failed = r["failed"].as_u64().unwrap();
@@ -316,39 +344,18 @@ fn a_paused_broker_is_measured_unavailability_not_the_end_of_the_run() {
 #[test]
 fn a_pause_after_an_idle_stretch_is_measured_from_the_silence_not_the_last_record() {
     let broker = SecondBroker::up(19092);
-    let bootstrap = format!("127.0.0.1:{}", broker.port);
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("out.json");
-    let mut w = Watched::new(spawn(
-        &[
-            "run",
-            &fixture("run/blip_idle.kbs"),
-            "--keep-topics",
-            "--json",
-        ],
-        &json,
-        Some(&bootstrap),
-    ));
-    w.wait_for_acked("run 1 of 1", Duration::from_secs(120));
     // Paused 17 s to 24 s into the shape: the last record is 14 s old, and sending resumes
     // at 23 s into the paused broker.
-    std::thread::sleep(Duration::from_secs(17));
-    broker.signal(libc::SIGSTOP);
-    std::thread::sleep(Duration::from_secs(7));
-    broker.signal(libc::SIGCONT);
-    let (code, out, err, _) = w.wait(Duration::from_secs(180));
+    let (code, out, err, r) = run_through_a_pause(
+        &broker,
+        "run/blip_idle.kbs",
+        Duration::from_secs(17),
+        Duration::from_secs(7),
+    );
     // Measured from the last record, the silence passes `lost_after = 12s` (exit 3).
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
-    let (_, runs) = runs(&json);
-    let r = &runs[0];
     assert_eq!(r["complete"], true, "{r}");
-    let elapsed = r["elapsed_secs"].as_f64().unwrap();
-    let down: f64 = r["unavailable"]
-        .as_array()
-        .expect("unavailability recorded")
-        .iter()
-        .map(|o| o["to_secs"].as_f64().unwrap_or(elapsed) - o["from_secs"].as_f64().unwrap())
-        .sum();
+    let down = unavailable_secs(&r);
     // The consumer's fetches go unanswered from the pause on: its 7 s, give or take a
     // statistics interval and the probe.
     assert!((5.5..=10.0).contains(&down), "unavailable {down} s: {r}");

@@ -19,6 +19,14 @@ impl Outage {
     pub fn secs(&self, end_secs: f64) -> f64 {
         (self.to_secs.unwrap_or(end_secs) - self.from_secs).max(0.0)
     }
+
+    /// Its part within the measured phase, which ends at `end_secs`.
+    pub fn measured(&self, end_secs: f64) -> Outage {
+        Outage {
+            from_secs: self.from_secs.max(0.0),
+            to_secs: Some(self.to_secs.unwrap_or(end_secs).min(end_secs)),
+        }
+    }
 }
 
 /// The cluster lost: no broker answered for `for_secs`, past the scenario's bound.
@@ -55,6 +63,12 @@ mod tests {
             to_secs: Some(2.0),
         };
         assert_eq!(closed.secs(9.0), 3.0);
+        assert_eq!(
+            closed.measured(9.0).secs(9.0),
+            2.0,
+            "warm-up's second is not measured"
+        );
+        assert_eq!(o.measured(5.5).secs(5.5), 3.5);
     }
 
     #[test]

@@ -192,7 +192,7 @@ pub(crate) fn unavailable(r: &RunResult) -> String {
     let total: f64 = r
         .unavailable
         .iter()
-        .map(|o| (o.to_secs.unwrap_or(end).min(end) - o.from_secs.max(0.0)).max(0.0))
+        .map(|o| o.measured(end).secs(end))
         .sum();
     let when: Vec<String> = r
         .unavailable

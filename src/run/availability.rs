@@ -149,9 +149,7 @@ fn down_window(rp: &RunPlan) -> Duration {
         .consumer
         .iter()
         .map(timeout_ms)
-        .chain([timeout_ms(&rp.producer)])
-        .max()
-        .unwrap_or(60_000);
+        .fold(timeout_ms(&rp.producer), u64::max);
     Duration::from_millis(longest) + Duration::from_secs(1)
 }
 
