@@ -10,6 +10,13 @@
 //! probes separate perfectly. θ is profiled on a grid: for each θ the likelihood is maximised
 //! over b (concave in b), and the band is every θ whose deviance from the best is within the
 //! χ²₁ quantile of the band's confidence (Wilks).
+//!
+//! A quiet machine still fails a probe now and then at any rate (a stall, a log flush): one such
+//! failure among passes is read by a pure logistic as a shallow curve through it, and it pulls
+//! the capacity down to where it happened. So the model admits a lapse λ, a share of probes that
+//! fail whatever the rate: P(pass at x) = (1 − λ)·σ(L_λ + b·(θ − x)) with L_λ = logit(q / (1 − λ)),
+//! which still makes P = q at θ. λ is profiled over {0, λ_max} with θ and b; λ_max is small
+//! (5 %, and at most a quarter of 1 − q), so a lapse explains a lone failure but never many.
 
 /// One probe: its rate's natural log, and whether it passed.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -31,6 +38,8 @@ pub struct Model {
     pub max_slope: f64,
     /// The grid's spacing in ln rate.
     pub step: f64,
+    /// The largest lapse (share of probes failing at any rate) the model admits.
+    pub max_lapse: f64,
 }
 
 /// A fit: θ's estimate and band, in rates (records per second).
@@ -46,6 +55,8 @@ pub struct Fit {
     pub high_open: bool,
     /// The fitted slope at the estimate.
     pub slope: f64,
+    /// The fitted lapse at the estimate.
+    pub lapse: f64,
 }
 
 impl Fit {
@@ -82,31 +93,106 @@ impl Model {
             reliability,
             max_slope: 4.0 / p,
             step: p / 3.0,
+            max_lapse: (0.25 * (1.0 - reliability)).clamp(0.0, 0.05),
         }
     }
 
-    /// The probability of a pass at ln rate `x` for (θ, b).
-    pub fn pass_probability(&self, theta: f64, b: f64, x: f64) -> f64 {
-        sigmoid(logit(self.reliability) + b * (theta - x))
+    /// The probability of a pass at ln rate `x` for (θ, b) and lapse λ.
+    pub fn pass_probability(&self, theta: f64, b: f64, lapse: f64, x: f64) -> f64 {
+        (1.0 - lapse) * sigmoid(self.offset(lapse) + b * (theta - x))
     }
 
-    fn loglik(&self, obs: &[Obs], theta: f64, b: f64) -> f64 {
-        let l = logit(self.reliability);
+    /// L_λ: the logit that makes the pass probability `reliability` at θ under lapse λ.
+    fn offset(&self, lapse: f64) -> f64 {
+        logit(self.reliability / (1.0 - lapse))
+    }
+
+    fn loglik(&self, obs: &[Obs], theta: f64, b: f64, lapse: f64) -> f64 {
+        let l = self.offset(lapse);
+        if lapse == 0.0 {
+            return obs
+                .iter()
+                .map(|o| {
+                    let z = l + b * (theta - o.x);
+                    if o.pass {
+                        ln_sigmoid(z)
+                    } else {
+                        ln_sigmoid(-z)
+                    }
+                })
+                .sum();
+        }
+        let keep = (1.0 - lapse).ln();
         obs.iter()
             .map(|o| {
                 let z = l + b * (theta - o.x);
                 if o.pass {
-                    ln_sigmoid(z)
+                    keep + ln_sigmoid(z)
                 } else {
-                    ln_sigmoid(-z)
+                    // 1 − (1 − λ)σ(z) = λ + (1 − λ)σ(−z)
+                    (lapse + (1.0 - lapse) * sigmoid(-z)).ln()
                 }
             })
             .sum()
     }
 
-    /// The best slope for θ and its log-likelihood: ℓ is concave in b, so its derivative
-    /// Σ (y − p)(θ − x) falls with b; bisection finds its zero within [0, max_slope].
-    fn profile(&self, obs: &[Obs], theta: f64) -> (f64, f64) {
+    /// The best (slope, lapse) for θ and its log-likelihood.
+    fn profile(&self, obs: &[Obs], theta: f64) -> (f64, f64, f64) {
+        let (b, ll) = self.profile_pure(obs, theta);
+        if self.max_lapse <= 0.0 || obs.iter().all(|o| o.pass) {
+            return (b, 0.0, ll);
+        }
+        let (bl, lll) = self.profile_lapse(obs, theta, self.max_lapse);
+        if lll > ll {
+            (bl, self.max_lapse, lll)
+        } else {
+            (b, 0.0, ll)
+        }
+    }
+
+    /// The best slope under lapse λ > 0. ℓ is no longer concave in b (a failure's term is
+    /// bounded below by ln λ), so a scan finds the best region and a golden section refines it.
+    fn profile_lapse(&self, obs: &[Obs], theta: f64, lapse: f64) -> (f64, f64) {
+        const SCAN: usize = 12;
+        let at = |k: usize| self.max_slope * (k as f64 / SCAN as f64).powi(2);
+        let ll = |b: f64| self.loglik(obs, theta, b, lapse);
+        let (best, _) =
+            (0..=SCAN)
+                .map(|k| (k, ll(at(k))))
+                .fold(
+                    (0, f64::NEG_INFINITY),
+                    |m, (k, v)| if v > m.1 { (k, v) } else { m },
+                );
+        let (mut lo, mut hi) = (at(best.saturating_sub(1)), at((best + 1).min(SCAN)));
+        let g = 0.5 * (5f64.sqrt() - 1.0);
+        let (mut c, mut d) = (hi - g * (hi - lo), lo + g * (hi - lo));
+        let (mut fc, mut fd) = (ll(c), ll(d));
+        for _ in 0..16 {
+            if fc > fd {
+                hi = d;
+                (d, fd) = (c, fc);
+                c = hi - g * (hi - lo);
+                fc = ll(c);
+            } else {
+                lo = c;
+                (c, fc) = (d, fd);
+                d = lo + g * (hi - lo);
+                fd = ll(d);
+            }
+        }
+        let b = 0.5 * (lo + hi);
+        let v = ll(b);
+        let scanned = ll(at(best));
+        if scanned > v {
+            (at(best), scanned)
+        } else {
+            (b, v)
+        }
+    }
+
+    /// The best slope for θ without a lapse and its log-likelihood: ℓ is concave in b, so its
+    /// derivative Σ (y − p)(θ − x) falls with b; bisection finds its zero within [0, max_slope].
+    fn profile_pure(&self, obs: &[Obs], theta: f64) -> (f64, f64) {
         let l = logit(self.reliability);
         let slope = |b: f64| -> f64 {
             obs.iter()
@@ -132,7 +218,7 @@ impl Model {
             }
             0.5 * (lo + hi)
         };
-        (b, self.loglik(obs, theta, b))
+        (b, self.loglik(obs, theta, b, 0.0))
     }
 
     /// The fit over ln rates `[lo, hi]` (the grid's ends); None without probes.
@@ -145,19 +231,19 @@ impl Model {
             return None;
         }
         let n = ((hi - lo) / step).ceil() as usize + 1;
-        let grid: Vec<(f64, f64, f64)> = (0..n)
+        let grid: Vec<(f64, f64, f64, f64)> = (0..n)
             .map(|k| {
                 let theta = (lo + k as f64 * step).min(hi);
-                let (b, ll) = self.profile(obs, theta);
-                (theta, b, ll)
+                let (b, lapse, ll) = self.profile(obs, theta);
+                (theta, b, lapse, ll)
             })
             .collect();
-        let best = grid.iter().map(|g| g.2).fold(f64::NEG_INFINITY, f64::max);
+        let best = grid.iter().map(|g| g.3).fold(f64::NEG_INFINITY, f64::max);
         // A plateau of equally likely θ (a flat fit) takes its middle.
-        let tops: Vec<usize> = (0..n).filter(|&k| grid[k].2 >= best - 1e-9).collect();
+        let tops: Vec<usize> = (0..n).filter(|&k| grid[k].3 >= best - 1e-9).collect();
         let top = tops[tops.len() / 2];
         let inside: Vec<usize> = (0..n)
-            .filter(|&k| 2.0 * (best - grid[k].2) <= CHI2_95)
+            .filter(|&k| 2.0 * (best - grid[k].3) <= CHI2_95)
             .collect();
         let (first, last) = (inside[0], inside[inside.len() - 1]);
         Some(Fit {
@@ -167,6 +253,7 @@ impl Model {
             low_open: first == 0,
             high_open: last == n - 1,
             slope: grid[top].1,
+            lapse: grid[top].2,
         })
     }
 
@@ -175,7 +262,7 @@ impl Model {
     /// needs no finer), and ties go to the rate nearest the estimate.
     pub fn most_telling(&self, obs: &[Obs], lo: f64, hi: f64, candidates: &[f64]) -> Option<f64> {
         let now = self.fit(obs, lo, hi)?;
-        let (theta, b) = (now.estimate.ln(), now.slope);
+        let (theta, b, lapse) = (now.estimate.ln(), now.slope, now.lapse);
         // One probe moves the band little: half a doubling beyond it is grid enough.
         let margin = std::f64::consts::LN_2 / 2.0;
         let (lo, hi) = (
@@ -193,7 +280,7 @@ impl Model {
             .iter()
             .map(|&r| {
                 let x = r.ln();
-                let p = self.pass_probability(theta, b, x);
+                let p = self.pass_probability(theta, b, lapse, x);
                 let w =
                     p * width(Obs { x, pass: true }) + (1.0 - p) * width(Obs { x, pass: false });
                 (r, w, (x - theta).abs())

@@ -11,7 +11,7 @@ fn simulate(m: &Model, rng: &mut Rng, c: f64, b: f64, rates: &[f64]) -> Vec<Obs>
         .iter()
         .map(|&r| Obs {
             x: r.ln(),
-            pass: rng.next_f64() < m.pass_probability(c.ln(), b, r.ln()),
+            pass: rng.next_f64() < m.pass_probability(c.ln(), b, 0.0, r.ln()),
         })
         .collect()
 }

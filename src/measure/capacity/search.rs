@@ -12,7 +12,9 @@
 //!    (or at `to`).
 //! 2. **Refine.** Fit the pass probability over every probe so far and probe the rate whose
 //!    outcome is expected to narrow the band most, until the band is within `precision` or the
-//!    probe budget is spent. Each rate chosen gets `trials` probes in a row.
+//!    probe budget is spent. Each rate chosen gets `trials` probes in a row. A rate that
+//!    failed its only probe and bounds the band from above is probed once more first: one
+//!    sporadic failure must not stand for the edge.
 //!
 //! A rate that passes above one that failed is reported as non-monotone (batching makes a
 //! higher rate's latency lower); the fit's band widens with it rather than hide it.
@@ -150,6 +152,11 @@ impl Search {
             self.phase = Phase::Done;
             return;
         };
+        if let Some(r) = self.unconfirmed_failure(&f) {
+            self.phase = Phase::Refine;
+            self.choose(r);
+            return;
+        }
         if !f.low_open && !f.high_open && f.ratio() <= 1.0 + self.precision {
             self.phase = Phase::Done;
             return;
@@ -168,6 +175,20 @@ impl Search {
             .most_telling(&self.observations(), glo, ghi, &candidates)
             .unwrap_or_else(|| round3(f.estimate.clamp(self.from, self.to)));
         self.choose(next);
+    }
+
+    /// The lowest rate that failed its one probe and bounds the band from above: probed once
+    /// more before the answer rests on it. A quiet machine fails a probe now and then at any
+    /// rate; one such failure where the edge is expected reads as the edge (a lapse cannot
+    /// outweigh it), and the rates above it, up to the real edge, are never probed.
+    fn unconfirmed_failure(&self, f: &Fit) -> Option<f64> {
+        let reach = f.high * (1.0 + self.precision);
+        self.outcomes
+            .iter()
+            .filter(|o| !o.1 && o.0 <= reach)
+            .map(|o| o.0)
+            .filter(|&r| self.outcomes.iter().filter(|o| o.0 == r).count() == 1)
+            .min_by(f64::total_cmp)
     }
 
     fn observations(&self) -> Vec<Obs> {

@@ -212,3 +212,38 @@ fn rates_are_probed_at_three_significant_digits() {
     assert_eq!(round3(999.6), 1_000.0);
     assert_eq!(round3(1_000.0), 1_000.0);
 }
+
+/// A quiet machine's SLO: holds almost surely up to near `c`, fails steeply above it, and fails
+/// now and then at any rate (a sporadic stall: `lapse` of probes).
+fn with_outliers(c: f64, lapse: f64) -> impl Fn(f64, &mut Rng) -> bool {
+    move |r, rng| rng.next_f64() >= lapse && rng.next_f64() < truth(c, 25.0, r)
+}
+
+#[test]
+fn an_outlier_failure_below_the_edge_does_not_pull_the_capacity_down() {
+    // The quiet machine's case: passes to 128k/s, failures from 256k/s, and a lone failure at
+    // 140k/s among passes around it pulled a search to 137k/s while 1.2 × that met the SLO 10
+    // of 10. With 5 % of probes failing at any rate, an answer must hold at 0.9 × C and fail
+    // often enough at 1.2 × C (or say no stable capacity). Before the lapse and the second
+    // probe of a lone failure: 40 of 60.
+    let (c, lapse) = (200_000.0, 0.05);
+    let real = |r: f64| (1.0 - lapse) * truth(c, 25.0, r);
+    let (mut good, runs) = (0, 60);
+    let mut others = Vec::new();
+    for seed in 0..runs {
+        let (s, _) = drive(
+            search(1_000.0, 320_000.0, 0.05, 1),
+            &mut Rng::new(seed),
+            with_outliers(c, lapse),
+        );
+        match s.answer() {
+            Answer::Capacity { rate, .. } if real(0.9 * rate) >= 0.7 && real(1.2 * rate) <= 0.7 => {
+                good += 1
+            }
+            Answer::Unstable { .. } => good += 1,
+            other => others.push(other),
+        }
+    }
+    eprintln!("held at 0.9 C and not at 1.2 C (or unstable): {good} of {runs}; others {others:?}");
+    assert!(good >= runs * 9 / 10, "{good} of {runs}: {others:?}");
+}
