@@ -250,11 +250,18 @@ fn confident(
         Test::Within(lo, hi) => Bound::Within(constant(lo), constant(hi)),
     };
     v.bound = Some(bound);
-    let Some(e) = crate::measure::stats::median_interval(&values, level) else {
+    // An auto-repeated run stopped by looking: its interval is made at the looks' level, so
+    // that it still covers at `level` whichever look the trials stopped at.
+    let at = r
+        .trials
+        .as_ref()
+        .and_then(|t| t.auto.as_ref())
+        .map_or(level, |a| a.adjusted(level));
+    let Some(e) = crate::measure::stats::median_interval(&values, at) else {
         v.shortfall = Some(Shortfall::NotMeasured { run: r.index });
         return v;
     };
-    if values.len() < 2 || e.coverage < level {
+    if values.len() < 2 || e.coverage < at {
         v.shortfall = Some(Shortfall::TooFewTrials {
             run: r.index,
             trials: values.len(),

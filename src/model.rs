@@ -87,8 +87,33 @@ pub struct Scenario {
     pub dims: Vec<Dimension>,
     pub cells: Vec<Cell>,
     pub assertions: Vec<Assertion>,
-    /// `repeat = N`: every run is run N times (trials), interleaved; 1 runs each once.
+    /// `repeat = N`: every run is run N times (trials), interleaved; 1 runs each once. With
+    /// `repeat = auto(…)`, its `max`.
     pub repeat: u32,
+    /// `repeat = auto(±5%, max 20)`: trials until the judged figures are known well enough.
+    pub repeat_auto: Option<AutoRepeat>,
+}
+
+/// `repeat = auto(±5%, max 20)`: trials of every run until each judged figure's median has an
+/// interval within ±`within` of it, at most `max` (`measure::sequential` has the rule).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct AutoRepeat {
+    /// The interval's half-width the trials must reach, relative to the median (0.05).
+    pub within: f64,
+    /// The most trials of a run.
+    pub max: u32,
+}
+
+impl AutoRepeat {
+    /// The first look's trials, so the least `max` may be: fewer cannot give an interval at a
+    /// look's adjusted level (99 % for five looks needs 8 trials).
+    pub const FIRST_LOOK: u32 = 8;
+
+    /// `repeat = auto` alone.
+    pub const DEFAULT: AutoRepeat = AutoRepeat {
+        within: 0.05,
+        max: 20,
+    };
 }
 
 /// One concrete run: a matrix cell, a step, or the single run of a scenario with neither.

@@ -178,8 +178,13 @@ pub struct Plan {
     pub dims: Vec<Dimension>,
     pub run_id: String,
     pub scale: f64,
-    /// Trials of every run (`repeat`, or `--repeat`): 1 runs each once.
+    /// Trials of every run (`repeat`, or `--repeat`): 1 runs each once. With `repeat_auto`,
+    /// the most trials of a run.
     pub repeat: u32,
+    /// `repeat = auto(±5%, max 20)`: trials until the judged figures are known well enough
+    /// (`--repeat N` replaces it with N trials).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repeat_auto: Option<crate::model::AutoRepeat>,
     pub runs: Vec<RunPlan>,
     /// Every run's estimate added up.
     pub estimate: PlanEstimate,
@@ -234,6 +239,11 @@ impl RunPlan {
 }
 
 impl Plan {
+    /// The metrics the assertions read from run `index` (what `repeat = auto` judges of it).
+    pub fn metrics_read(&self, index: usize) -> Vec<crate::model::Metric> {
+        resolve::metrics_read(&self.assertions, &self.expect, index)
+    }
+
     /// Indices of the runs an assertion instance reads, for every instance of every
     /// assertion.
     pub fn instances(&self) -> impl Iterator<Item = (&PlannedAssertion, &Instance)> {
@@ -354,10 +364,12 @@ pub fn plan(scenario: &Scenario, opts: &PlanOptions) -> Plan {
         })
         .collect();
     let repeat = opts.repeat.unwrap_or(scenario.repeat).max(1);
+    let repeat_auto = scenario.repeat_auto.filter(|_| opts.repeat.is_none());
     Plan {
         schema_version: PLAN_SCHEMA_VERSION,
         estimate: estimate::total(runs.iter().map(RunPlan::estimate), repeat),
         repeat,
+        repeat_auto,
         expect,
         scenario: scenario.name.clone(),
         description: scenario.description.clone(),

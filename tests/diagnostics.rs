@@ -40,6 +40,7 @@ each_fixture!(
     missing_include,
     missing_payload_file,
     non_ascii_columns,
+    repeat_auto,
     schema_payloads,
     schema_registry,
     secrets,

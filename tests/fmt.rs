@@ -426,3 +426,12 @@ proptest::proptest! {
         proptest::prop_assert_eq!(fmt(&once), once);
     }
 }
+
+#[test]
+fn repeat_auto_keeps_its_tolerance_and_an_argument_named_without_a_colon() {
+    let text = "scenario \"s\" {\n  repeat=auto( ±5% ,max 20 )\n  workload { messages = 1 }\n}\n";
+    let once = fmt(text);
+    assert_eq!(fmt(&once), once);
+    assert_eq!(parse(&once), parse(text));
+    assert!(once.contains("repeat = auto(±5%, max 20)"), "{once}");
+}

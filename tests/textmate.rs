@@ -180,6 +180,12 @@ fn syntax_beyond_the_shipped_scenarios_gets_its_scopes_too() {
         (24, "in", "keyword.operator.word"),
         (24, "zstd", "constant.language"),
         (25, "}", "meta.slo.kbs punctuation.section.block.end"),
+        (27, "auto", "entity.name.function"),
+        (27, "±", "keyword.operator.tolerance"),
+        (27, "5", "constant.numeric"),
+        (27, "%", "keyword.other.unit"),
+        (27, "max", "entity.other.attribute-name"),
+        (27, "20", "constant.numeric"),
     ] {
         let got = scope_of(line, text);
         assert!(
@@ -329,6 +335,18 @@ fn walk_value(v: &Value, expect: &mut dyn FnMut(Span, &str)) {
             Some(u) => number_then_unit(v.span.start, u.span, expect),
             None => expect(v.span, "constant.numeric"),
         },
+        ValueKind::Tolerance(q) => {
+            // `±` and `+-` are both two bytes.
+            let sign = Span::new(FileId(0), v.span.start, v.span.start + 2);
+            expect(sign, "keyword.operator.tolerance");
+            match &q.unit {
+                Some(u) => number_then_unit(v.span.start + 2, u.span, expect),
+                None => expect(
+                    Span::new(FileId(0), v.span.start + 2, v.span.end),
+                    "constant.numeric",
+                ),
+            }
+        }
         ValueKind::Rate(r) => {
             let unit = r.amount.unit.as_ref().map_or(r.per.span, |u| u.span);
             number_then_unit(v.span.start, unit, expect);

@@ -111,3 +111,61 @@ fn every_trial_is_a_whole_run_and_counts_add_up() {
     let left = common::broker_topics(|t| topics.contains(&t));
     assert!(left.is_empty(), "{left:?}");
 }
+
+const AUTO: &str = r#"scenario "auto" {
+  repeat = auto(±50%, max 10)
+  topic "auto" { partitions = 1 }
+  workload {
+    messages = 400
+    rate     = 4000/s
+    payload  = random(size: 100B)
+  }
+  expect {
+    ack.p99 < 10s
+    throughput > 1/s with 95% confidence
+  }
+}
+"#;
+
+#[test]
+fn plan_shows_the_auto_rule_its_looks_and_what_it_judges() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("auto.kbs");
+    std::fs::write(&file, AUTO).unwrap();
+    let out = kafkabench(&["plan", file.to_str().unwrap()]);
+    let text = expect_exit(&out, 0);
+    assert!(
+        text.contains("repeat = auto(±50%, max 10)") && text.contains("looks after 8, 10 trials"),
+        "{text}"
+    );
+    assert!(text.contains("judged    throughput, ack.p99"), "{text}");
+    // `--repeat N` is a fixed count instead.
+    let out = kafkabench(&["plan", file.to_str().unwrap(), "--repeat", "4"]);
+    let text = expect_exit(&out, 0);
+    assert!(
+        text.contains("4 trials of every run") && !text.contains("repeat = auto"),
+        "{text}"
+    );
+}
+
+/// A loose target on the local broker: the first look (8 trials) has the answer, and the
+/// result says so; the confident assertion is judged at the looks' level.
+#[test]
+fn auto_repeat_stops_at_the_first_look_that_has_its_answer() {
+    common::require_broker();
+    let dir = tempfile::tempdir().unwrap();
+    let (stdout, v) = common::run_text_json(dir.path(), "auto", AUTO, 0);
+    assert!(
+        stdout.contains("8 trials, throughput, ack.p99 ±"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("(reached ±50%)"), "{stdout}");
+    let t = &v["runs"][0]["trials"];
+    assert_eq!(t["results"].as_array().unwrap().len(), 8);
+    let a = &t["auto"];
+    assert_eq!(a["stop"], "reached", "{a}");
+    assert_eq!(a["looks"], serde_json::json!([8, 10]));
+    assert!(a["reached"].as_f64().unwrap() <= 0.5, "{a}");
+    let confident = &v["assertions"][1];
+    assert_eq!(confident["pass"], true, "{confident}");
+}

@@ -306,3 +306,26 @@ fn a_backslash_in_a_constant_payload_is_kept_and_a_multibyte_character_after_it_
         other => panic!("not a constant: {other:?}"),
     }
 }
+
+// ---- repeat ------------------------------------------------------------------------------------
+
+#[test]
+fn repeat_auto_is_accepted_in_every_spelling_and_repeat_keeps_its_max() {
+    for (text, within, max) in [
+        ("auto", 0.05, 20),
+        ("auto(±5%, max 20)", 0.05, 20),
+        ("auto(+-2.5%)", 0.025, 20),
+        ("auto(within: ±10%, max: 12)", 0.10, 12),
+        ("auto(max 8)", 0.05, 8),
+        ("auto(5%, max 100)", 0.05, 100),
+    ] {
+        let s = accepted(&format!(
+            "{TOPIC} workload {{ messages = 1 }} repeat = {text}"
+        ));
+        let a = s.repeat_auto.unwrap_or_else(|| panic!("{text}"));
+        assert!((a.within - within).abs() < 1e-12, "{text}: {a:?}");
+        assert_eq!((a.max, s.repeat), (max, max), "{text}");
+    }
+    let s = accepted(&format!("{TOPIC} workload {{ messages = 1 }} repeat = 5"));
+    assert_eq!((s.repeat, s.repeat_auto), (5, None));
+}

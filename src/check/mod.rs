@@ -20,6 +20,7 @@ mod payload;
 mod props;
 mod read_side;
 mod records;
+mod repeat;
 mod schema;
 mod share;
 mod topic;
@@ -42,7 +43,7 @@ use crate::model::{Dimension, Scenario};
 use crate::source::{Sources, Span, Spanned};
 use crate::syntax::{self, Ast, Entry, Section, Value, ValueKind};
 
-use axes::{Axis, Picks};
+use axes::Axis;
 
 /// The most trials `repeat` asks for.
 pub const MAX_REPEAT: u64 = 100;
@@ -149,6 +150,8 @@ struct Sections<'a> {
     capacity: Option<capacity::CapacityBlock>,
     /// `repeat = N`: trials of every run.
     repeat: Option<u64>,
+    /// `repeat = auto(…)` (`repeat` is then its `max`).
+    repeat_auto: Option<crate::model::AutoRepeat>,
 }
 
 impl Checker<'_> {
@@ -243,6 +246,7 @@ impl Checker<'_> {
             cells,
             assertions,
             repeat: sections.repeat.unwrap_or(1) as u32,
+            repeat_auto: sections.repeat_auto,
         })
     }
 
@@ -252,9 +256,14 @@ impl Checker<'_> {
         let mut seen: HashMap<&str, Span> = HashMap::new();
         for e in &ast.entries {
             match e {
-                Entry::Setting(s) if s.key.node == "repeat" => {
-                    out.repeat = self.count(&s.value, &Picks::none(), "repeat", 1..=MAX_REPEAT)
-                }
+                Entry::Setting(s) if s.key.node == "repeat" => match self.repeat(&s.value) {
+                    Some(repeat::Repeat::Fixed(n)) => out.repeat = Some(n),
+                    Some(repeat::Repeat::Auto(a)) => {
+                        out.repeat = Some(u64::from(a.max));
+                        out.repeat_auto = Some(a);
+                    }
+                    None => {}
+                },
                 Entry::Setting(s) if s.key.node == "description" => match &s.value.kind {
                     ValueKind::Str(t) => out.description = Some(t.clone()),
                     _ => self.err(

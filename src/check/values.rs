@@ -308,6 +308,7 @@ fn shape_name(k: &ValueKind) -> &'static str {
         ValueKind::List(_) => "a list",
         ValueKind::Call { .. } => "a function call",
         ValueKind::Shape(_) => "a rate shape",
+        ValueKind::Tolerance(_) => "a tolerance",
         _ => "a value",
     }
 }

@@ -15,6 +15,7 @@ pub(crate) mod intervals;
 pub(crate) mod merge;
 pub mod outage;
 pub(crate) mod recording;
+pub mod sequential;
 pub(crate) mod series;
 pub mod share;
 pub mod stats;

@@ -27,6 +27,10 @@ pub struct Trials {
     /// The headline figures over the trials: median, interval, spread, outliers.
     #[serde(default)]
     pub figures: Vec<TrialFigure>,
+    /// `repeat = auto`: the looks, what the last reached and why the trials stopped. Its
+    /// figures' intervals are then at the look's level (`AutoOutcome::look_level`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto: Option<super::sequential::AutoOutcome>,
 }
 
 /// One figure over the trials.
@@ -77,8 +81,14 @@ pub const HEADLINE: &[(&str, Metric)] = &[
     ("capacity", Metric::Capacity),
 ];
 
-/// One run made of its trials (at least one).
-pub fn combine(mut results: Vec<RunResult>) -> RunResult {
+/// One run made of its trials (at least one), its intervals at [`LEVEL`].
+pub fn combine(results: Vec<RunResult>) -> RunResult {
+    combine_at(results, LEVEL)
+}
+
+/// One run made of its trials, its figures' intervals at `level` (an auto-repeated run's are
+/// at its looks' level, wider than [`LEVEL`]'s, so that they cover at [`LEVEL`] over the looks).
+pub fn combine_at(mut results: Vec<RunResult>, level: f64) -> RunResult {
     if results.len() == 1 {
         return results.pop().expect("one trial");
     }
@@ -113,10 +123,11 @@ pub fn combine(mut results: Vec<RunResult>) -> RunResult {
         ack: LatencySummary::from_histogram(&ack),
         e2e: e2e.as_ref().map(LatencySummary::from_histogram),
         figures: Vec::new(),
+        auto: None,
     };
     trials.figures = HEADLINE
         .iter()
-        .filter_map(|(name, m)| figure(name, &trials.values(*m)))
+        .filter_map(|(name, m)| figure(name, &trials.values(*m), level))
         .collect();
     run.trials = Some(Box::new(trials));
     run
@@ -206,8 +217,8 @@ fn latency<'a>(parts: impl Iterator<Item = Option<&'a LatencySummary>>) -> Laten
 }
 
 /// The summary of one figure's values; None without any.
-fn figure(name: &str, values: &[f64]) -> Option<TrialFigure> {
-    let e = super::stats::median_interval(values, LEVEL)?;
+fn figure(name: &str, values: &[f64], level: f64) -> Option<TrialFigure> {
+    let e = super::stats::median_interval(values, level)?;
     Some(TrialFigure {
         metric: name.to_string(),
         values: values.to_vec(),

@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use crate::model::{Assertion, Expr, Scalar, Test};
+use crate::model::{Assertion, Expr, Metric, Scalar, Test};
 
 use super::RunPlan;
 
@@ -78,6 +78,42 @@ pub(super) fn instances(runs: &[RunPlan], a: &Assertion) -> Vec<Instance> {
         });
     }
     out
+}
+
+/// The metrics the assertions read from run `index`, each once, in the order written: what
+/// `repeat = auto` judges of that run.
+pub(super) fn metrics_read(
+    assertions: &[Assertion],
+    planned: &[PlannedAssertion],
+    index: usize,
+) -> Vec<Metric> {
+    let mut out = Vec::new();
+    for (a, p) in assertions.iter().zip(planned) {
+        let mut metrics = Vec::new();
+        for e in exprs(a) {
+            metrics_of(e, &mut metrics);
+        }
+        for inst in &p.instances {
+            // `refs` are the metric references in the order written, as `metrics` are.
+            for (m, r) in metrics.iter().zip(&inst.refs) {
+                if r.run == index && !out.contains(m) {
+                    out.push(*m);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn metrics_of(e: &Expr, out: &mut Vec<Metric>) {
+    match e {
+        Expr::Metric { metric, .. } => out.push(*metric),
+        Expr::Const(..) => {}
+        Expr::Binary(l, _, r) => {
+            metrics_of(l, out);
+            metrics_of(r, out);
+        }
+    }
 }
 
 fn same_refs(a: &[Reference], b: &[Reference]) -> bool {

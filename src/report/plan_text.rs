@@ -43,7 +43,24 @@ pub fn plan_text(p: &Plan, out: &mut dyn Write) -> io::Result<()> {
         )?;
     }
     writeln!(out, "  run id {}", p.run_id)?;
-    if p.repeat > 1 {
+    if let Some(a) = p.repeat_auto {
+        let s = crate::measure::sequential::schedule(a.max, crate::measure::trials::LEVEL);
+        let looks: Vec<String> = s.looks.iter().map(u32::to_string).collect();
+        writeln!(
+            out,
+            "  repeat = auto(±{}%, max {}): trials of every run, interleaved (the order rotated \
+             each round), each on fresh topics, until every judged figure's median has a {}% \
+             interval within ±{}% of it; looks after {} trials, each at {}% (Bonferroni over {} \
+             looks); a run that has its answer stops while the others go on",
+            a.within * 100.0,
+            a.max,
+            s.level * 100.0,
+            a.within * 100.0,
+            looks.join(", "),
+            (s.look_level * 1000.0).round() / 10.0,
+            s.looks.len()
+        )?;
+    } else if p.repeat > 1 {
         writeln!(
             out,
             "  {} trials of every run, interleaved (the order rotated each round), each on \
@@ -57,6 +74,26 @@ pub fn plan_text(p: &Plan, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out)?;
         writeln!(out, "run {}/{}  {}", RunNo(r.index), p.runs.len(), r.label)?;
         writeln!(out, "  cluster   {}", r.bootstrap)?;
+        if p.repeat_auto.is_some() {
+            let read = p.metrics_read(r.index);
+            let (judged, left) = crate::measure::sequential::judged(&read, r.capacity.is_some());
+            let names: Vec<&str> = judged.iter().map(|(n, _)| *n).collect();
+            // Counts and the figures trials do not summarise have no median interval to judge.
+            writeln!(
+                out,
+                "  judged    {}{}",
+                names.join(", "),
+                if left.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " (and not {} other metric{} read: no interval over trials)",
+                        left.len(),
+                        crate::format::plural(left.len())
+                    )
+                }
+            )?;
+        }
         let t = &r.topic;
         writeln!(
             out,

@@ -2,6 +2,7 @@
 //! the median), and the notes on trials that spread or stand out.
 
 use crate::format::plural;
+use crate::measure::sequential::{AutoOutcome, Stop};
 use crate::measure::trials::{TrialFigure, LEVEL};
 use crate::measure::RunResult;
 
@@ -36,6 +37,22 @@ pub(crate) fn pm(r: &RunResult, metric: &str) -> String {
 
 /// What the table's figures are for repeated runs, said once above it; None without any.
 pub(crate) fn header(results: &[RunResult]) -> Option<String> {
+    if let Some(a) = results
+        .iter()
+        .find_map(|r| r.trials.as_ref().and_then(|t| t.auto.as_ref()))
+    {
+        return Some(format!(
+            "repeat = auto(±{}, max {}): trials per run until every judged figure's interval is \
+             within ±{} of its median; counts are sums, figures medians ± half their {}% \
+             interval ({} at each of {} looks)",
+            percent(a.within),
+            a.max,
+            percent(a.within),
+            a.level * 100.0,
+            percent(a.look_level),
+            a.looks.len()
+        ));
+    }
     let n = results
         .iter()
         .filter_map(|r| r.trials.as_ref().map(|t| t.results.len()))
@@ -69,6 +86,9 @@ pub(crate) fn notes(r: &RunResult) -> Vec<String> {
         return Vec::new();
     };
     let mut out = Vec::new();
+    if let Some(a) = &t.auto {
+        out.push(auto_note(&r.label, t.results.len(), a));
+    }
     for f in &t.figures {
         if let Some(s) = f.spread.filter(|s| *s > SPREAD_NOTE) {
             out.push(format!(
@@ -91,4 +111,32 @@ pub(crate) fn notes(r: &RunResult) -> Vec<String> {
         }
     }
     out
+}
+
+/// `5%`, `2.5%`, `99%`: a share as the scenario writes it.
+fn percent(x: f64) -> String {
+    let p = x * 100.0;
+    if (p - p.round()).abs() < 1e-9 {
+        format!("{p:.0}%")
+    } else {
+        format!("{p:.1}%")
+    }
+}
+
+/// An auto-repeated run: how many trials ran, the interval they reached and why they stopped.
+pub(crate) fn auto_note(label: &str, trials: usize, a: &AutoOutcome) -> String {
+    let reached = match a.reached {
+        Some(w) if w.is_finite() => format!("±{:.1}%", w * 100.0),
+        Some(_) => "no finite interval".into(),
+        None => "no look yet".into(),
+    };
+    let why = match a.stop {
+        Stop::Reached => format!("reached ±{}", percent(a.within)),
+        Stop::Max => format!("max {} trials", a.max),
+        Stop::Cut => "cut short".into(),
+    };
+    format!(
+        "{label}: {trials} trials, {} {reached} ({why})",
+        a.figures.join(", ")
+    )
 }

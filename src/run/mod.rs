@@ -5,6 +5,7 @@
 //! caller's [`ProgressSink`], failures into the `Execution`.
 
 pub(crate) mod admin;
+mod auto;
 mod availability;
 mod capacity;
 mod clock;
@@ -46,6 +47,7 @@ pub(crate) use shard::{Coordination, Phase, Shard};
 
 use crate::measure::{RunResult, RunStatus};
 use crate::plan::{Plan, RunPlan, Selection};
+use auto::Auto;
 
 /// Everything `run` produced: the results so far and why it stopped early, if it did.
 #[derive(Default)]
@@ -144,107 +146,127 @@ pub(crate) async fn execute(
         }
     }
     let n = plan.repeat.max(1);
+    let mut auto = plan.repeat_auto.map(|a| Auto::new(a, plan, &runs));
     // Trials interleave, the order rotated each round (A B C, B C A, C A B …): drift of the
-    // machine or the broker falls on every run alike.
+    // machine or the broker falls on every run alike. With `repeat = auto` a run that has its
+    // answer leaves the rounds; the others go on, still interleaved among themselves.
     let len = runs.len();
-    let order: Vec<(usize, u32)> = (0..n)
-        .flat_map(|t| (0..len).map(move |k| ((k + t as usize) % len, t)))
-        .collect();
     let mut trials: Vec<Vec<RunResult>> = vec![Vec::new(); runs.len()];
-    for (i, &(k, t)) in order.iter().enumerate() {
-        if interrupt.load(Ordering::SeqCst) {
-            exec.interrupted = true;
+    let mut number = 0;
+    'rounds: for t in 0..n {
+        let round: Vec<usize> = (0..len)
+            .map(|k| (k + t as usize) % len)
+            .filter(|&k| auto.as_ref().map_or(true, |a| a.stopped[k].is_none()))
+            .collect();
+        if round.is_empty() {
             break;
         }
-        let at = Position {
-            number: i + 1,
-            of: order.len(),
-            trial: (n > 1).then_some((t + 1, n)),
-            probe: None,
-        };
-        let trial;
-        let rp = if n > 1 {
-            trial = trials::trial_plan(runs[k], t + 1, n);
-            &trial
-        } else {
-            runs[k]
-        };
-        let mut outcome = match &rp.capacity {
-            Some(c) => capacity::search(rp, c, at, opts, interrupt.clone(), &mut exec.notes).await,
-            None => lifecycle::run_one(rp, at, opts, interrupt.clone(), &mut exec.notes).await,
-        };
-        if let Some(s) = &opts.shard {
-            // The collector judges: every result goes to it, complete or not.
-            match &outcome {
-                Ok(r) => {
-                    if let Err(e) = s.report(r).await {
-                        outcome = outcome.map(|mut r| {
-                            // The cluster stays lost when it was (the flag is kept).
-                            let reason = format!("the collector did not get the result: {e}");
-                            r.status = if r.status.is_cluster_lost() {
-                                RunStatus::ClusterLost { reason }
-                            } else {
-                                RunStatus::Failed { reason }
-                            };
-                            r
-                        });
-                    }
-                }
-                Err(e) => s.failed(Some(rp.index), e.to_string()).await,
-            }
-        }
-        let error = match outcome {
-            Ok(r) => {
-                let reason = r.status.reason().unwrap_or_default().to_string();
-                let stopped = match &r.status {
-                    RunStatus::Complete => None,
-                    RunStatus::ClusterLost { .. } => Some(RunError::ClusterLost(reason)),
-                    _ => Some(RunError::Incomplete(reason)),
-                };
-                let complete = r.status.is_complete();
-                trials[k].push(r);
-                if let Some(env) = exec
-                    .environment
-                    .as_mut()
-                    .filter(|e| complete && e.cluster.is_none())
-                {
-                    // Asked once the cluster has answered a whole run: an unreachable or
-                    // lost one fails the run first, in its own words and time.
-                    env.cluster = environment::cluster(rp).await;
-                }
-                if interrupt.load(Ordering::SeqCst) {
-                    exec.interrupted = true;
-                    break;
-                }
-                stopped
-            }
-            Err(RunError::Interrupted) => {
+        for k in round {
+            if interrupt.load(Ordering::SeqCst) {
                 exec.interrupted = true;
-                break;
+                break 'rounds;
             }
-            Err(e) => Some(e),
-        };
-        if let Some(error) = error {
-            exec.failure = Some(RunFailure {
-                index: rp.index,
-                label: rp.label.clone(),
-                error,
-            });
-            break;
+            number += 1;
+            let at = Position {
+                number,
+                // With `repeat = auto`, the most there may be.
+                of: len * n as usize,
+                trial: (n > 1).then_some((t + 1, n)),
+                probe: None,
+            };
+            let trial;
+            let rp = if n > 1 {
+                trial = trials::trial_plan(runs[k], t + 1, n);
+                &trial
+            } else {
+                runs[k]
+            };
+            let mut outcome = match &rp.capacity {
+                Some(c) => {
+                    capacity::search(rp, c, at, opts, interrupt.clone(), &mut exec.notes).await
+                }
+                None => lifecycle::run_one(rp, at, opts, interrupt.clone(), &mut exec.notes).await,
+            };
+            if let Some(s) = &opts.shard {
+                // The collector judges: every result goes to it, complete or not.
+                match &outcome {
+                    Ok(r) => {
+                        if let Err(e) = s.report(r).await {
+                            outcome = outcome.map(|mut r| {
+                                // The cluster stays lost when it was (the flag is kept).
+                                let reason = format!("the collector did not get the result: {e}");
+                                r.status = if r.status.is_cluster_lost() {
+                                    RunStatus::ClusterLost { reason }
+                                } else {
+                                    RunStatus::Failed { reason }
+                                };
+                                r
+                            });
+                        }
+                    }
+                    Err(e) => s.failed(Some(rp.index), e.to_string()).await,
+                }
+            }
+            let error = match outcome {
+                Ok(r) => {
+                    let reason = r.status.reason().unwrap_or_default().to_string();
+                    let stopped = match &r.status {
+                        RunStatus::Complete => None,
+                        RunStatus::ClusterLost { .. } => Some(RunError::ClusterLost(reason)),
+                        _ => Some(RunError::Incomplete(reason)),
+                    };
+                    let complete = r.status.is_complete();
+                    trials[k].push(r);
+                    if let Some(a) = auto.as_mut() {
+                        a.look(k, &trials[k]);
+                    }
+                    if let Some(env) = exec
+                        .environment
+                        .as_mut()
+                        .filter(|e| complete && e.cluster.is_none())
+                    {
+                        // Asked once the cluster has answered a whole run: an unreachable or
+                        // lost one fails the run first, in its own words and time.
+                        env.cluster = environment::cluster(rp).await;
+                    }
+                    if interrupt.load(Ordering::SeqCst) {
+                        exec.interrupted = true;
+                        break 'rounds;
+                    }
+                    stopped
+                }
+                Err(RunError::Interrupted) => {
+                    exec.interrupted = true;
+                    break 'rounds;
+                }
+                Err(e) => Some(e),
+            };
+            if let Some(error) = error {
+                exec.failure = Some(RunFailure {
+                    index: rp.index,
+                    label: rp.label.clone(),
+                    error,
+                });
+                break 'rounds;
+            }
         }
     }
     for (k, done) in trials.into_iter().enumerate() {
         if done.is_empty() {
             continue;
         }
-        if n > 1 && (done.len() as u32) < n {
+        let ran = done.len() as u32;
+        let mut r = match &auto {
+            Some(a) => a.combine(k, done),
+            None => crate::measure::trials::combine(done),
+        };
+        let cut = auto.as_ref().map_or(ran < n, |a| a.stopped[k].is_none());
+        if n > 1 && cut {
             exec.notes.push(format!(
-                "run {}: {} of {n} trials ran",
+                "run {}: {ran} of {n} trials ran",
                 crate::plan::RunNo(runs[k].index),
-                done.len()
             ));
         }
-        let mut r = crate::measure::trials::combine(done);
         r.label = runs[k].label.clone();
         exec.results.push(r);
     }

@@ -107,6 +107,8 @@ pub enum ValueKind {
     Var(Spanned<String>),
     /// A bare word: `none`, `zstd`, `unlimited`, `all`.
     Word(String),
+    /// `±5%` (or `+-5%`): a tolerance either side.
+    Tolerance(Quantity),
 }
 
 // ---- expectations ----------------------------------------------------------------------------

@@ -111,6 +111,9 @@ impl Builder {
             }
             Rule::rate => ValueKind::Rate(self.rate(p)),
             Rule::quantity => ValueKind::Quantity(self.quantity(p)),
+            Rule::tolerance => {
+                ValueKind::Tolerance(self.quantity(p.into_inner().next().expect("tolerance")))
+            }
             Rule::string => ValueKind::Str(self.string(p).node),
             Rule::var => ValueKind::Var(self.spanned(&p.into_inner().next().expect("var name"))),
             Rule::word => ValueKind::Word(p.as_str().to_string()),

@@ -35,6 +35,7 @@ fn describe(rule: Rule) -> &'static str {
         Rule::ramp => "a ramp (`ramp 1000/s to 20000/s over 30s`)",
         Rule::rate => "a rate (`5000/s`)",
         Rule::quantity => "a number (`100_000`, `5ms`, `1KiB`)",
+        Rule::tolerance => "a tolerance (`±5%`)",
         Rule::number => "a number",
         Rule::unit => "a unit",
         Rule::noun => "what a count counts (`messages`, `records`)",
