@@ -6,25 +6,30 @@
 # each of 0.9 × C and 1.2 × C, interleaved, judged as a probe is (the SLO, and acking at least
 # 95 % of the target). The claim: the SLO holds in ≥ 7 of 10 at 0.9 × C and fails in ≥ 3 of 10
 # at 1.2 × C; and the two searches agree within their bands, or both say no stable capacity.
+# `--case quota` runs the CI's quota case instead (tests/capacity.rs): one partition, 1 KiB
+# records, linger 20 ms, a broker-side produce quota of 500 KiB/s on the client, and the SLO
+# ack.p99 < 200 ms, searched from 100/s to 20k/s.
 #
-#   bench/capacity-reliability.sh [--from 1000] [--probes 16] [--secs 3] [--runs 10] [--no-build] [--out DIR]
+#   bench/capacity-reliability.sh [--case noisy|quota] [--from 1000] [--probes 24] [--secs 3] [--runs 10] [--no-build] [--out DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-from=1000
-probes=16
+case=noisy
+from=
+probes=24
 secs=3
 runs=10
 build=1
 out="bench/out/capacity-reliability-$(date +%Y%m%d-%H%M%S)"
 while [ $# -gt 0 ]; do
   case "$1" in
+    --case) case="$2"; shift 2 ;;
     --from) from="$2"; shift 2 ;;
     --probes) probes="$2"; shift 2 ;;
     --secs) secs="$2"; shift 2 ;;
     --runs) runs="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --no-build) build=0; shift ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "capacity-reliability.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -36,21 +41,38 @@ trap 'if [ "$KB_STARTED_BROKER" = 1 ]; then scripts/kafka-local down >&2 || true
 bootstrap="${KAFKA_BOOTSTRAP:-127.0.0.1:9092}"
 kb=${KB_BIN:-target/release/kafkabench}
 
+# What differs between the cases: the topic, the producer, the record, the range and the SLO.
+case "$case" in
+  noisy)
+    partitions=6; size=256B; props='compression.type = lz4  linger.ms = 5ms'
+    : "${from:=1000}"; to=320k; slo_ms=25 ;;
+  quota)
+    partitions=1; size=1KiB; client="kb-caprel-quota-$$"
+    props="client.id = \"$client\"  linger.ms = 20"
+    : "${from:=100}"; to=20k; slo_ms=200
+    # The broker throttles this client at 500 KiB/s, removed again however the script ends.
+    config() { scripts/kafka-local tool org.apache.kafka.tools.ConfigCommand --bootstrap-server "$bootstrap" \
+      --alter "$@" --entity-type clients --entity-name "$client" >/dev/null; }
+    config --add-config producer_byte_rate=512000
+    trap 'config --delete-config producer_byte_rate || true; if [ "$KB_STARTED_BROKER" = 1 ]; then scripts/kafka-local down >&2 || true; fi' EXIT ;;
+  *) echo "capacity-reliability.sh: --case is noisy or quota, not $case" >&2; exit 2 ;;
+esac
+
 cat >"$out/search.kbs" <<KBS
 scenario "capacity_reliability" {
   cluster { bootstrap = "$bootstrap" }
-  topic "cap-rel" { partitions = 6 }
-  producer { compression.type = lz4  linger.ms = 5ms }
-  workload { payload = random(size: 256B) }
+  topic "cap-rel-$case" { partitions = $partitions }
+  producer { $props }
+  workload { payload = random(size: $size) }
   capacity {
     from        = $from/s
-    to          = 320k/s
+    to          = $to/s
     precision   = 5%
     reliability = 80%
     probes      = $probes
     probe       = ${secs}s
     warmup      = 1s
-    slo { ack.p99 < 25ms }
+    slo { ack.p99 < ${slo_ms}ms }
   }
 }
 KBS
@@ -107,11 +129,11 @@ trials=$(seq -s, 1 "$runs")
 cat >"$out/fixed.kbs" <<KBS
 scenario "capacity_reliability_fixed" {
   cluster { bootstrap = "$bootstrap" }
-  topic "cap-rel-fixed-{i}-{r}" { partitions = 6 }
+  topic "cap-rel-fixed-$case-{i}-{r}" { partitions = $partitions }
   matrix { i = [$trials]  r = [$low/s, $high/s] }
-  producer { compression.type = lz4  linger.ms = 5ms }
+  producer { $props }
   workload {
-    payload  = random(size: 256B)
+    payload  = random(size: $size)
     rate     = {r}
     duration = ${secs}s
     warmup   = 1s
@@ -119,14 +141,14 @@ scenario "capacity_reliability_fixed" {
 }
 KBS
 $kb run "$out/fixed.kbs" --run-id "caprelf$$" --json "$out/fixed.json" >"$out/fixed.txt" || true
-python3 - "$out/fixed.json" "$low" "$high" "$c" <<'PY' | tee -a "$out/results.md"
+python3 - "$out/fixed.json" "$low" "$high" "$c" "$slo_ms" <<'PY' | tee -a "$out/results.md"
 import json, sys
-doc = json.load(open(sys.argv[1])); low, high, c = float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+doc = json.load(open(sys.argv[1])); low, high, c, slo = map(float, sys.argv[2:6])
 rows = {low: [], high: []}
 for r in doc["runs"]:
     t = r["target_rate"]; key = low if abs(t - low) < abs(t - high) else high
     p99 = r["ack"]["p99_ms"]
-    ok = p99 < 25.0 and r["throughput_msgs"] >= 0.95 * t
+    ok = p99 < slo and r["throughput_msgs"] >= 0.95 * t
     rows[key].append((p99, ok))
 for k, name, need in ((low, "0.9 × C", "held ≥ 7"), (high, "1.2 × C", "failed ≥ 3")):
     v = rows[k]; held = sum(ok for _, ok in v)
