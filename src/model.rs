@@ -448,6 +448,8 @@ pub enum Metric {
     FetchBytes,
     /// Consumer start → every partition read to its end (the backlog drained).
     DrainTime,
+    /// Seconds into the measured phase at which its series became steady (`steady_after`).
+    SteadyAfter,
     // ---- transactions ----
     TxnCommitted,
     TxnAborted,
@@ -484,6 +486,7 @@ impl Metric {
     pub fn unit(self) -> Unit {
         match self {
             Metric::Elapsed
+            | Metric::SteadyAfter
             | Metric::Latency(..)
             | Metric::RebalanceTime
             | Metric::RebalanceStall
