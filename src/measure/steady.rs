@@ -136,7 +136,7 @@ pub(crate) fn mser5(x: &[f64]) -> Option<Truncation> {
         let sse: f64 = means.iter().map(|m| (m - mean).powi(2)).sum();
         let stat = sse / (k * k);
         // The earliest of (numerically) equal minima: a constant series is steady from 0.
-        if best.is_none_or(|(_, b)| stat < b * (1.0 - 1e-9) - 1e-300) {
+        if best.map_or(true, |(_, b)| stat < b * (1.0 - 1e-9) - 1e-300) {
             best = Some((d, stat));
         }
     }
@@ -165,7 +165,10 @@ pub(crate) fn mser5(x: &[f64]) -> Option<Truncation> {
         // The last stray window may end in steady points: it ends after its last point that
         // strays by itself (by as much as a window must), so a step is placed to the point.
         let strays = |i: usize| (x[i] - steady).abs() > Z * window_se;
-        d = (d - BATCH..d).rev().find(|i| strays(*i)).map_or(d - BATCH, |i| i + 1);
+        d = (d - BATCH..d)
+            .rev()
+            .find(|i| strays(*i))
+            .map_or(d - BATCH, |i| i + 1);
     }
     // A trend through the steady part: the slope of its batch means against the scatter
     // about the fitted line (which a trend does not inflate).
@@ -186,7 +189,11 @@ fn trend_t(y: &[f64]) -> f64 {
     let xm = (k - 1.0) / 2.0;
     let ym = y.iter().sum::<f64>() / k;
     let sxx: f64 = (0..y.len()).map(|j| (j as f64 - xm).powi(2)).sum();
-    let sxy: f64 = y.iter().enumerate().map(|(j, v)| (j as f64 - xm) * (v - ym)).sum();
+    let sxy: f64 = y
+        .iter()
+        .enumerate()
+        .map(|(j, v)| (j as f64 - xm) * (v - ym))
+        .sum();
     let b = sxy / sxx;
     let resid: f64 = y
         .iter()
@@ -206,11 +213,7 @@ fn trend_t(y: &[f64]) -> f64 {
 /// Judges a run's series. Only whole intervals in which the run was sending count: the last
 /// sending one is partial, and what follows it is the drain.
 pub fn detect(series: &TimeSeries) -> SteadyAfter {
-    let end = series
-        .points
-        .iter()
-        .rposition(|p| p.sent > 0)
-        .unwrap_or(0);
+    let end = series.points.iter().rposition(|p| p.sent > 0).unwrap_or(0);
     let points = &series.points[..end];
     if points.len() < MIN_POINTS {
         return SteadyAfter::TooShort {
@@ -229,7 +232,7 @@ pub fn detect(series: &TimeSeries) -> SteadyAfter {
             Truncation::Never => return SteadyAfter::Never { series: name },
             Truncation::At(d) => {
                 let secs = times[d];
-                if latest.is_none_or(|(s, _)| secs > s) {
+                if latest.map_or(true, |(s, _)| secs > s) {
                     latest = Some((secs, name));
                 }
             }

@@ -28,7 +28,8 @@ impl Ar1 {
         Ar1 { rng, last }
     }
     fn next(&mut self) -> f64 {
-        self.last = Self::PHI * self.last + (1.0 - Self::PHI * Self::PHI).sqrt() * normal(&mut self.rng);
+        self.last =
+            Self::PHI * self.last + (1.0 - Self::PHI * Self::PHI).sqrt() * normal(&mut self.rng);
         self.last
     }
 }
@@ -71,7 +72,9 @@ fn simulate(shape: &Shape, n: usize, w: f64, seed: u64) -> TimeSeries {
 
 /// The detector over `RUNS` seeded series of `shape`.
 fn trials(shape: &Shape, n: usize) -> Vec<SteadyAfter> {
-    (0..RUNS).map(|s| detect(&simulate(shape, n, 1.0, s))).collect()
+    (0..RUNS)
+        .map(|s| detect(&simulate(shape, n, 1.0, s)))
+        .collect()
 }
 
 /// Steady-after values in intervals (None: never or too short).
@@ -126,7 +129,10 @@ fn a_flat_run_is_steady_near_the_start() {
         println!(
             "flat, n = {n}: at 0 {zero:.3}, ≤ 5 % of the phase {near:.3}, ≤ 10 % {tenth:.3}, never {never}"
         );
-        assert!(tenth >= 0.8 && never <= 10, "n = {n}: {tenth}, never {never}");
+        assert!(
+            tenth >= 0.8 && never <= 10,
+            "n = {n}: {tenth}, never {never}"
+        );
     }
 }
 
@@ -158,10 +164,20 @@ fn a_latency_settling_late_is_what_sets_steady_after() {
     let got = trials(&shape, 100);
     let by_p99 = got
         .iter()
-        .filter(|g| matches!(g, SteadyAfter::Steady { series: SteadySeries::AckP99 | SteadySeries::AckP50, .. }))
+        .filter(|g| {
+            matches!(
+                g,
+                SteadyAfter::Steady {
+                    series: SteadySeries::AckP99 | SteadySeries::AckP50,
+                    ..
+                }
+            )
+        })
         .count();
     let near = share(&found(&got), |s| (s - 40.0).abs() <= 5.0);
-    println!("ack p99 settling at 40 %, n = 100: within ±5 intervals {near:.3}, set by latency {by_p99}");
+    println!(
+        "ack p99 settling at 40 %, n = 100: within ±5 intervals {near:.3}, set by latency {by_p99}"
+    );
     assert!(near >= 0.9, "{near}");
 }
 
@@ -178,7 +194,13 @@ fn a_planned_ramp_kept_to_is_steady_from_the_start() {
     println!("planned ramp kept to, n = 100: ≤ 5 % of the phase {near:.3}");
     assert!(near >= 0.9, "{near}");
     let rate_only = detect(&simulate(&shape, 100, 1.0, 7));
-    assert!(!matches!(rate_only, SteadyAfter::Steady { series: SteadySeries::Rate, .. }));
+    assert!(!matches!(
+        rate_only,
+        SteadyAfter::Steady {
+            series: SteadySeries::Rate,
+            ..
+        }
+    ));
 }
 
 #[test]
@@ -204,7 +226,12 @@ fn fewer_intervals_than_the_minimum_are_too_short_to_tell() {
     };
     // The last interval is partial and dropped: MIN_POINTS - 1 whole ones.
     let s = simulate(&shape, MIN_POINTS - 1, 1.0, 1);
-    assert_eq!(detect(&s), SteadyAfter::TooShort { points: MIN_POINTS - 1 });
+    assert_eq!(
+        detect(&s),
+        SteadyAfter::TooShort {
+            points: MIN_POINTS - 1
+        }
+    );
     let s = simulate(&shape, MIN_POINTS, 1.0, 1);
     assert!(matches!(detect(&s), SteadyAfter::Steady { .. }));
 }
