@@ -10,10 +10,11 @@
 # records, linger 20 ms, a broker-side produce quota of 500 KiB/s on the client, and the SLO
 # ack.p99 < 200 ms, searched from 100/s to 20k/s.
 #
-#   bench/capacity-reliability.sh [--case noisy|quota] [--from 1000] [--probes 24] [--secs 3] [--runs 10] [--no-build] [--out DIR]
+#   bench/capacity-reliability.sh [--case noisy|quota] [--from 1000] [--to 320k] [--probes 24] [--secs 3] [--runs 10] [--no-build] [--out DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case=noisy
+to_arg=
 from=
 probes=24
 secs=3
@@ -24,6 +25,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --case) case="$2"; shift 2 ;;
     --from) from="$2"; shift 2 ;;
+    --to) to_arg="$2"; shift 2 ;;
     --probes) probes="$2"; shift 2 ;;
     --secs) secs="$2"; shift 2 ;;
     --runs) runs="$2"; shift 2 ;;
@@ -57,6 +59,7 @@ case "$case" in
     trap 'config --delete-config producer_byte_rate || true; if [ "$KB_STARTED_BROKER" = 1 ]; then scripts/kafka-local down >&2 || true; fi' EXIT ;;
   *) echo "capacity-reliability.sh: --case is noisy or quota, not $case" >&2; exit 2 ;;
 esac
+to=${to_arg:-$to}
 
 cat >"$out/search.kbs" <<KBS
 scenario "capacity_reliability" {

@@ -326,6 +326,32 @@ pub enum Warmup {
     Messages(u64),
     #[serde(with = "duration_secs")]
     Duration(Duration),
+    /// `warmup = auto(max: 30s)`: until the rate has settled, at most `max`.
+    Auto {
+        #[serde(with = "duration_secs")]
+        max: Duration,
+    },
+}
+
+impl Warmup {
+    /// `warmup = auto`'s bound when none is given.
+    pub const AUTO_MAX: Duration = Duration::from_secs(30);
+    /// How often an automatic warm-up looks at the rate, and how many looks in a row must
+    /// agree: the fewest seconds an automatic warm-up takes is their product.
+    pub const AUTO_SLICE: Duration = Duration::from_secs(1);
+    pub const AUTO_LOOKS: usize = 3;
+    /// The looks agree when their acknowledged counts lie within this share of their mean,
+    /// and each acknowledged this share of what it sent (it kept up).
+    pub const AUTO_TOLERANCE: f64 = 0.05;
+
+    /// The longest it can take.
+    pub fn bound(&self) -> Option<Duration> {
+        match self {
+            Warmup::Duration(d) => Some(*d),
+            Warmup::Auto { max } => Some(*max),
+            Warmup::Messages(_) => None,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -473,6 +499,8 @@ pub enum Metric {
     FetchBytes,
     /// Consumer start → every partition read to its end (the backlog drained).
     DrainTime,
+    /// Seconds into the measured phase at which its series became steady (`steady_after`).
+    SteadyAfter,
     // ---- transactions ----
     TxnCommitted,
     TxnAborted,
@@ -509,6 +537,7 @@ impl Metric {
     pub fn unit(self) -> Unit {
         match self {
             Metric::Elapsed
+            | Metric::SteadyAfter
             | Metric::Latency(..)
             | Metric::RebalanceTime
             | Metric::RebalanceStall

@@ -420,6 +420,10 @@ fn scale(w: &Workload, f: f64) -> Workload {
     w.warmup = w.warmup.map(|x| match x {
         Warmup::Messages(m) => Warmup::Messages(n(m)),
         Warmup::Duration(x) => Warmup::Duration(d(x)),
+        // The bound shrinks with the run, never below the looks it needs.
+        Warmup::Auto { max } => Warmup::Auto {
+            max: d(max).max(Warmup::AUTO_SLICE * Warmup::AUTO_LOOKS as u32),
+        },
     });
     if let RateSpec::Shape(segs) = &mut w.rate {
         for s in segs {

@@ -48,6 +48,8 @@ each_fixture!(
     share_mistakes,
     syntax_error,
     unknown_names,
+    warmup_auto,
+    warmup_auto_probe,
     wrong_kind,
 );
 

@@ -36,6 +36,8 @@ fn reachable_bound_exits_0_and_json_holds_every_figure() {
         "disk bytes measured: {run}"
     );
     assert!(run["throughput_msgs"].as_f64().unwrap() > 0.0);
+    // A few seconds at 1 s intervals: far fewer than the 60 steadiness is judged from.
+    assert_eq!(run["steady_after"]["state"], "too_short", "{run}");
     let cfg = run["producer_config"].to_string();
     assert!(
         cfg.contains("bootstrap.servers"),
@@ -215,5 +217,37 @@ fn a_duration_run_the_cluster_cannot_keep_up_with_says_how_far_it_slipped() {
     assert!(
         stdout.contains("past its planned duration: the cluster could not keep up"),
         "{stdout}"
+    );
+}
+
+#[test]
+fn an_automatic_warm_up_ends_when_the_rate_settles_and_says_how_long_it_took() {
+    common::require_broker();
+    let dir = tempfile::tempdir().unwrap();
+    let (table, v) = common::run_text_json(
+        dir.path(),
+        "warm",
+        r#"scenario "warmup_auto" {
+  topic "warmup-auto" { partitions = 2 }
+  workload {
+    rate     = 2k/s
+    duration = 2s
+    warmup   = auto(max: 20s)
+  }
+}
+"#,
+        0,
+    );
+    let w = &v["runs"][0]["warmup_auto"];
+    let secs = w["secs"].as_f64().unwrap_or_else(|| panic!("{v}"));
+    // Three looks of a second agree at the earliest; a paced 2k/s settles well before 20 s.
+    assert!((2.9..20.0).contains(&secs), "{w}");
+    assert_eq!(w["settled"], true, "{w}");
+    assert_eq!(w["max_secs"].as_f64(), Some(20.0), "{w}");
+    // The warm-up's records are not measured: the measured phase sent its own schedule.
+    assert_eq!(v["runs"][0]["sent"].as_u64(), Some(4000), "{v}");
+    assert!(
+        table.contains("warm-up auto:") && table.contains("until the rate settled"),
+        "{table}"
     );
 }

@@ -329,3 +329,25 @@ fn repeat_auto_is_accepted_in_every_spelling_and_repeat_keeps_its_max() {
     let s = accepted(&format!("{TOPIC} workload {{ messages = 1 }} repeat = 5"));
     assert_eq!((s.repeat, s.repeat_auto), (5, None));
 }
+
+// ---- warm-up -----------------------------------------------------------------------------------
+
+#[test]
+fn warmup_auto_is_accepted_with_or_without_its_bound() {
+    use kafkabench::model::Warmup;
+    use std::time::Duration;
+    for (text, max) in [
+        ("auto", Warmup::AUTO_MAX),
+        ("auto(max: 20s)", Duration::from_secs(20)),
+        ("auto(max 1m)", Duration::from_secs(60)),
+        ("auto(45s)", Duration::from_secs(45)),
+    ] {
+        let s = accepted(&format!(
+            "{TOPIC} workload {{ messages = 1  rate = 1k/s  warmup = {text} }}"
+        ));
+        match &s.cells[0].spec.workload.warmup {
+            Some(Warmup::Auto { max: m }) => assert_eq!(*m, max, "{text}"),
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+}

@@ -156,6 +156,15 @@ impl Checker<'_> {
             "precision" => d.precision = self.fraction(e, ctx, "precision", 0.5, "2%"),
             "tolerance" => d.tolerance = self.fraction(e, ctx, "tolerance", 0.5, "5%"),
             "probe" => d.probe = self.span_of_time(e, ctx, "a probe", false),
+            "warmup" if super::workload::is_auto(&e.value) => self.err(
+                Diagnostic::new(
+                    Kind::Value,
+                    e.value.span,
+                    "a probe's warm-up is a duration, not `auto`",
+                )
+                .label("every probe warms up alike")
+                .help("write e.g. `warmup = 2s`; `warmup = auto` is for a run's `workload { }`"),
+            ),
             "warmup" => d.warmup = self.span_of_time(e, ctx, "a probe's warm-up", true),
             "budget" => d.budget = self.span_of_time(e, ctx, "the budget", false),
             "reliability" => {

@@ -52,6 +52,8 @@ pub(super) struct WorkloadDraft {
     pub(super) messages: Option<(u64, Span)>,
     duration: Option<Duration>,
     warmup: Option<Warmup>,
+    /// Where `warmup = auto` was written: a rate shape refuses it.
+    warmup_auto: Option<Span>,
     rate: Option<RateSpec>,
     in_flight: Option<u32>,
     /// `messages` or `duration` was written, or a `rate` that was refused (it may have been a
@@ -82,6 +84,7 @@ impl Default for WorkloadDraft {
             messages: None,
             duration: None,
             warmup: None,
+            warmup_auto: None,
             rate: None,
             in_flight: None,
             stop_given: false,
@@ -128,6 +131,10 @@ impl Checker<'_> {
                 w.duration = self
                     .duration(&e.value, ctx, "duration")
                     .and_then(|d| self.run_length(d, e.value.span, "duration"))
+            }
+            "warmup" if is_auto(&e.value) => {
+                w.warmup = self.warmup_auto(&e.value, ctx);
+                w.warmup_auto = Some(e.value.span);
             }
             "warmup" => {
                 w.warmup = match self.scalar(&e.value, ctx) {
@@ -469,6 +476,14 @@ impl Checker<'_> {
         });
         self.byte_rates(&w.byte_rates, &payload);
         let rate = w.rate.unwrap_or(RateSpec::Unlimited);
+        if let (Some(s), RateSpec::Shape(_)) = (w.warmup_auto, &rate) {
+            // The warm-up looks at the rate slice by slice; a shape's rate changes on purpose.
+            self.err(
+                Diagnostic::new(Kind::Value, s, "`warmup = auto` needs a constant rate, not a rate shape")
+                    .label("a shape changes its rate on purpose")
+                    .help("give the warm-up a duration (`warmup = 10s`), or start the shape with a constant segment"),
+            );
+        }
         if !w.stop_given && rate.total_duration().is_none() {
             let help = if w.backlog.is_some() {
                 "add `messages = 0` to `workload { }` to only drain the backlog, or `messages = 100_000` or `duration = 1m` to keep producing while it drains"
@@ -515,5 +530,87 @@ impl Checker<'_> {
             transaction: w.txn.spec(),
             topics: w.topics.map_or(1, |(n, _)| n),
         })
+    }
+}
+
+/// `warmup = auto` or `warmup = auto(…)`.
+pub(super) fn is_auto(v: &crate::syntax::Value) -> bool {
+    use crate::syntax::ValueKind;
+    match &v.kind {
+        ValueKind::Word(w) => w == "auto",
+        ValueKind::Call { name, .. } => name.node == "auto",
+        _ => false,
+    }
+}
+
+impl Checker<'_> {
+    /// `warmup = auto` or `auto(max: 30s)` (`auto(30s)`, `auto(max 30s)`): until the rate has
+    /// settled, at most `max`.
+    fn warmup_auto(&mut self, v: &crate::syntax::Value, ctx: &Picks) -> Option<Warmup> {
+        use crate::syntax::ValueKind;
+        let ValueKind::Call { args, .. } = &v.kind else {
+            return Some(Warmup::Auto {
+                max: Warmup::AUTO_MAX,
+            });
+        };
+        let mut max = Warmup::AUTO_MAX;
+        for (i, a) in args.iter().enumerate() {
+            match &a.name {
+                Some(n) if n.node == "max" => {}
+                None if i == 0 => {}
+                Some(n) => {
+                    let help = match crate::diagnostic::closest(&n.node, ["max"]) {
+                        Some(c) => format!("did you mean `{c}`?"),
+                        None => {
+                            "`auto` takes the longest warm-up: `warmup = auto(max: 30s)`".into()
+                        }
+                    };
+                    self.err(
+                        Diagnostic::new(
+                            Kind::UnknownKey,
+                            n.span,
+                            format!("unknown argument `{}` of `auto`", n.node),
+                        )
+                        .label("not an argument of `auto`")
+                        .help(help),
+                    );
+                    return None;
+                }
+                None => {
+                    self.err(
+                        Diagnostic::new(
+                            Kind::Value,
+                            a.value.span,
+                            "`auto` takes one argument, the longest warm-up",
+                        )
+                        .label("one too many")
+                        .help("e.g. `warmup = auto(max: 30s)`"),
+                    );
+                    return None;
+                }
+            }
+            let d = self.duration(&a.value, ctx, "the longest warm-up")?;
+            let least = Warmup::AUTO_SLICE * Warmup::AUTO_LOOKS as u32;
+            if d < least || d > MAX_RUN {
+                self.err(
+                    Diagnostic::new(
+                        Kind::Value,
+                        a.value.span,
+                        format!(
+                            "the longest automatic warm-up is from {}s to 7 days",
+                            least.as_secs()
+                        ),
+                    )
+                    .label("out of range")
+                    .help(format!(
+                        "it looks at the rate every second and needs {} looks in a row to agree",
+                        Warmup::AUTO_LOOKS
+                    )),
+                );
+                return None;
+            }
+            max = d;
+        }
+        Some(Warmup::Auto { max })
     }
 }

@@ -46,6 +46,7 @@ fn goal(run: &RunPlan) -> Option<Goal> {
 fn warmup_secs(run: &RunPlan) -> f64 {
     match (&run.workload.warmup, &run.workload.rate) {
         (Some(Warmup::Duration(d)), _) => d.as_secs_f64(),
+        (Some(Warmup::Auto { max }), _) => max.as_secs_f64(),
         (Some(Warmup::Messages(n)), RateSpec::Fixed(r)) if *r > 0.0 => *n as f64 / r,
         _ => 0.0,
     }

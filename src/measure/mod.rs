@@ -20,6 +20,7 @@ pub(crate) mod series;
 pub mod share;
 pub mod stats;
 pub(crate) mod status;
+pub mod steady;
 pub(crate) mod topics;
 pub mod trials;
 pub(crate) mod txn;
@@ -180,6 +181,17 @@ pub struct Delivery {
     pub reordered: u64,
 }
 
+/// The warm-up `warmup = auto` chose.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AutoWarmup {
+    /// From the warm-up's start to the measured phase's, seconds.
+    pub secs: f64,
+    /// The bound it was allowed, seconds.
+    pub max_secs: f64,
+    /// Whether the rate settled (false: a thread's warm-up ended at the bound).
+    pub settled: bool,
+}
+
 /// Everything measured for one planned run.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct RunResult {
@@ -226,6 +238,13 @@ pub struct RunResult {
     /// The measured phase interval by interval; None when it was not recorded.
     #[serde(default)]
     pub series: Option<TimeSeries>,
+    /// Where the series became steady (`measure::steady`); None when no series was recorded
+    /// and in files of an older kafkabench.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_after: Option<steady::SteadyAfter>,
+    /// What `warmup = auto` chose; None with any other warm-up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_auto: Option<AutoWarmup>,
     /// The read side: consumer groups, backlogs (None without consumers).
     #[serde(default)]
     pub consume: Option<ConsumeFigures>,
@@ -318,6 +337,13 @@ impl RunResult {
             Metric::Duplicated => self.delivery.as_ref()?.duplicated as f64,
             Metric::Reordered => self.delivery.as_ref()?.reordered as f64,
             Metric::Elapsed => self.elapsed_secs,
+            // Never steady: the whole measured phase, so `steady_after < 5s` fails on it; too
+            // short to tell is not measured.
+            Metric::SteadyAfter => match self.steady_after.as_ref()? {
+                steady::SteadyAfter::Steady { secs, .. } => *secs,
+                steady::SteadyAfter::Never { .. } => self.elapsed_secs,
+                steady::SteadyAfter::TooShort { .. } => return None,
+            },
             Metric::Throughput => self.throughput_msgs,
             Metric::ThroughputBytes => self.throughput_bytes,
             Metric::RateTarget => self.target_rate?,

@@ -212,6 +212,8 @@ impl Recording {
         r.e2e = self.e2e.as_ref().map(LatencySummary::from_histogram);
         r.internals = self.stats.internals();
         r.series = self.intervals.as_ref().map(|i| i.derive(planned));
+        // Judged on the series as the result file keeps it, for shards merged alike.
+        r.steady_after = r.series.as_ref().map(super::steady::detect);
         r.raw = Some(RawSums {
             span: self.span.relative(),
             stats: self.stats,

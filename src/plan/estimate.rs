@@ -49,6 +49,8 @@ pub fn estimate(w: &Workload) -> Estimate {
     let warmup = w.warmup.as_ref().map(|wu| match wu {
         Warmup::Messages(n) => phase(&w.rate, Some(*n), None),
         Warmup::Duration(d) => phase(&w.rate, None, Some(*d)),
+        // The worst case: the bound.
+        Warmup::Auto { max } => phase(&w.rate, None, Some(*max)),
     });
     let measured = phase(&w.rate, w.messages, w.duration);
     let total = match warmup {

@@ -423,6 +423,10 @@ pub fn workload_text(w: &Workload) -> String {
         parts.push(match wu {
             Warmup::Messages(n) => format!("warm-up {n} messages"),
             Warmup::Duration(d) => format!("warm-up {}", human_duration(d.as_secs_f64())),
+            Warmup::Auto { max } => format!(
+                "warm-up until the rate settles, at most {}",
+                human_duration(max.as_secs_f64())
+            ),
         });
     }
     parts.join(", ")

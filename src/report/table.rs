@@ -176,6 +176,27 @@ pub fn write_results(
             )?;
         }
     }
+    for r in results.iter().filter(|r| r.capacity.is_none()) {
+        if let Some(a) = &r.warmup_auto {
+            let how = if a.settled {
+                "until the rate settled".to_string()
+            } else {
+                format!(
+                    "and reached its bound of {} before the rate settled",
+                    human_duration(a.max_secs)
+                )
+            };
+            writeln!(
+                out,
+                "  {}: warm-up auto: {} {how}",
+                r.label,
+                human_duration(a.secs)
+            )?;
+        }
+        if let Some(s) = unsteady(r) {
+            writeln!(out, "  {}: {s}", r.label)?;
+        }
+    }
     super::faults::write(results, out)?;
     super::share::write(results, out)?;
     super::capacity::write(results, out)?;
@@ -183,6 +204,29 @@ pub fn write_results(
         writeln!(out, "  note: {n}")?;
     }
     Ok(())
+}
+
+/// A run whose measured phase was not steady for a noteworthy part of it: what did not
+/// settle, and when it did. Quiet for a steady run, and for one too short to tell.
+pub(crate) fn unsteady(r: &RunResult) -> Option<String> {
+    use crate::measure::steady::SteadyAfter;
+    match r.steady_after.as_ref()? {
+        SteadyAfter::Never { series } => Some(format!(
+            "not steady: {} never settled in the measured phase, so its figures mix a \
+             transient with the steady state",
+            series.words()
+        )),
+        // Under a tenth of the phase (or a second) the figures are hardly moved by it.
+        SteadyAfter::Steady { secs, series } if *secs >= (0.1 * r.elapsed_secs).max(1.0) => {
+            Some(format!(
+                "not steady until {} into the measured phase ({} settled last): the warm-up \
+                 ended before it settled, and the figures include the transient",
+                human_duration(*secs),
+                series.words()
+            ))
+        }
+        _ => None,
+    }
 }
 
 /// How long no broker answered, and when (seconds of the measured phase). A period that

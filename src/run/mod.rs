@@ -32,6 +32,7 @@ mod stamp;
 pub(crate) mod topic;
 mod trials;
 mod txn;
+mod warmup;
 mod workers;
 
 use std::sync::atomic::{AtomicBool, Ordering};

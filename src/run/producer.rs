@@ -183,6 +183,44 @@ impl Sender<'_> {
     /// Sends this producer's share of the schedule until the phase's count or duration ends
     /// (or the shape does), then ends its open transaction. The loop is compiled twice, with
     /// and without transactions, so a run without them pays nothing for them per record.
+    /// `warmup = auto`: warm-up slices until the rate has settled (`run::warmup`) or `max`
+    /// has passed; a bound reached is told to the run.
+    fn warm_until_settled(&mut self, max: Duration) -> Sent {
+        let start = std::time::Instant::now();
+        self.job.shared.warmup_started();
+        let mut slices = Vec::new();
+        let mut all = Sent {
+            count: 0,
+            first_ns: 0,
+            last_ns: 0,
+        };
+        loop {
+            let left = max.saturating_sub(start.elapsed());
+            if left.is_zero() {
+                self.job.shared.warmup_bound_reached();
+                break;
+            }
+            if self.job.shared.stopping() {
+                break;
+            }
+            let before = self.ev.rec.delivered;
+            let sent = self.run_phase(Phase::Warmup, None, Some(Warmup::AUTO_SLICE.min(left)));
+            slices.push(super::warmup::Slice {
+                sent: sent.count,
+                reported: self.ev.rec.delivered - before,
+            });
+            if all.count == 0 {
+                all.first_ns = sent.first_ns;
+            }
+            all.count += sent.count;
+            all.last_ns = sent.last_ns.max(all.last_ns);
+            if super::warmup::settled(&slices) {
+                break;
+            }
+        }
+        all
+    }
+
     fn run_phase(&mut self, phase: Phase, count: Option<u64>, duration: Option<Duration>) -> Sent {
         let Some(t) = self.txn.as_mut() else {
             return self.phase::<false>(phase, count, duration);
@@ -513,6 +551,7 @@ pub(super) fn run(job: ProducerJob) -> ProducerOutcome {
         match w {
             Warmup::Messages(n) => s.run_phase(Phase::Warmup, Some(job.share.count_of(*n)), None),
             Warmup::Duration(d) => s.run_phase(Phase::Warmup, None, Some(*d)),
+            Warmup::Auto { max } => s.warm_until_settled(*max),
         };
         s.ev.drain(job.flush_timeout);
     }

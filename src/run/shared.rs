@@ -51,6 +51,10 @@ pub(crate) struct Shared {
     /// Where the measured phase begins on the run's clock (ns since `t0`): the time series'
     /// t = 0 for every thread. Set by the orchestrator before it releases the threads.
     pub measure_origin_ns: AtomicU64,
+    /// `warmup = auto`: when the first thread began its warm-up (ns since `t0`, 0 before), and
+    /// whether a thread's warm-up ended at its bound rather than settled.
+    warmup_started_ns: AtomicU64,
+    warmup_bound: AtomicBool,
     /// Bit i set: the group's consumer i is stopped (a fault of the timeline); it leaves the
     /// group, and rejoins when the bit is cleared.
     pub consumer_stopped: AtomicU64,
@@ -99,6 +103,8 @@ impl Shared {
             consumed_any: AtomicU64::new(0),
             expected: AtomicU64::new(u64::MAX),
             measure_origin_ns: AtomicU64::new(0),
+            warmup_started_ns: AtomicU64::new(0),
+            warmup_bound: AtomicBool::new(false),
             consumer_stopped: AtomicU64::new(0),
             backlog_written: AtomicU64::new(0),
             drained: AtomicU64::new(0),
@@ -262,6 +268,34 @@ impl Shared {
         let done = self.producers_done_ns.load(Ordering::Acquire);
         (done > 0)
             .then(|| std::time::Duration::from_nanos(done.saturating_sub(self.measure_origin())))
+    }
+
+    /// An automatic warm-up begins (the first thread's start counts).
+    pub(crate) fn warmup_started(&self) {
+        let now = (self.t0.elapsed().as_nanos() as u64).max(1);
+        let _ =
+            self.warmup_started_ns
+                .compare_exchange(0, now, Ordering::AcqRel, Ordering::Acquire);
+    }
+
+    /// An automatic warm-up ended at its bound, not settled.
+    pub(crate) fn warmup_bound_reached(&self) {
+        self.warmup_bound.store(true, Ordering::Release);
+    }
+
+    /// What an automatic warm-up chose: its length up to the measured phase, and whether a
+    /// thread reached the bound. None without one (or before the measured phase).
+    pub(crate) fn auto_warmup(&self) -> Option<(std::time::Duration, bool)> {
+        let (from, to) = (
+            self.warmup_started_ns.load(Ordering::Acquire),
+            self.measure_origin(),
+        );
+        (from > 0 && to >= from).then(|| {
+            (
+                std::time::Duration::from_nanos(to - from),
+                self.warmup_bound.load(Ordering::Acquire),
+            )
+        })
     }
 
     /// Marks now as the start of the measured phase.

@@ -171,6 +171,15 @@ pub(super) async fn measure(
         r.faults = Some(crate::measure::fault::derive(actions, &r, &recorded));
     }
     r.unavailable = super::availability::outages(&shared, shared.measure_origin());
+    if let (Some(crate::model::Warmup::Auto { max }), Some((took, bound))) =
+        (&w.warmup, shared.auto_warmup())
+    {
+        r.warmup_auto = Some(crate::measure::AutoWarmup {
+            secs: took.as_secs_f64(),
+            max_secs: max.as_secs_f64(),
+            settled: !bound,
+        });
+    }
     r.stamp_origin_monotonic_ns = Some(shared.t0_monotonic_ns);
     r.derive_topics(
         &rp.topics,

@@ -40,6 +40,7 @@ pub(crate) fn better(m: Metric) -> Better {
         | Metric::Duplicated
         | Metric::Reordered
         | Metric::Elapsed
+        | Metric::SteadyAfter
         | Metric::DiskBytes
         | Metric::Latency(..)
         | Metric::LagMax
