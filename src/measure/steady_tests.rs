@@ -281,6 +281,7 @@ fn a_long_series_is_averaged_down_and_still_placed() {
     };
     let s = simulate(&shape, 10_000, 0.1, 11);
     let secs = detect(&s).secs().expect("steady");
-    // The ramp's last few per cent are within the noise: found a little early.
-    assert!((secs - 300.0).abs() <= 15.0, "{secs}");
+    // The ramp's last few per cent are within the noise, and its last 5 % below the floor a
+    // departure must pass: found a little early (283 s of 1000).
+    assert!((secs - 300.0).abs() <= 20.0, "{secs}");
 }
