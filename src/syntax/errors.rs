@@ -247,6 +247,8 @@ const SHOWN_LITERALS: &[&str] = &[
 const HIDDEN_LITERALS: &[&str] = &[
     " ", "\t", "\r", "\n", "#", "//", "_", ".", "-", "%", "\"", "\\", "n", "t", "r", "0", "x",
     "message", "messages", "record", "records",
+    // A tolerance's sign (`±5%`, `+-5%`): part of a value, as `-` and `%` are.
+    "±", "+-",
 ];
 
 fn literal(token: &str) -> Option<&'static str> {
