@@ -113,14 +113,11 @@ pub(crate) enum Truncation {
 ///
 /// The standard errors come from the differences of successive batch means of the steady
 /// part, which a slow trend does not inflate.
-pub(crate) fn mser5(x: &[f64]) -> Option<Truncation> {
-    mser5_beyond(x, 0.0)
-}
-
-/// [`mser5`], counting only departures larger than `floor` (in the series' units): a
-/// statistically clear shift too small to matter — a latency flipping between two buckets 10 %
-/// apart for a while — is not a transient.
-pub(crate) fn mser5_beyond(x: &[f64], floor: f64) -> Option<Truncation> {
+///
+/// Only departures larger than `floor` (in the series' units) count: a statistically clear
+/// shift too small to matter — a latency flipping between two buckets 10 % apart for a while —
+/// is not a transient.
+pub(crate) fn mser5(x: &[f64], floor: f64) -> Option<Truncation> {
     let n = x.len();
     if n < MIN_TAIL_BATCHES * BATCH * 2 {
         return None;
@@ -237,7 +234,7 @@ pub fn detect(series: &TimeSeries) -> SteadyAfter {
     let mut latest: Option<(f64, SteadySeries)> = None;
     for (name, values) in judged(points) {
         let (times, xs) = coarsen(&values, group);
-        let Some(t) = mser5_beyond(&xs, floor(name, &xs)) else {
+        let Some(t) = mser5(&xs, floor(name, &xs)) else {
             continue; // too few intervals with a value (latencies of a slow run)
         };
         match t {
