@@ -60,18 +60,10 @@ impl Checker<'_> {
             let name = match &a.name {
                 Some(n) if NAMES.contains(&n.node.as_str()) => n.node.as_str(),
                 Some(n) => {
-                    let help = match closest(&n.node, NAMES) {
-                        Some(c) => format!("did you mean `{c}`?"),
-                        None => "`auto` takes a tolerance (`±5%`) and `max` (trials)".into(),
-                    };
-                    self.err(
-                        Diagnostic::new(
-                            Kind::UnknownKey,
-                            n.span,
-                            format!("unknown argument `{}` of `auto`", n.node),
-                        )
-                        .label("not an argument of `auto`")
-                        .help(help),
+                    self.unknown_auto_argument(
+                        n,
+                        &NAMES,
+                        "`auto` takes a tolerance (`±5%`) and `max` (trials)",
                     );
                     ok = false;
                     continue;
@@ -183,5 +175,30 @@ impl Checker<'_> {
                 None
             }
         }
+    }
+}
+
+impl Checker<'_> {
+    /// An argument `auto(…)` does not take (`repeat = auto`, `warmup = auto`): its name, a
+    /// did-you-mean among `names`, else `usage`.
+    pub(super) fn unknown_auto_argument(
+        &mut self,
+        n: &crate::source::Spanned<String>,
+        names: &[&str],
+        usage: &str,
+    ) {
+        let help = match closest(&n.node, names.iter().copied()) {
+            Some(c) => format!("did you mean `{c}`?"),
+            None => usage.to_string(),
+        };
+        self.err(
+            Diagnostic::new(
+                Kind::UnknownKey,
+                n.span,
+                format!("unknown argument `{}` of `auto`", n.node),
+            )
+            .label("not an argument of `auto`")
+            .help(help),
+        );
     }
 }

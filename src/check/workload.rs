@@ -559,20 +559,10 @@ impl Checker<'_> {
                 Some(n) if n.node == "max" => {}
                 None if i == 0 => {}
                 Some(n) => {
-                    let help = match crate::diagnostic::closest(&n.node, ["max"]) {
-                        Some(c) => format!("did you mean `{c}`?"),
-                        None => {
-                            "`auto` takes the longest warm-up: `warmup = auto(max: 30s)`".into()
-                        }
-                    };
-                    self.err(
-                        Diagnostic::new(
-                            Kind::UnknownKey,
-                            n.span,
-                            format!("unknown argument `{}` of `auto`", n.node),
-                        )
-                        .label("not an argument of `auto`")
-                        .help(help),
+                    self.unknown_auto_argument(
+                        n,
+                        &["max"],
+                        "`auto` takes the longest warm-up: `warmup = auto(max: 30s)`",
                     );
                     return None;
                 }

@@ -185,15 +185,10 @@ impl Sender<'_> {
     /// and without transactions, so a run without them pays nothing for them per record.
     /// `warmup = auto`: warm-up slices until the rate has settled (`run::warmup`) or `max`
     /// has passed; a bound reached is told to the run.
-    fn warm_until_settled(&mut self, max: Duration) -> Sent {
+    fn warm_until_settled(&mut self, max: Duration) {
         let start = std::time::Instant::now();
         self.job.shared.warmup_started();
         let mut slices = Vec::new();
-        let mut all = Sent {
-            count: 0,
-            first_ns: 0,
-            last_ns: 0,
-        };
         loop {
             let left = max.saturating_sub(start.elapsed());
             if left.is_zero() {
@@ -209,16 +204,10 @@ impl Sender<'_> {
                 sent: sent.count,
                 reported: self.ev.rec.delivered - before,
             });
-            if all.count == 0 {
-                all.first_ns = sent.first_ns;
-            }
-            all.count += sent.count;
-            all.last_ns = sent.last_ns.max(all.last_ns);
             if super::warmup::settled(&slices) {
                 break;
             }
         }
-        all
     }
 
     fn run_phase(&mut self, phase: Phase, count: Option<u64>, duration: Option<Duration>) -> Sent {
@@ -549,10 +538,14 @@ pub(super) fn run(job: ProducerJob) -> ProducerOutcome {
     }
     if let Some(w) = &job.workload.warmup {
         match w {
-            Warmup::Messages(n) => s.run_phase(Phase::Warmup, Some(job.share.count_of(*n)), None),
-            Warmup::Duration(d) => s.run_phase(Phase::Warmup, None, Some(*d)),
+            Warmup::Messages(n) => {
+                s.run_phase(Phase::Warmup, Some(job.share.count_of(*n)), None);
+            }
+            Warmup::Duration(d) => {
+                s.run_phase(Phase::Warmup, None, Some(*d));
+            }
             Warmup::Auto { max } => s.warm_until_settled(*max),
-        };
+        }
         s.ev.drain(job.flush_timeout);
     }
     // Statistics windows from here on count towards the run; the counters' values up to now
