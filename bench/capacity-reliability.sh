@@ -104,10 +104,28 @@ else:
           f"({passed}/{len(probes)} probes passed)")
 PY
 }
+# every probe and canary of one search, in order: rate, +/−, ack.p99 (ms)
+probes() {
+  python3 - "$1" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))["runs"][0]["capacity"]
+k = lambda r: f"{r/1e6:.3g}M" if r >= 1e6 else f"{r/1000:.3g}k" if r >= 1000 else f"{r:.0f}"
+canaries = {}
+for x in c.get("canaries", []):
+    canaries.setdefault(x["after"], []).append(f"{k(x['target'])}{'+' if x['pass'] else '−'}")
+out = []
+for p in c["probes"]:
+    out.append(f"{k(p['target'])}{'+' if p['pass'] else '−'} ({p['result']['ack']['p99_ms']:.1f})")
+    if p["number"] in canaries:
+        out.append(f"[canary {' '.join(canaries[p['number']])}]")
+print(", ".join(out))
+PY
+}
 read -r ca la ha rest_a < <(summary "$out/search-a.json")
 echo "search a: $rest_a" | tee "$out/results.md"
 read -r cb lb hb rest_b < <(summary "$out/search-b.json")
 echo "search b: $rest_b" | tee -a "$out/results.md"
+for s in a b; do echo "probes $s: $(probes "$out/search-$s.json")" | tee -a "$out/results.md"; done
 python3 - "$ca" "$la" "$ha" "$cb" "$lb" "$hb" <<'PY' | tee -a "$out/results.md"
 import sys
 ca, la, ha, cb, lb, hb = sys.argv[1:]

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 pub use judge::{judge, GENERATOR_BUSY};
 
-pub use search::{Answer, Search, Step};
+pub use search::{Answer, Canary, Search, Step, CANARIES_AFTER_FAILURE};
 
 use super::RunResult;
 
@@ -56,6 +56,25 @@ pub struct CapacityFigures {
     /// The search's probe budget.
     #[serde(default)]
     pub max_probes: u32,
+    /// The canaries run after failed probes until the cluster recovered, in order; not probes
+    /// (`capacity/search.rs`, *Recovery*).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub canaries: Vec<CanaryRun>,
+}
+
+/// A canary: a probe at a rate known to pass, run after a failed probe only to learn whether
+/// the cluster has recovered; its outcome is not one of the search's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CanaryRun {
+    /// The number of the failed probe it followed.
+    pub after: u32,
+    /// Records per second.
+    pub target: f64,
+    pub pass: bool,
+    /// Why it failed (empty when it passed).
+    pub misses: Vec<Miss>,
+    /// Its wall time, set-up and drain included.
+    pub secs: f64,
 }
 
 /// A capacity's confidence band, records per second.

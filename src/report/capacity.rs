@@ -206,6 +206,40 @@ pub(crate) fn notes(c: &CapacityFigures) -> Vec<String> {
             .iter()
             .map(|r| format!("{}: trials disagreed", rate(*r))),
     );
+    out.extend(recoveries(c));
+    out
+}
+
+/// The canaries after each failed probe that did not recover at the first: how long the
+/// cluster took to recover, or that it had not (the next probe then ran on it anyway).
+fn recoveries(c: &CapacityFigures) -> Vec<String> {
+    let mut out = Vec::new();
+    for group in c.canaries.chunk_by(|a, b| a.after == b.after) {
+        let (first, last) = (&group[0], &group[group.len() - 1]);
+        let secs: f64 = group.iter().map(|k| k.secs).sum();
+        let n = group.len();
+        if last.pass && n == 1 {
+            continue;
+        }
+        out.push(if last.pass {
+            format!(
+                "after probe {} failed, canaries at {} failed {} time{} before the cluster recovered ({})",
+                first.after,
+                rate(first.target),
+                n - 1,
+                plural(n - 1),
+                human_duration(secs.round())
+            )
+        } else {
+            format!(
+                "after probe {} failed, {n} canar{} at {} failed ({}): the cluster was not seen to recover",
+                first.after,
+                if n == 1 { "y" } else { "ies" },
+                rate(first.target),
+                human_duration(secs.round())
+            )
+        });
+    }
     out
 }
 
@@ -383,6 +417,34 @@ mod tests {
         for (r, s) in cases {
             assert_eq!(rate(r), s, "{r}");
         }
+    }
+
+    #[test]
+    fn a_slow_recovery_is_noted_and_a_prompt_one_is_not() {
+        let canary = |after, pass| crate::measure::capacity::CanaryRun {
+            after,
+            target: 1000.0,
+            pass,
+            misses: Vec::new(),
+            secs: 4.0,
+        };
+        let c = CapacityFigures {
+            canaries: vec![
+                canary(3, true),
+                canary(7, false),
+                canary(7, false),
+                canary(7, true),
+                canary(9, false),
+            ],
+            ..CapacityFigures::default()
+        };
+        assert_eq!(
+            notes(&c),
+            [
+                "after probe 7 failed, canaries at 1k/s failed 2 times before the cluster recovered (12s)",
+                "after probe 9 failed, 1 canary at 1k/s failed (4s): the cluster was not seen to recover",
+            ]
+        );
     }
 
     #[test]

@@ -12,7 +12,8 @@ use super::progress::Position;
 use super::RunOptions;
 use crate::format::{compact_rate, human_duration};
 use crate::measure::capacity::{
-    judge, Answer, Band, CapacityFigures, Limit, Miss, Probe, Search, SloLine, Step, Unstable,
+    judge, Answer, Band, CanaryRun, CapacityFigures, Limit, Miss, Probe, Search, SloLine, Step,
+    Unstable,
 };
 use crate::measure::{RunResult, RunStatus};
 use crate::model::capacity::PROBE_OVERHEAD;
@@ -40,13 +41,20 @@ pub(super) async fn search(
             crate::plan::RunNo(rp.index)
         ));
     }
-    while let Step::Probe { rate, trial } = s.next() {
+    let mut canaries: Vec<CanaryRun> = Vec::new();
+    loop {
+        let (rate, trial, canary) = match s.next() {
+            Step::Done => break,
+            Step::Probe { rate, trial } => (rate, trial, None),
+            Step::Canary { rate, nth } => (rate, 1, Some(nth)),
+        };
         if interrupt.load(Ordering::SeqCst) {
             stopped = Some(Limit::Stopped);
             break;
         }
-        // A probe costs what the probes so far took on average (the plan's guess before any).
-        let each = match probes.len() {
+        // A probe costs what the probes (and canaries) so far took on average (the plan's
+        // guess before any).
+        let each = match probes.len() + canaries.len() {
             0 => c.probe + c.warmup + PROBE_OVERHEAD,
             n => started.elapsed() / n as u32,
         };
@@ -55,8 +63,22 @@ pub(super) async fn search(
             stopped = Some(Limit::Budget);
             break;
         }
+        if let Some(nth) = canary {
+            let after = probes.len() as u32;
+            match run_canary(rp, c, rate, (after, nth), at, opts, &interrupt, notes).await {
+                Some(run) => {
+                    s.record(run.pass);
+                    canaries.push(run);
+                    continue;
+                }
+                None => {
+                    stopped = Some(Limit::Stopped);
+                    break;
+                }
+            }
+        }
         let number = probes.len() as u32 + 1;
-        let mut probe = probe_plan(rp, c, rate, number);
+        let mut probe = probe_plan(rp, c, rate, &format!("-p{number}"));
         probe.label = progress_label(rp, &s, number, rate, trial, left);
         let probe_at = Position {
             probe: Some((number, rate)),
@@ -95,16 +117,66 @@ pub(super) async fn search(
         _ if interrupt.load(Ordering::SeqCst) => RunStatus::Interrupted,
         _ => RunStatus::Complete,
     };
-    let mut r = result(rp, c, &s, probes, stopped, started.elapsed());
+    let mut r = result(rp, c, &s, (probes, canaries), stopped, started.elapsed());
     r.status = status;
     Ok(r)
 }
 
+/// Runs the `nth` canary after probe `after` at `rate`, a run like a probe's on fresh topics,
+/// judged as a probe is. None when it was cut short (an interrupt, a lost cluster): the search
+/// stops there, as it does when a probe is cut short. A canary that cannot start is a failed
+/// canary, not a failed search: the next probe says what is wrong.
+#[allow(clippy::too_many_arguments)]
+async fn run_canary(
+    rp: &RunPlan,
+    c: &CapacitySearch,
+    rate: f64,
+    (after, nth): (u32, u32),
+    at: Position,
+    opts: &RunOptions,
+    interrupt: &Arc<AtomicBool>,
+    notes: &mut Vec<String>,
+) -> Option<CanaryRun> {
+    let started = Instant::now();
+    let mut plan = probe_plan(rp, c, rate, &format!("-p{after}c{nth}"));
+    plan.label = format!(
+        "{} · canary {nth} at {} after probe {after} failed",
+        rp.label,
+        compact_rate(rate)
+    );
+    let canary_at = Position {
+        probe: Some((after, rate)),
+        ..at
+    };
+    let (pass, misses) =
+        match lifecycle::run_one(&plan, canary_at, opts, interrupt.clone(), notes).await {
+            Ok(r) if !r.status.is_complete() => return None,
+            Ok(r) => {
+                let misses = judge(&r, rate, c);
+                (misses.is_empty(), misses)
+            }
+            Err(RunError::Interrupted) => return None,
+            Err(e) => {
+                notes.push(format!(
+                    "canary {nth} after probe {after} could not run: {e}"
+                ));
+                (false, Vec::new())
+            }
+        };
+    Some(CanaryRun {
+        after,
+        target: rate,
+        pass,
+        misses,
+        secs: started.elapsed().as_secs_f64(),
+    })
+}
+
 /// The run of one probe: the search's rate, probe length and warm-up; fresh topics (and a
 /// fresh default group), so no probe reads another's records; no faults.
-fn probe_plan(rp: &RunPlan, c: &CapacitySearch, rate: f64, number: u32) -> RunPlan {
+fn probe_plan(rp: &RunPlan, c: &CapacitySearch, rate: f64, suffix: &str) -> RunPlan {
     let mut p = rp.clone();
-    super::trials::fresh(&mut p, &format!("-p{number}"));
+    super::trials::fresh(&mut p, suffix);
     let w = &mut p.workload;
     w.rate = RateSpec::Fixed(rate);
     w.messages = None;
@@ -157,7 +229,7 @@ fn result(
     rp: &RunPlan,
     c: &CapacitySearch,
     s: &Search,
-    probes: Vec<Probe>,
+    (probes, canaries): (Vec<Probe>, Vec<CanaryRun>),
     stopped: Option<Limit>,
     elapsed: Duration,
 ) -> RunResult {
@@ -220,6 +292,7 @@ fn result(
             _ => None,
         },
         max_probes: c.max_probes(),
+        canaries,
     }));
     r
 }
@@ -379,6 +452,10 @@ mod tests {
             1000.0, 1e6, 0.05, 1,
         ));
         for p in probes {
+            // Canaries after a failure pass: the cluster recovered.
+            while let Step::Canary { .. } = s.next() {
+                s.record(true);
+            }
             let Step::Probe { rate, .. } = s.next() else {
                 panic!("done early")
             };

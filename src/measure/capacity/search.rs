@@ -8,13 +8,19 @@
 //! probe, with a 95 % band).
 //!
 //! 1. **Bracket.** Probe `from`, then double until a rate fails. One failure does not end the
-//!    bracket: the next doubling is probed too, and the bracket ends at two failures in a row
-//!    (or at `to`).
+//!    bracket: the next doubling is probed too (a failing region below the capacity shows as
+//!    such), and the bracket ends at two failures in a row (or at `to`).
 //! 2. **Refine.** Fit the pass probability over every probe so far and probe the rate whose
 //!    outcome is expected to narrow the band most, until the band is within `precision` or the
 //!    probe budget is spent. Each rate chosen gets `trials` probes in a row. A rate that
 //!    failed its only probe and bounds the band from above is probed once more first: one
 //!    sporadic failure must not stand for the edge.
+//!
+//! **Recovery.** A probe over the edge leaves the cluster a hangover (a backlog to write back, a
+//! log to roll) that fails the next probes whatever their rate, and every model here assumes
+//! probes are independent. So after a failed probe the search asks for *canaries*: probes at
+//! a rate known to pass (`canary_rate`), which are not outcomes of the search, until one
+//! passes (at most [`CANARIES_AFTER_FAILURE`] in a row, [`Search::budget`] in all).
 //!
 //! A rate that passes above one that failed is reported as non-monotone (batching makes a
 //! higher rate's latency lower); the fit's band widens with it rather than hide it.
@@ -29,6 +35,9 @@ use crate::model::CapacitySearch;
 pub enum Step {
     /// Probe `rate` (records per second); it is this rate's `trial`th probe, from 1.
     Probe { rate: f64, trial: u32 },
+    /// Probe `rate`, a rate known to pass, only to learn whether the cluster has recovered from
+    /// a failed probe: its outcome is not one of the search's. The `nth` since that failure.
+    Canary { rate: f64, nth: u32 },
     /// The search is over.
     Done,
 }
@@ -65,6 +74,19 @@ enum Phase {
 /// How many candidate rates the design weighs per step.
 const CANDIDATES: usize = 7;
 
+/// The most canaries after one failed probe. The quiet machine's hangover after an overload
+/// failed the next four probes (docs/results.md); a canary at a low rate loads the cluster
+/// less than those did, so five is room to spare.
+pub const CANARIES_AFTER_FAILURE: u32 = 5;
+
+/// A canary: the probe it followed (how many probes had run), its rate, whether it passed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Canary {
+    pub after: u32,
+    pub rate: f64,
+    pub pass: bool,
+}
+
 /// A capacity search in progress.
 #[derive(Clone, Debug)]
 pub struct Search {
@@ -80,6 +102,12 @@ pub struct Search {
     run: u32,
     /// Every probe: its rate and whether it passed.
     outcomes: Vec<(f64, bool)>,
+    /// Set after a failed probe while the cluster is not known to have recovered: how many
+    /// canaries have run since.
+    recovering: Option<u32>,
+    canaries: Vec<Canary>,
+    /// The most canaries after one failure (0: none, for the tests that show why they exist).
+    canaries_after_failure: u32,
 }
 
 impl Search {
@@ -95,13 +123,30 @@ impl Search {
             current: c.from,
             run: 0,
             outcomes: Vec::new(),
+            recovering: None,
+            canaries: Vec::new(),
+            canaries_after_failure: CANARIES_AFTER_FAILURE,
         }
+    }
+
+    /// The same search with at most `n` canaries after a failure.
+    pub fn with_canaries(mut self, n: u32) -> Search {
+        self.canaries_after_failure = n;
+        self
+    }
+
+    /// The probe budget: the most probes, and the most canaries in all.
+    pub fn budget(&self) -> u32 {
+        self.budget
     }
 
     /// The probe to run next, or `Done`.
     pub fn next(&self) -> Step {
         if self.phase == Phase::Done || self.outcomes.len() as u32 >= self.budget {
             return Step::Done;
+        }
+        if let (Some(n), Some(rate)) = (self.recovering, self.canary_rate()) {
+            return Step::Canary { rate, nth: n + 1 };
         }
         let trial = self.outcomes.iter().filter(|o| o.0 == self.current).count() as u32 + 1;
         Step::Probe {
@@ -110,12 +155,27 @@ impl Search {
         }
     }
 
-    /// The outcome of the probe [`Search::next`] asked for.
+    /// The outcome of the probe (or canary) [`Search::next`] asked for.
     pub fn record(&mut self, pass: bool) {
         if self.phase == Phase::Done {
             return;
         }
+        if let (Some(n), Some(rate)) = (self.recovering, self.canary_rate()) {
+            self.canaries.push(Canary {
+                after: self.outcomes.len() as u32,
+                rate,
+                pass,
+            });
+            let spent = self.canaries.len() as u32 >= self.budget;
+            self.recovering =
+                (!pass && n + 1 < self.canaries_after_failure && !spent).then_some(n + 1);
+            return;
+        }
         self.outcomes.push((self.current, pass));
+        self.recovering = (!pass
+            && self.canaries_after_failure > 0
+            && (self.canaries.len() as u32) < self.budget)
+            .then_some(0);
         self.run += 1;
         match self.phase {
             Phase::Bracket { fails_in_a_row } => {
@@ -137,6 +197,38 @@ impl Search {
             Phase::Refine => self.refine(),
             Phase::Done => {}
         }
+    }
+
+    /// Where a canary runs: the highest rate that has passed every probe at it and is at most
+    /// half the lowest rate that failed (the lowest such rate when none is that low). A hangover
+    /// holds back a heavy writer more than a light one (a page cache's dirty pages throttle the
+    /// writers that dirty them), so a canary at a trickle passes on a cluster that still fails
+    /// the next probe: on this project's broker, 1k/s canaries passed while 361k/s, far below
+    /// the capacity, failed after an overload. Half the lowest failure keeps the canary clear of
+    /// the edge. None before any rate passed (a canary must be a rate known to pass).
+    fn canary_rate(&self) -> Option<f64> {
+        let lowest_fail = self
+            .outcomes
+            .iter()
+            .filter(|o| !o.1)
+            .map(|o| o.0)
+            .fold(f64::INFINITY, f64::min);
+        let safe: Vec<f64> = self
+            .outcomes
+            .iter()
+            .filter(|o| o.1)
+            .map(|o| o.0)
+            .filter(|&r| self.outcomes.iter().all(|o| o.0 != r || o.1))
+            .collect();
+        let light = safe.iter().copied().filter(|&r| r <= lowest_fail / 2.0);
+        light
+            .max_by(f64::total_cmp)
+            .or_else(|| safe.iter().copied().min_by(f64::total_cmp))
+    }
+
+    /// Every canary, in order.
+    pub fn canaries(&self) -> &[Canary] {
+        &self.canaries
     }
 
     fn choose(&mut self, rate: f64) {

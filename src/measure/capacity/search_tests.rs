@@ -8,13 +8,28 @@ use super::*;
 use crate::measure::capacity::search_settings;
 use crate::random::Rng;
 
-/// Runs a search to the end against `passes(rate, rng)`; returns it and how many probes it took.
-fn drive(mut s: Search, rng: &mut Rng, passes: impl Fn(f64, &mut Rng) -> bool) -> (Search, u32) {
-    let mut probes = 0;
-    while let Step::Probe { rate, .. } = s.next() {
-        probes += 1;
-        assert!(probes < 1000, "the search does not end");
-        let ok = passes(rate, rng);
+/// Runs a search to the end against `passes(rate, rng)` (canaries too); returns it and how
+/// many probes it took, canaries not counted. Canaries draw from a stream of their own, so
+/// that on a system without memory they leave the probes' draws (and each seed's search) as
+/// they were.
+fn drive(
+    mut s: Search,
+    rng: &mut Rng,
+    mut passes: impl FnMut(f64, &mut Rng) -> bool,
+) -> (Search, u32) {
+    let (mut probes, mut steps) = (0, 0);
+    let mut canary_rng = Rng::new(0xCA4A);
+    loop {
+        let ok = match s.next() {
+            Step::Done => break,
+            Step::Probe { rate, .. } => {
+                probes += 1;
+                passes(rate, rng)
+            }
+            Step::Canary { rate, .. } => passes(rate, &mut canary_rng),
+        };
+        steps += 1;
+        assert!(steps < 1000, "the search does not end");
         s.record(ok);
     }
     (s, probes)
@@ -169,8 +184,13 @@ fn a_failing_region_below_the_capacity_is_reported_not_hidden() {
 fn two_failures_in_a_row_end_the_bracket() {
     let s = search(1_000.0, 1_000_000.0, 0.05, 1);
     let (s, _) = drive(s, &mut Rng::new(1), |r, _| r < 3_000.0);
-    // 1k, 2k pass; 4k and 8k fail; nothing above 8k was probed.
+    // 1k, 2k pass; 4k and 8k fail, each failure followed by a canary at 2k (half the lowest
+    // failure); nothing above 8k was probed.
     assert!(s.outcomes().iter().all(|o| o.0 <= 8_000.0));
+    assert!(s.canaries()[..2]
+        .iter()
+        .all(|c| c.rate == 2_000.0 && c.pass));
+    assert_eq!((s.canaries()[0].after, s.canaries()[1].after), (3, 4));
     let b = s.bracket().unwrap();
     assert!(b.pass >= 2_000.0 && b.fail <= 4_000.0, "{b:?}");
     assert!(s.non_monotone().is_empty());
@@ -183,8 +203,9 @@ fn a_lower_bound_that_fails_finds_no_capacity() {
     assert_eq!(s.answer(), Answer::NonePassed);
     assert_eq!(s.capacity(), None);
     assert_eq!(s.bracket(), None);
-    // `from` and one doubling past it.
+    // `from` and one doubling past it; no canary, since nothing passed.
     assert_eq!(probes, 2);
+    assert!(s.canaries().is_empty());
 }
 
 #[test]
@@ -246,4 +267,110 @@ fn an_outlier_failure_below_the_edge_does_not_pull_the_capacity_down() {
     }
     eprintln!("held at 0.9 C and not at 1.2 C (or unstable): {good} of {runs}; others {others:?}");
     assert!(good >= runs * 9 / 10, "{good} of {runs}: {others:?}");
+}
+
+/// A quiet machine with a hangover: the SLO holds up to near `c` (and fails now and then, a
+/// 2 % lapse), and a probe that fails above 1.5 × `c` leaves the cluster failing whatever comes
+/// next (probe or canary) for `hangover` more probes. The quiet machine's broker did this.
+fn with_hangover(c: f64, hangover: u32) -> impl FnMut(f64, &mut Rng) -> bool {
+    let mut left = 0;
+    move |r, rng| {
+        if left > 0 {
+            left -= 1;
+            return false;
+        }
+        let pass = rng.next_f64() >= 0.02 && rng.next_f64() < truth(c, 25.0, r);
+        if !pass && r > 1.5 * c {
+            left = hangover;
+        }
+        pass
+    }
+}
+
+#[test]
+fn canaries_keep_a_hangover_after_an_overload_from_pulling_the_capacity_down() {
+    // The quiet machine's case after the lapse: 1024k and 1280k/s failed, then the next four
+    // probes, 578k down to 182k/s, failed too, and the search answered 180k/s while 216k/s met
+    // the SLO 10 of 10. A failure is followed by canaries until the cluster has recovered.
+    let (c, runs) = (300_000.0, 60);
+    let real = |r: f64| 0.98 * truth(c, 25.0, r);
+    let held = |s: &Search| match s.answer() {
+        Answer::Capacity { rate, .. } => real(0.9 * rate) >= 0.7 && real(1.2 * rate) <= 0.7,
+        Answer::Unstable { .. } => true,
+        _ => false,
+    };
+    let count = |canaries: u32| {
+        (0..runs)
+            .filter(|&seed| {
+                let s = search(1_000.0, 1_280_000.0, 0.05, 1).with_canaries(canaries);
+                held(&drive(s, &mut Rng::new(seed), with_hangover(c, 4)).0)
+            })
+            .count() as u64
+    };
+    let (without, with) = (count(0), count(CANARIES_AFTER_FAILURE));
+    eprintln!("held at 0.9 C and not at 1.2 C (or unstable): {with} of {runs} with canaries, {without} without");
+    assert!(with >= runs * 9 / 10, "{with} of {runs}");
+}
+
+#[test]
+fn a_hangover_is_spent_on_canaries_not_on_probes() {
+    // Passes up to 100k/s; a failure above 150k/s fails the next three calls whatever they are.
+    let system = || {
+        let mut left = 0;
+        move |r: f64, _: &mut Rng| {
+            if left > 0 {
+                left -= 1;
+                return false;
+            }
+            if r > 150_000.0 {
+                left = 3;
+            }
+            r <= 100_000.0
+        }
+    };
+    let s = search(1_000.0, 1_000_000.0, 0.05, 1);
+    let (s, _) = drive(s, &mut Rng::new(1), system());
+    let below = |s: &Search| {
+        s.outcomes()
+            .iter()
+            .filter(|o| o.0 <= 100_000.0 && !o.1)
+            .count()
+    };
+    assert_eq!(below(&s), 0, "{:?}", s.outcomes());
+    assert!(s.canaries().iter().any(|c| !c.pass) && s.canaries().iter().any(|c| c.pass));
+    let Answer::Capacity { low, high, .. } = s.answer() else {
+        panic!("{:?}", s.answer())
+    };
+    assert!(
+        low <= 100_000.0 * 1.05 && high >= 100_000.0 * 0.95,
+        "{low}–{high}"
+    );
+    // Without canaries the same system fails probes below its edge.
+    let s = search(1_000.0, 1_000_000.0, 0.05, 1).with_canaries(0);
+    let (s, _) = drive(s, &mut Rng::new(1), system());
+    assert!(below(&s) > 0, "{:?}", s.outcomes());
+}
+
+#[test]
+fn canaries_are_bounded_and_are_not_outcomes() {
+    // A cluster that never recovers: every probe after the first failure fails.
+    let mut failed = false;
+    let s = search(1_000.0, 1_000_000.0, 0.05, 1);
+    let (s, probes) = drive(s, &mut Rng::new(1), |r, _| {
+        failed |= r > 50_000.0;
+        !failed
+    });
+    assert!(probes <= s.budget());
+    assert_eq!(s.outcomes().len() as u32, probes);
+    // At most five after one failure, and no more than the probe budget in all.
+    let mut run = 0;
+    for w in s.canaries().windows(2) {
+        run = if w[0].after == w[1].after { run + 1 } else { 0 };
+        assert!(run < CANARIES_AFTER_FAILURE);
+    }
+    assert!(s.canaries().len() as u32 <= s.budget());
+    // 64k/s failed first: the canary is the highest pass at or below 32k/s, lower as lower
+    // rates fail.
+    assert_eq!(s.canaries()[0].rate, 32_000.0);
+    assert!(s.canaries().iter().all(|c| c.rate <= 32_000.0 && !c.pass));
 }
