@@ -94,11 +94,13 @@ pub enum Shortfall {
     /// Measured, and outside the bound.
     OutOfBound,
     /// `with … confidence` on a run (index) with too few trials for an interval at that level
-    /// (`coverage`: the most its trials give; 0 for one trial).
+    /// (`coverage`: the most its trials give; 0 for one trial). `auto`: the level an
+    /// auto-repeated run's looks need (above the stated one), for a run with `repeat = auto`.
     TooFewTrials {
         run: usize,
         trials: usize,
         coverage: f64,
+        auto: Option<f64>,
     },
 }
 
@@ -266,6 +268,7 @@ fn confident(
             run: r.index,
             trials: values.len(),
             coverage: if values.len() < 2 { 0.0 } else { e.coverage },
+            auto: r.trials.as_ref().and_then(|t| t.auto.as_ref()).map(|_| at),
         });
         return v;
     }

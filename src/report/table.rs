@@ -176,25 +176,9 @@ pub fn write_results(
             )?;
         }
     }
-    for r in results.iter().filter(|r| r.capacity.is_none()) {
-        if let Some(a) = &r.warmup_auto {
-            let how = if a.settled {
-                "until the rate settled".to_string()
-            } else {
-                format!(
-                    "and reached its bound of {} before the rate settled",
-                    human_duration(a.max_secs)
-                )
-            };
-            writeln!(
-                out,
-                "  {}: warm-up auto: {} {how}",
-                r.label,
-                human_duration(a.secs)
-            )?;
-        }
-        if let Some(s) = unsteady(r) {
-            writeln!(out, "  {}: {s}", r.label)?;
+    for r in results {
+        for n in steady_notes(r) {
+            writeln!(out, "  {}: {n}", r.label)?;
         }
     }
     super::faults::write(results, out)?;
@@ -204,6 +188,28 @@ pub fn write_results(
         writeln!(out, "  note: {n}")?;
     }
     Ok(())
+}
+
+/// What `warmup = auto` chose and whether the run was steady, as the table's notes and the
+/// HTML run section say it (a capacity search's probes say neither).
+pub(crate) fn steady_notes(r: &RunResult) -> Vec<String> {
+    if r.capacity.is_some() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    if let Some(a) = &r.warmup_auto {
+        let how = if a.settled {
+            "until the rate settled".to_string()
+        } else {
+            format!(
+                "and reached its bound of {} before the rate settled",
+                human_duration(a.max_secs)
+            )
+        };
+        out.push(format!("warm-up auto: {} {how}", human_duration(a.secs)));
+    }
+    out.extend(unsteady(r));
+    out
 }
 
 /// A run whose measured phase was not steady for a noteworthy part of it: what did not

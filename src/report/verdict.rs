@@ -57,6 +57,23 @@ pub fn detail(v: &Verdict) -> Option<String> {
             run: i,
             trials,
             coverage,
+            auto: Some(needs),
+        } => {
+            let need = crate::measure::stats::min_trials(needs).unwrap_or(100);
+            format!(
+                "run `{}`: `repeat = auto` stopped at its `max` of {trials} trials, whose interval \
+                 reaches at most {:.1}% confidence where its looks need {:.1}%; raise `max` (at \
+                 least {need})",
+                run(i),
+                coverage * 100.0,
+                needs * 100.0
+            )
+        }
+        Shortfall::TooFewTrials {
+            run: i,
+            trials,
+            coverage,
+            auto: None,
         } => {
             let level = v.interval.map_or(0.95, |x| x.level);
             let need = crate::measure::stats::min_trials(level).unwrap_or(100);
@@ -208,6 +225,9 @@ pub enum ShortfallRecord {
         run: usize,
         trials: usize,
         coverage: f64,
+        /// The level an auto-repeated run's looks needed; absent in older files.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        auto: Option<f64>,
     },
 }
 
@@ -251,10 +271,12 @@ impl VerdictRecord {
                         run,
                         trials,
                         coverage,
+                        auto,
                     } => ShortfallRecord::TooFewTrials {
                         run,
                         trials,
                         coverage,
+                        auto,
                     },
                 }),
                 interval: v.interval.map(|x| IntervalRecord {
@@ -327,10 +349,12 @@ impl VerdictRecord {
                 run,
                 trials,
                 coverage,
+                auto,
             } => Shortfall::TooFewTrials {
                 run,
                 trials,
                 coverage,
+                auto,
             },
         });
         v.interval = j.interval.as_ref().map(|x| crate::assert::Interval {

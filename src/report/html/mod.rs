@@ -284,6 +284,15 @@ fn run(h: &mut String, r: &RunResult, total: usize) {
         h.push_str(" · <span class=\"fail\">incomplete: cut short</span>");
     }
     h.push_str("</p>");
+    // The terminal's notes on this run: the warm-up `auto` chose, a late steady state, how
+    // an auto-repeat stopped.
+    let notes: Vec<String> = crate::report::table::steady_notes(r)
+        .into_iter()
+        .chain(crate::report::trials::notes(r))
+        .collect();
+    for n in &notes {
+        let _ = write!(h, "<p class=\"note\">{}</p>", esc(n));
+    }
     if let Some(c) = &r.capacity {
         capacity::section(h, &r.label, c);
     }
@@ -364,6 +373,28 @@ mod tests {
         assert!(page.contains("interrupted (exit 130)"), "{page}");
         assert!(page.contains("0 of 3 planned"));
         assert!(page.ends_with("</html>\n"));
+    }
+
+    #[test]
+    fn a_run_says_its_automatic_warm_up_and_a_late_steady_state_as_the_table_does() {
+        let r = RunResult {
+            warmup_auto: Some(crate::measure::AutoWarmup {
+                secs: 3.01,
+                max_secs: 30.0,
+                settled: true,
+            }),
+            steady_after: Some(crate::measure::steady::SteadyAfter::Never {
+                series: crate::measure::steady::SteadySeries::AckP99,
+            }),
+            elapsed_secs: 20.0,
+            ..RunResult::default()
+        };
+        let page = page(&file(vec![r.clone()]));
+        for n in crate::report::table::steady_notes(&r) {
+            assert!(page.contains(&esc(&n)), "{n}");
+        }
+        assert!(page.contains("warm-up auto: 3.01s until the rate settled"));
+        assert!(page.contains("not steady"));
     }
 
     #[test]

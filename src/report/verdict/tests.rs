@@ -125,6 +125,7 @@ fn a_confident_verdict_says_its_interval_and_how_many_trials_it_needs() {
         run: 1,
         trials: 5,
         coverage: 0.9375,
+        auto: None,
     });
     assert_eq!(
         detail(&v).unwrap(),
@@ -134,8 +135,20 @@ fn a_confident_verdict_says_its_interval_and_how_many_trials_it_needs() {
         run: 1,
         trials: 1,
         coverage: 0.0,
+        auto: None,
     });
     assert!(detail(&v).unwrap().contains("one trial"));
+    // An auto-repeated run that reached its `max`: the looks' level, and a larger `max`.
+    v.shortfall = Some(Shortfall::TooFewTrials {
+        run: 1,
+        trials: 8,
+        coverage: 0.9922,
+        auto: Some(0.999),
+    });
+    assert_eq!(
+        detail(&v).unwrap(),
+        "run `linger=5ms`: `repeat = auto` stopped at its `max` of 8 trials, whose interval reaches at most 99.2% confidence where its looks need 99.9%; raise `max` (at least 11)"
+    );
 }
 
 #[test]
