@@ -56,23 +56,29 @@ impl RunStatus {
     }
 
     /// The status of a run merged from its shards': complete when every shard is, cluster
-    /// lost when any shard's was, and every shard's reason named by its shard (0-based).
+    /// lost when any shard's was (every shard's reason named by its shard, 0-based), failed
+    /// when any shard failed, and interrupted when the shards that did not complete were all
+    /// interrupted — decided on the variants, never on a reason's words.
     pub fn merged<'a>(shards: impl IntoIterator<Item = &'a RunStatus>) -> RunStatus {
-        let mut fields = StatusFields {
-            complete: true,
-            cluster_lost: false,
-            error: None,
-        };
-        let mut errors = Vec::new();
-        for (k, s) in shards.into_iter().enumerate() {
-            fields.complete &= s.is_complete();
-            fields.cluster_lost |= s.is_cluster_lost();
-            if let Some(e) = s.reason() {
-                errors.push(format!("shard {k}: {e}"));
-            }
+        let shards: Vec<&RunStatus> = shards.into_iter().collect();
+        if shards.iter().all(|s| s.is_complete()) {
+            return RunStatus::Complete;
         }
-        fields.error = (!errors.is_empty()).then(|| errors.join("; "));
-        fields.into()
+        let unfinished = || shards.iter().filter(|s| !s.is_complete());
+        if unfinished().all(|s| matches!(s, RunStatus::Interrupted)) {
+            return RunStatus::Interrupted;
+        }
+        let reason = shards
+            .iter()
+            .enumerate()
+            .filter_map(|(k, s)| s.reason().map(|e| format!("shard {k}: {e}")))
+            .collect::<Vec<_>>()
+            .join("; ");
+        if shards.iter().any(|s| s.is_cluster_lost()) {
+            RunStatus::ClusterLost { reason }
+        } else {
+            RunStatus::Failed { reason }
+        }
     }
 }
 
@@ -176,6 +182,20 @@ mod tests {
         assert_eq!(
             RunStatus::merged([&RunStatus::Complete, &RunStatus::Complete]),
             RunStatus::Complete
+        );
+        // Shards all stopped by a signal: the run was interrupted, not failed.
+        let all = [RunStatus::Interrupted, RunStatus::Interrupted];
+        assert_eq!(RunStatus::merged(&all), RunStatus::Interrupted);
+        let some = [RunStatus::Complete, RunStatus::Interrupted];
+        assert_eq!(RunStatus::merged(&some), RunStatus::Interrupted);
+        let failed = RunStatus::Failed {
+            reason: "nothing was delivered".into(),
+        };
+        assert_eq!(
+            RunStatus::merged([&RunStatus::Interrupted, &failed]),
+            RunStatus::Failed {
+                reason: "shard 0: interrupted; shard 1: nothing was delivered".into()
+            }
         );
     }
 }
