@@ -49,6 +49,7 @@ each_fixture!(
     syntax_error,
     unknown_names,
     warmup_auto,
+    warmup_auto_args,
     warmup_auto_probe,
     wrong_kind,
 );

@@ -553,7 +553,8 @@ impl Checker<'_> {
                 max: Warmup::AUTO_MAX,
             });
         };
-        let mut max = Warmup::AUTO_MAX;
+        // Every argument is checked, so a file's mistakes are reported at once.
+        let (mut max, mut ok) = (Warmup::AUTO_MAX, true);
         for (i, a) in args.iter().enumerate() {
             match &a.name {
                 Some(n) if n.node == "max" => {}
@@ -564,7 +565,8 @@ impl Checker<'_> {
                         &["max"],
                         "`auto` takes the longest warm-up: `warmup = auto(max: 30s)`",
                     );
-                    return None;
+                    ok = false;
+                    continue;
                 }
                 None => {
                     self.err(
@@ -576,10 +578,14 @@ impl Checker<'_> {
                         .label("one too many")
                         .help("e.g. `warmup = auto(max: 30s)`"),
                     );
-                    return None;
+                    ok = false;
+                    continue;
                 }
             }
-            let d = self.duration(&a.value, ctx, "the longest warm-up")?;
+            let Some(d) = self.duration(&a.value, ctx, "the longest warm-up") else {
+                ok = false;
+                continue;
+            };
             let least = Warmup::AUTO_SLICE * Warmup::AUTO_LOOKS as u32;
             if d < least || d > MAX_RUN {
                 self.err(
@@ -597,9 +603,13 @@ impl Checker<'_> {
                         Warmup::AUTO_LOOKS
                     )),
                 );
-                return None;
+                ok = false;
+                continue;
             }
             max = d;
+        }
+        if !ok {
+            return None;
         }
         Some(Warmup::Auto { max })
     }
