@@ -199,11 +199,15 @@ impl miette::Diagnostic for Rendered<'_> {
 }
 
 /// A named source whose columns count characters, as JSON's do and as editors show them;
-/// miette's own count is in bytes, so the two disagreed on any line with an accent.
+/// miette's own count is in bytes, so the two disagreed on any line with an accent. miette
+/// reads only the lines around the span (found by the file's line index): it scans what it is
+/// given from the start, and a file with thousands of mistakes made that quadratic.
 #[derive(Debug)]
 struct CharColumns<'a> {
     name: String,
+    /// The text as shown (secrets starred): the file's bytes, one for one.
     text: &'a str,
+    file: &'a SourceFile,
 }
 
 impl SourceCode for CharColumns<'_> {
@@ -213,18 +217,29 @@ impl SourceCode for CharColumns<'_> {
         before: usize,
         after: usize,
     ) -> Result<Box<dyn SpanContents<'b> + 'b>, MietteError> {
-        let c = self.text.read_span(span, before, after)?;
+        let last_byte = (span.offset() + span.len())
+            .saturating_sub(1)
+            .max(span.offset());
+        let first = self.file.line_of(span.offset()).saturating_sub(before);
+        let range = self
+            .file
+            .lines_range(first, self.file.line_of(last_byte) + after);
+        let (window, base, base_line) = match self.text.get(range.clone()) {
+            Some(w) if span.offset() >= range.start => (w, range.start, first),
+            _ => (self.text, 0, 0),
+        };
+        let local = SourceSpan::new((span.offset() - base).into(), span.len());
+        let c = window.read_span(&local, before, after)?;
         let at = c.span().offset();
-        let line_start = self.text[..at].rfind(['\n', '\r']).map_or(0, |i| i + 1);
-        let column = self
-            .text
+        let line_start = window[..at].rfind(['\n', '\r']).map_or(0, |i| i + 1);
+        let column = window
             .get(line_start..at)
             .map_or(c.column(), |s| s.chars().count());
         Ok(Box::new(MietteSpanContents::new_named(
             self.name.clone(),
             c.data(),
-            *c.span(),
-            c.line(),
+            SourceSpan::new((at + base).into(), c.span().len()),
+            c.line() + base_line,
             column,
             c.line_count(),
         )))
@@ -271,24 +286,29 @@ pub fn render_text(diags: &Diagnostics, sources: &Sources, color: bool, width: u
     };
     let handler = GraphicalReportHandler::new_themed(theme).with_width(width);
     let mut out = String::new();
+    // Secrets are shown as stars (by span, `Sources::shown_text`), made once per file.
+    let mut shown: std::collections::HashMap<crate::source::FileId, String> = Default::default();
     for d in &diags.items {
-        // Secrets are shown as stars (by span, `Sources::shown_text`); the rendering borrows it.
-        let shown;
+        if let Some(s) = d.span {
+            shown
+                .entry(s.file)
+                .or_insert_with(|| sources.shown_text(s.file));
+        }
+    }
+    for d in &diags.items {
         let (source, unshown) = match d.span {
             Some(s) => {
                 let f = sources.get(s.file);
                 match too_long_to_show(f, s, d.label.as_deref()) {
                     Some(at) => (None, Some(at)),
-                    None => {
-                        shown = sources.shown_text(s.file);
-                        (
-                            Some(CharColumns {
-                                name: f.path.display().to_string(),
-                                text: &shown,
-                            }),
-                            None,
-                        )
-                    }
+                    None => (
+                        Some(CharColumns {
+                            name: f.path.display().to_string(),
+                            text: &shown[&s.file],
+                            file: f,
+                        }),
+                        None,
+                    ),
                 }
             }
             None => (None, None),

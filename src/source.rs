@@ -80,16 +80,54 @@ pub struct SourceFile {
     /// The path as the user wrote it (or as it was resolved for an include).
     pub path: PathBuf,
     pub text: String,
+    /// Where each line starts (byte offsets), built on first use: a file with thousands of
+    /// mistakes must not be scanned from its start for each one.
+    line_starts: std::sync::OnceLock<Vec<usize>>,
 }
 
 impl SourceFile {
+    pub fn new(path: PathBuf, text: String) -> SourceFile {
+        SourceFile {
+            path,
+            text,
+            line_starts: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn line_starts(&self) -> &[usize] {
+        self.line_starts.get_or_init(|| {
+            std::iter::once(0)
+                .chain(self.text.match_indices('\n').map(|(i, _)| i + 1))
+                .collect()
+        })
+    }
+
+    /// The 0-based line a byte offset is on.
+    pub fn line_of(&self, offset: usize) -> usize {
+        self.line_starts()
+            .partition_point(|&s| s <= offset.min(self.text.len()))
+            - 1
+    }
+
+    /// The byte range of 0-based lines `first..=last` (clamped), their line breaks included.
+    pub fn lines_range(&self, first: usize, last: usize) -> std::ops::Range<usize> {
+        let starts = self.line_starts();
+        let first = first.min(starts.len() - 1);
+        let end = starts.get(last + 1).copied().unwrap_or(self.text.len());
+        starts[first]..end.max(starts[first])
+    }
+
     /// 1-based line and column (in characters) of a byte offset.
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
         let offset = offset.min(self.text.len());
-        let before = &self.text[..offset];
-        let line = before.matches('\n').count() + 1;
-        let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        (line, col)
+        let line = self.line_of(offset);
+        let start = self.line_starts()[line];
+        let col = self
+            .text
+            .get(start..offset)
+            .map_or(0, |l| l.chars().count())
+            + 1;
+        (line + 1, col)
     }
 
     pub fn dir(&self) -> &Path {
@@ -119,7 +157,7 @@ impl Clone for Sources {
 
 impl Sources {
     pub fn add(&mut self, path: PathBuf, text: String) -> FileId {
-        self.files.push(Arc::new(SourceFile { path, text }));
+        self.files.push(Arc::new(SourceFile::new(path, text)));
         FileId(self.files.len() as u32 - 1)
     }
 
@@ -250,6 +288,22 @@ fn value_end(t: &[u8], start: usize, line_end: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_and_columns_come_from_the_line_index() {
+        let f = SourceFile::new("f.kbs".into(), "ab\r\nçd\n\nlast".into());
+        // Columns count characters; a CR belongs to the line it ends.
+        assert_eq!(f.line_col(0), (1, 1));
+        assert_eq!(f.line_col(2), (1, 3));
+        assert_eq!(f.line_col(4), (2, 1));
+        assert_eq!(f.line_col(6), (2, 2)); // after the two bytes of ç
+        assert_eq!(f.line_col(8), (3, 1));
+        assert_eq!(f.line_col(9), (4, 1));
+        assert_eq!(f.line_col(99), (4, 5)); // clamped to the end
+        assert_eq!(f.line_of(7), 1);
+        assert_eq!(&f.text[f.lines_range(1, 2)], "çd\n\n");
+        assert_eq!(&f.text[f.lines_range(3, 9)], "last");
+    }
 
     #[test]
     fn a_hidden_span_is_shown_as_stars_of_equal_length() {
