@@ -42,6 +42,8 @@ pub(super) async fn search(
         ));
     }
     let mut canaries: Vec<CanaryRun> = Vec::new();
+    // How a canary cut short (a lost cluster, an interrupt) ended the search.
+    let mut cut: Option<RunStatus> = None;
     loop {
         let (rate, trial, canary) = match s.next() {
             Step::Done => break,
@@ -66,12 +68,13 @@ pub(super) async fn search(
         if let Some(nth) = canary {
             let after = probes.len() as u32;
             match run_canary(rp, c, rate, (after, nth), at, opts, &interrupt, notes).await {
-                Some(run) => {
+                Ok(run) => {
                     s.record(run.pass);
                     canaries.push(run);
                     continue;
                 }
-                None => {
+                Err(status) => {
+                    cut = Some(status);
                     stopped = Some(Limit::Stopped);
                     break;
                 }
@@ -111,9 +114,11 @@ pub(super) async fn search(
         }
         s.record(pass);
     }
-    // A probe cut short (a lost cluster, an interrupt) cuts the search short with its status.
-    let status = match probes.last() {
-        Some(p) if !p.result.status.is_complete() => p.result.status.clone(),
+    // A probe or canary cut short (a lost cluster, an interrupt) cuts the search short with
+    // its status.
+    let status = match (cut, probes.last()) {
+        (Some(status), _) => status,
+        (None, Some(p)) if !p.result.status.is_complete() => p.result.status.clone(),
         _ if interrupt.load(Ordering::SeqCst) => RunStatus::Interrupted,
         _ => RunStatus::Complete,
     };
@@ -123,9 +128,9 @@ pub(super) async fn search(
 }
 
 /// Runs the `nth` canary after probe `after` at `rate`, a run like a probe's on fresh topics,
-/// judged as a probe is. None when it was cut short (an interrupt, a lost cluster): the search
-/// stops there, as it does when a probe is cut short. A canary that cannot start is a failed
-/// canary, not a failed search: the next probe says what is wrong.
+/// judged as a probe is. Its status when it was cut short (an interrupt, a lost cluster): the
+/// search stops there with it, as it does when a probe is cut short. A canary that cannot start
+/// is a failed canary, not a failed search: the next probe says what is wrong.
 #[allow(clippy::too_many_arguments)]
 async fn run_canary(
     rp: &RunPlan,
@@ -136,7 +141,7 @@ async fn run_canary(
     opts: &RunOptions,
     interrupt: &Arc<AtomicBool>,
     notes: &mut Vec<String>,
-) -> Option<CanaryRun> {
+) -> Result<CanaryRun, RunStatus> {
     let started = Instant::now();
     let mut plan = probe_plan(rp, c, rate, &format!("-p{after}c{nth}"));
     plan.label = format!(
@@ -150,12 +155,12 @@ async fn run_canary(
     };
     let (pass, misses) =
         match lifecycle::run_one(&plan, canary_at, opts, interrupt.clone(), notes).await {
-            Ok(r) if !r.status.is_complete() => return None,
+            Ok(r) if !r.status.is_complete() => return Err(r.status),
             Ok(r) => {
                 let misses = judge(&r, rate, c);
                 (misses.is_empty(), misses)
             }
-            Err(RunError::Interrupted) => return None,
+            Err(RunError::Interrupted) => return Err(RunStatus::Interrupted),
             Err(e) => {
                 notes.push(format!(
                     "canary {nth} after probe {after} could not run: {e}"
@@ -163,7 +168,7 @@ async fn run_canary(
                 (false, Vec::new())
             }
         };
-    Some(CanaryRun {
+    Ok(CanaryRun {
         after,
         target: rate,
         pass,

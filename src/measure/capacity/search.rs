@@ -207,12 +207,7 @@ impl Search {
     /// the capacity, failed after an overload. Half the lowest failure keeps the canary clear of
     /// the edge. None before any rate passed (a canary must be a rate known to pass).
     fn canary_rate(&self) -> Option<f64> {
-        let lowest_fail = self
-            .outcomes
-            .iter()
-            .filter(|o| !o.1)
-            .map(|o| o.0)
-            .fold(f64::INFINITY, f64::min);
+        let lowest_fail = self.lowest_failure();
         let safe: Vec<f64> = self
             .outcomes
             .iter()
@@ -224,6 +219,15 @@ impl Search {
         light
             .max_by(f64::total_cmp)
             .or_else(|| safe.iter().copied().min_by(f64::total_cmp))
+    }
+
+    /// The lowest rate that failed a probe; infinite when none did.
+    fn lowest_failure(&self) -> f64 {
+        self.outcomes
+            .iter()
+            .filter(|o| !o.1)
+            .map(|o| o.0)
+            .fold(f64::INFINITY, f64::min)
     }
 
     /// Every canary, in order.
@@ -349,12 +353,7 @@ impl Search {
     /// Where the passes and the failures mix: from the lowest failure to the highest pass
     /// (every rate probed when they do not mix), with the passes among its probes.
     fn unstable(&self) -> Answer {
-        let lowest_fail = self
-            .outcomes
-            .iter()
-            .filter(|o| !o.1)
-            .map(|o| o.0)
-            .fold(f64::INFINITY, f64::min);
+        let lowest_fail = self.lowest_failure();
         let highest_pass = self
             .outcomes
             .iter()
