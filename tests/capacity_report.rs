@@ -111,7 +111,8 @@ fn probe(target: f64, achieved: f64, ack: (f64, f64, f64), e2e: (f64, f64, f64))
 }
 
 fn slo_miss(measured: f64) -> Value {
-    json!({"kind": "slo", "condition": "e2e.p99 < 20ms", "measured": measured, "bound": 0.02})
+    json!({"kind": "slo", "condition": "e2e.p99 < 20ms", "measured": measured, "bound": 0.02,
+           "unit": "Duration", "read_side": true})
 }
 
 fn rate_miss(achieved: f64, target: f64) -> Value {
@@ -478,4 +479,37 @@ fn a_search_where_no_rate_passed_compares_as_zero_and_fails_the_gate() {
         "{stdout}"
     );
     assert!(stdout.contains("capacity fell 100.0%"), "{stdout}");
+}
+
+#[test]
+fn a_band_not_narrowed_claims_no_capacity_in_the_table_and_compares_as_zero() {
+    // The probes ran out with a band 4× wide: the table says so with the band, and a gate on
+    // the capacity fails rather than compare the fit's estimate as if it were an answer.
+    let mut cur = slo_limited("partitions=6", 0);
+    {
+        let c = cur.capacity.as_mut().unwrap();
+        c.capacity = None;
+        c.bracket = None;
+        c.reliability = 0.8;
+        c.band = Some(serde_json::from_value(json!({"low": 128e3, "high": 519e3})).unwrap());
+        c.not_narrowed = Some(serde_json::from_value(json!({"estimate": 298e3})).unwrap());
+    }
+    let mut out = Vec::new();
+    kafkabench::report::table::write_results("capacity", 1, &[cur.clone()], &[], &mut out).unwrap();
+    let table = String::from_utf8(out).unwrap();
+    assert!(
+        table.contains("capacity not narrowed: 80% between 128k and 519k/s after"),
+        "{table}"
+    );
+    assert!(table.contains("the fit's estimate is 298k/s"), "{table}");
+    let out = compared(
+        &with_capacity(Some(52.5e3)),
+        &file(vec![cur]),
+        &["--fail-on", "capacity:-10%"],
+    );
+    let stdout = expect_exit(&out, 1);
+    assert!(
+        stdout.contains("the capacity was not narrowed (capacity not narrowed: 80% between"),
+        "{stdout}"
+    );
 }

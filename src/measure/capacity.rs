@@ -12,9 +12,10 @@ use serde::{Deserialize, Serialize};
 
 pub use judge::{judge, GENERATOR_BUSY};
 
-pub use search::{Answer, Canary, Search, Step, CANARIES_AFTER_FAILURE};
+pub use search::{Answer, Canary, Search, Step, Verdict, CANARIES_AFTER_FAILURE};
 
 use super::RunResult;
+use crate::model::Unit;
 
 /// Everything a search did and found; a search cell's `RunResult::capacity`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -53,6 +54,10 @@ pub struct CapacityFigures {
     /// Set when no rate was shown to reach the reliability: the capacity is then None.
     #[serde(default)]
     pub unstable: Option<Unstable>,
+    /// Set when the probes ran out with a band wider than a doubling: the capacity is then
+    /// None, and `band` holds that band.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_narrowed: Option<NotNarrowed>,
     /// The search's probe budget.
     #[serde(default)]
     pub max_probes: u32,
@@ -92,6 +97,12 @@ pub struct Unstable {
     pub probes: u32,
     pub low: f64,
     pub high: f64,
+}
+
+/// A capacity not narrowed: the fit's estimate, inside the band that is too wide to claim it.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NotNarrowed {
+    pub estimate: f64,
 }
 
 /// A search's settings for the tests: `from`, `to`, `precision` and `trials`, the rest default.
@@ -224,6 +235,13 @@ pub enum Miss {
         measured: Option<f64>,
         /// None when a side of the bound was not measured either.
         bound: Option<f64>,
+        /// What `measured` measures, for showing it (None in older files: a plain number).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        unit: Option<Unit>,
+        /// Whether the condition reads a figure kafkabench's reader measures (end-to-end
+        /// latency, lag, what was consumed).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        read_side: bool,
     },
     /// The probe was cut short (an interrupt, a lost cluster) or could not run.
     Incomplete { reason: String },

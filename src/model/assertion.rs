@@ -51,6 +51,15 @@ pub enum Expr {
 }
 
 impl Expr {
+    /// Whether any metric the expression reads is one `f` picks.
+    pub fn reads(&self, f: &impl Fn(Metric) -> bool) -> bool {
+        match self {
+            Expr::Metric { metric, .. } => f(*metric),
+            Expr::Const(..) => false,
+            Expr::Binary(l, _, r) => l.reads(f) || r.reads(f),
+        }
+    }
+
     /// What the expression measures: a sum keeps its terms' unit, a product takes the unit of
     /// its non-number factor, a quotient of like units is a number.
     pub fn unit(&self) -> Unit {

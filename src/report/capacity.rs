@@ -30,8 +30,18 @@ pub(crate) fn latency(ms: f64) -> String {
 
 /// The capacity as the report states it: `48.2k/s (80%: 44.1k–51k/s)` with its reliability
 /// and band, `≥ 1M/s` when the upper bound passed, `none: …` when no rate passed, `no stable
-/// capacity: …` when no rate was shown to reach the reliability.
+/// capacity: …` when no rate was shown to reach the reliability, `not narrowed: …` when the
+/// probes ran out with a band wider than a doubling.
 pub(crate) fn headline(c: &CapacityFigures) -> String {
+    if let (Some(_), Some(b)) = (c.not_narrowed, c.band) {
+        return format!(
+            "not narrowed: {}% between {} and {} after {} probes",
+            trim(c.reliability * 100.0),
+            short(b.low),
+            rate(b.high),
+            c.probes.len()
+        );
+    }
     if let Some(u) = c.unstable {
         return format!(
             "no stable capacity: SLO met in {} of {} probes between {} and {}",
@@ -93,24 +103,14 @@ pub(crate) fn miss(m: &Miss, target: f64) -> String {
         Miss::Slo {
             condition,
             measured,
+            unit,
             ..
         } => {
-            let unit = condition_unit(condition);
-            let shown = measured.map_or("not measured".into(), |x| value(x, unit));
+            let shown = measured.map_or("not measured".into(), |x| value(x, *unit));
             format!("{condition}: {shown}")
         }
         Miss::Incomplete { reason } => format!("cut short: {reason}"),
     }
-}
-
-/// The unit of a condition's left-hand side when it is one metric (`e2e.p99 < 20ms`); None
-/// for an expression, whose value is then shown as a plain number.
-fn condition_unit(condition: &str) -> Option<Unit> {
-    let lhs = condition
-        .split([' ', '<', '>', '=', '!'])
-        .next()
-        .unwrap_or_default();
-    super::compare::metric_from_name(lhs).map(|m| m.unit())
 }
 
 /// A value in base units, for its unit.
@@ -207,6 +207,15 @@ pub(crate) fn notes(c: &CapacityFigures) -> Vec<String> {
             .map(|r| format!("{}: trials disagreed", rate(*r))),
     );
     out.extend(recoveries(c));
+    if let (Some(n), Some(b)) = (c.not_narrowed, c.band) {
+        out.push(format!(
+            "the capacity was not narrowed: its 95% band {}–{} spans more than a doubling \
+             (the fit's estimate is {}); more `probes`, or longer ones, narrow it",
+            short(b.low),
+            rate(b.high),
+            rate(n.estimate)
+        ));
+    }
     out
 }
 
@@ -448,6 +457,32 @@ mod tests {
     }
 
     #[test]
+    fn a_band_not_narrowed_is_said_without_a_capacity() {
+        let c = CapacityFigures {
+            reliability: 0.8,
+            band: Some(crate::measure::capacity::Band {
+                low: 128_082.0,
+                high: 518_697.0,
+            }),
+            not_narrowed: Some(crate::measure::capacity::NotNarrowed {
+                estimate: 298_379.0,
+            }),
+            ..CapacityFigures::default()
+        };
+        assert_eq!(
+            headline(&c),
+            "not narrowed: 80% between 128k and 519k/s after 0 probes"
+        );
+        assert_eq!(
+            notes(&c),
+            [
+                "the capacity was not narrowed: its 95% band 128k–519k/s spans more than a \
+              doubling (the fit's estimate is 298k/s); more `probes`, or longer ones, narrow it"
+            ]
+        );
+    }
+
+    #[test]
     fn latencies_have_three_significant_digits() {
         let cases = [
             (13.79, "13.8ms"),
@@ -478,6 +513,8 @@ mod tests {
                     condition: "e2e.p99 < 20ms".into(),
                     measured: Some(0.0312),
                     bound: Some(0.02),
+                    unit: Some(Unit::Duration),
+                    read_side: true,
                 },
                 "e2e.p99 < 20ms: 31.2ms",
             ),
@@ -486,6 +523,8 @@ mod tests {
                     condition: "e2e.p99 < 20ms".into(),
                     measured: None,
                     bound: Some(0.02),
+                    unit: Some(Unit::Duration),
+                    read_side: true,
                 },
                 "e2e.p99 < 20ms: not measured",
             ),

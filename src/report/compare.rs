@@ -332,6 +332,8 @@ fn no_capacity(r: &RunResult) -> Option<String> {
     capacity(r)?;
     let what = if c.unstable.is_some() {
         "no rate was stable"
+    } else if c.not_narrowed.is_some() {
+        "the capacity was not narrowed"
     } else {
         "no rate passed"
     };

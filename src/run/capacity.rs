@@ -12,8 +12,8 @@ use super::progress::Position;
 use super::RunOptions;
 use crate::format::{compact_rate, human_duration};
 use crate::measure::capacity::{
-    judge, Answer, Band, CanaryRun, CapacityFigures, Limit, Miss, Probe, Search, SloLine, Step,
-    Unstable,
+    judge, Answer, Band, CanaryRun, CapacityFigures, Limit, Miss, NotNarrowed, Probe, Search,
+    SloLine, Step, Unstable, Verdict,
 };
 use crate::measure::{RunResult, RunStatus};
 use crate::model::capacity::PROBE_OVERHEAD;
@@ -98,6 +98,13 @@ pub(super) async fn search(
         };
         let misses = judge(&r, rate, c);
         let pass = misses.is_empty();
+        let verdict = if pass {
+            Verdict::Pass
+        } else if misses.iter().any(|m| matches!(m, Miss::Rate { .. })) {
+            Verdict::Overload
+        } else {
+            Verdict::Fail
+        };
         let complete = r.status.is_complete();
         probes.push(Probe {
             number,
@@ -112,7 +119,7 @@ pub(super) async fn search(
             stopped = Some(Limit::Stopped);
             break;
         }
-        s.record(pass);
+        s.record(verdict);
     }
     // A probe or canary cut short (a lost cluster, an interrupt) cuts the search short with
     // its status.
@@ -214,6 +221,9 @@ fn progress_label(
             compact_rate(high)
         )),
         Answer::AtLeast { rate } => l.push_str(&format!(" · passed {}", compact_rate(rate))),
+        Answer::NotNarrowed { low, high, .. } => {
+            l.push_str(&format!(" · {}–{}", compact_rate(low), compact_rate(high)))
+        }
         Answer::Unstable { passes, probes, .. } => {
             l.push_str(&format!(" · met in {passes} of {probes}"))
         }
@@ -279,7 +289,13 @@ fn result(
         elapsed_secs: elapsed.as_secs_f64(),
         reliability: c.reliability,
         band: match answer {
-            Answer::Capacity { low, high, .. } => Some(Band { low, high }),
+            Answer::Capacity { low, high, .. } | Answer::NotNarrowed { low, high, .. } => {
+                Some(Band { low, high })
+            }
+            _ => None,
+        },
+        not_narrowed: match answer {
+            Answer::NotNarrowed { estimate, .. } => Some(NotNarrowed { estimate }),
             _ => None,
         },
         unstable: match answer {
@@ -347,9 +363,7 @@ fn behind(p: &Probe) -> bool {
 fn reader_bound(p: &Probe) -> bool {
     let reads = |m: &Miss| match m {
         Miss::Lag { .. } => true,
-        Miss::Slo { condition, .. } => {
-            condition.starts_with("e2e.") || condition.starts_with("lag.")
-        }
+        Miss::Slo { read_side, .. } => *read_side,
         _ => false,
     };
     p.result
@@ -407,6 +421,7 @@ fn metric_text(condition: &str) -> String {
 mod tests {
     use super::*;
     use crate::measure::{new_histogram, record, GeneratorLoad, LatencySummary};
+    use crate::model::Unit;
 
     /// A summary of one latency, milliseconds.
     fn ms(v: f64) -> LatencySummary {
@@ -476,6 +491,8 @@ mod tests {
             condition: "ack.p99 < 5ms".into(),
             measured: Some(0.009),
             bound: Some(0.005),
+            unit: Some(Unit::Duration),
+            read_side: false,
         };
         let slip = Miss::Slip {
             behind_secs: 2.0,

@@ -64,6 +64,8 @@ pub fn judge(r: &RunResult, target: f64, search: &CapacitySearch) -> Vec<Miss> {
                 condition: a.text.clone(),
                 measured,
                 bound,
+                unit: Some(a.lhs.unit()),
+                read_side: a.lhs.reads(&|m| m.needs_consumer()),
             });
         }
     }
