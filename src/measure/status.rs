@@ -1,6 +1,8 @@
 //! How a run ended: complete, interrupted, cluster lost, or failed, with why. A result file
-//! keeps it as its three historical fields (`complete`, `cluster_lost`, `error`,
-//! docs/result-format.md), so files read and write exactly as before.
+//! keeps it as `status` (the variant, by name) beside its three historical fields
+//! (`complete`, `cluster_lost`, `error`, docs/result-format.md), which older readers and
+//! people's scripts read. A reader takes the variant from `status`; only a file from before it
+//! existed has its status read from the three fields.
 
 use serde::{Deserialize, Serialize};
 
@@ -85,14 +87,33 @@ impl RunStatus {
 /// The status as a result file holds it.
 #[derive(Serialize, Deserialize)]
 struct StatusFields {
+    /// Absent in files from before it was written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    status: Option<Kind>,
     complete: bool,
     cluster_lost: bool,
     error: Option<String>,
 }
 
+/// A status's variant, by name.
+#[derive(Clone, Copy, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Kind {
+    Complete,
+    Interrupted,
+    ClusterLost,
+    Failed,
+}
+
 impl From<RunStatus> for StatusFields {
     fn from(s: RunStatus) -> StatusFields {
         StatusFields {
+            status: Some(match s {
+                RunStatus::Complete => Kind::Complete,
+                RunStatus::Interrupted => Kind::Interrupted,
+                RunStatus::ClusterLost { .. } => Kind::ClusterLost,
+                RunStatus::Failed { .. } => Kind::Failed,
+            }),
             complete: s.is_complete(),
             cluster_lost: s.is_cluster_lost(),
             error: s.reason().map(str::to_string),
@@ -100,11 +121,19 @@ impl From<RunStatus> for StatusFields {
     }
 }
 
-// kafkabench writes `complete: true` only with no error and the cluster not lost, so the
-// complete flag decides first.
 impl From<StatusFields> for RunStatus {
     fn from(f: StatusFields) -> RunStatus {
         let reason = f.error.unwrap_or_default();
+        match f.status {
+            Some(Kind::Complete) => return RunStatus::Complete,
+            Some(Kind::Interrupted) => return RunStatus::Interrupted,
+            Some(Kind::ClusterLost) => return RunStatus::ClusterLost { reason },
+            Some(Kind::Failed) => return RunStatus::Failed { reason },
+            None => {}
+        }
+        // An older file: kafkabench wrote `complete: true` only with no error and the cluster
+        // not lost, so the complete flag decides first, and an interrupted run said so in its
+        // error.
         if f.complete {
             RunStatus::Complete
         } else if f.cluster_lost {
@@ -133,27 +162,27 @@ mod tests {
         let cases = [
             (
                 RunStatus::Complete,
-                r#"{"complete":true,"cluster_lost":false,"error":null}"#,
+                r#"{"status":"complete","complete":true,"cluster_lost":false,"error":null}"#,
             ),
             (
                 RunStatus::Interrupted,
-                r#"{"complete":false,"cluster_lost":false,"error":"interrupted"}"#,
+                r#"{"status":"interrupted","complete":false,"cluster_lost":false,"error":"interrupted"}"#,
             ),
             (
                 RunStatus::ClusterLost {
                     reason: "all brokers are down (x)".into(),
                 },
-                r#"{"complete":false,"cluster_lost":true,"error":"all brokers are down (x)"}"#,
+                r#"{"status":"cluster_lost","complete":false,"cluster_lost":true,"error":"all brokers are down (x)"}"#,
             ),
             (
                 RunStatus::Failed {
                     reason: "nothing was delivered".into(),
                 },
-                r#"{"complete":false,"cluster_lost":false,"error":"nothing was delivered"}"#,
+                r#"{"status":"failed","complete":false,"cluster_lost":false,"error":"nothing was delivered"}"#,
             ),
             (
                 RunStatus::default(),
-                r#"{"complete":false,"cluster_lost":false,"error":null}"#,
+                r#"{"status":"failed","complete":false,"cluster_lost":false,"error":null}"#,
             ),
         ];
         for (status, json) in cases {
@@ -162,6 +191,38 @@ mod tests {
             })
             .unwrap();
             assert_eq!(written, json);
+            let read: Holder = serde_json::from_str(json).unwrap();
+            assert_eq!(read.status, status, "{json}");
+        }
+    }
+
+    #[test]
+    fn the_status_is_read_from_its_name_and_older_files_from_their_three_fields() {
+        // A failure whose reason is the word "interrupted" stays a failure.
+        let json =
+            r#"{"status":"failed","complete":false,"cluster_lost":false,"error":"interrupted"}"#;
+        let read: Holder = serde_json::from_str(json).unwrap();
+        assert_eq!(
+            read.status,
+            RunStatus::Failed {
+                reason: "interrupted".into()
+            }
+        );
+        let older = [
+            (
+                r#"{"complete":true,"cluster_lost":false,"error":null}"#,
+                RunStatus::Complete,
+            ),
+            (
+                r#"{"complete":false,"cluster_lost":false,"error":"interrupted"}"#,
+                RunStatus::Interrupted,
+            ),
+            (
+                r#"{"complete":false,"cluster_lost":true,"error":"x"}"#,
+                RunStatus::ClusterLost { reason: "x".into() },
+            ),
+        ];
+        for (json, status) in older {
             let read: Holder = serde_json::from_str(json).unwrap();
             assert_eq!(read.status, status, "{json}");
         }

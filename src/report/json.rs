@@ -272,8 +272,9 @@ mod tests {
         f.write(&mut text).unwrap();
         let text = String::from_utf8(text).unwrap();
         assert!(text.contains(
-            "\"topic\": \"\",\n      \"complete\": false,\n      \"cluster_lost\": true,\n      \
-             \"error\": \"all brokers are down (1/1 brokers are down)\",\n      \"sent\": 0,"
+            "\"topic\": \"\",\n      \"status\": \"cluster_lost\",\n      \"complete\": false,\n      \
+             \"cluster_lost\": true,\n      \"error\": \"all brokers are down (1/1 brokers are down)\",\n      \
+             \"sent\": 0,"
         ));
         let back = ResultFile::parse(&text, "r.json").unwrap();
         let read: Vec<&RunStatus> = back.runs.iter().map(|r| &r.status).collect();

@@ -239,7 +239,7 @@ fn progress_label(
 }
 
 /// The search's result: the run's figures are those of the passing probe nearest the
-/// capacity at or below it (the last probe when there is none).
+/// capacity (or a band's estimate) at or below it (the last probe when there is none).
 fn result(
     rp: &RunPlan,
     c: &CapacitySearch,
@@ -250,7 +250,12 @@ fn result(
 ) -> RunResult {
     let answer = s.answer();
     let capacity = s.capacity();
-    let shown = capacity
+    // Not narrowed, the figures shown are those nearest the fit's estimate.
+    let near = match answer {
+        Answer::NotNarrowed { estimate, .. } => Some(estimate),
+        _ => capacity,
+    };
+    let shown = near
         .and_then(|c| {
             probes
                 .iter()

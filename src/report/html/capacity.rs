@@ -17,6 +17,8 @@ const LOG_SPAN: f64 = 100.0;
 
 const SLO: &str = "#a40e26";
 const CAPACITY: &str = "#116329";
+/// The capacity's band: the capacity's green, faint.
+const BAND: &str = "rgba(17, 99, 41, 0.10)";
 
 /// One latency series: which family and percentile, its colour, dashed or not.
 struct Series {
@@ -133,6 +135,7 @@ pub(super) fn plot(label: &str, c: &CapacityFigures) -> String {
         .iter()
         .flat_map(|(_, pts)| pts.iter().map(|p| p.0))
         .chain(c.capacity)
+        .chain(c.band.map(|b| b.high))
         .fold(0.0, f64::max);
     let log = y_max / y_min > LOG_SPAN;
     let y_kind = if log { Kind::Log } else { Kind::Linear };
@@ -150,6 +153,16 @@ pub(super) fn plot(label: &str, c: &CapacityFigures) -> String {
         "achieved throughput (acknowledged records/s)",
         y_label,
     );
+    // The band under everything else: where the capacity lies, claimed or not narrowed.
+    if let Some(band) = c.band {
+        let (x0, x1) = (xs.px(band.low), xs.px(band.high));
+        let tip = format!(
+            "95% band of the capacity: {}–{}",
+            crate::format::compact_rate(band.low),
+            crate::format::compact_rate(band.high)
+        );
+        svg.rect((x0, t), (x1 - x0, b - t), BAND, Some(&tip));
+    }
     for (condition, bound) in &slo {
         let y = ys.px(*bound);
         svg.polyline(&[(l, y), (r, y)], SLO, 1.5, true);
@@ -236,7 +249,7 @@ pub(super) fn section(h: &mut String, label: &str, c: &CapacityFigures) {
         h,
         "<figure class=\"wide capacity-plot\">{}<figcaption class=\"note\">One point per \
          probe, at the throughput it achieved: filled passed, hollow failed. Dashed red lines: \
-         the SLO's latency bounds; the green line: the capacity.</figcaption></figure>",
+         the SLO's latency bounds; the green line: the capacity; the shaded span: its 95 % band.</figcaption></figure>",
         plot(label, c)
     );
     probes(h, c);
