@@ -451,6 +451,15 @@ fn run_values(r: &RunResult, m: Metric) -> Vec<f64> {
 /// percentiles the file keeps, so a file trimmed of its histograms reads the same as the
 /// original; other statistics come from the histogram.
 fn value(r: &RunResult, m: Metric) -> Option<f64> {
+    // A search that could not say its capacity (no stable one, a band not narrowed) has no
+    // point in the series: `compare` and `expect` read it as 0, but a series of those zeros
+    // would be change points that no cluster made. A search where nothing passed stays 0.
+    let unanswered = |c: &crate::measure::capacity::CapacityFigures| {
+        c.unstable.is_some() || c.not_narrowed.is_some()
+    };
+    if m == Metric::Capacity && r.capacity.as_deref().is_some_and(unanswered) {
+        return None;
+    }
     let Metric::Latency(kind, stat) = m else {
         return r.own_metric(m);
     };

@@ -340,3 +340,44 @@ fn a_latency_level_change_shows_through_rare_stalls_of_100_times_it() {
     let c = &f.change_points[0];
     assert!(c.before > 0.03 && (c.after - 0.0132).abs() < 1e-3, "{c:?}");
 }
+
+#[test]
+fn a_search_that_could_not_say_its_capacity_is_no_point_of_the_capacity_series() {
+    // 30 searches at about 50k/s; every fifth said "not narrowed" or "no stable capacity".
+    // Read as 0 (as `compare` does), those would be change points no cluster made.
+    use crate::measure::capacity::{CapacityFigures, Limit, NotNarrowed, Unstable};
+    let mut rng = Rng::new(3);
+    let history: Vec<Loaded> = (0..30)
+        .map(|i| {
+            let mut r = run("search", 1000.0, 2.0);
+            let mut c = CapacityFigures {
+                capacity: Some(50_000.0 * (1.0 + 0.01 * (rng.next_f64() - 0.5))),
+                limit: Limit::Slo,
+                ..CapacityFigures::default()
+            };
+            if i % 5 == 4 {
+                c.capacity = None;
+                if i % 10 == 4 {
+                    c.not_narrowed = Some(NotNarrowed { estimate: 60e3 });
+                } else {
+                    c.unstable = Some(Unstable {
+                        passes: 9,
+                        probes: 15,
+                        low: 10e3,
+                        high: 41e3,
+                    });
+                }
+            }
+            r.capacity = Some(Box::new(c));
+            loaded(i, "s", vec![r], env(2, "c", 0.5))
+        })
+        .collect();
+    let h = analyse(&history, &options(&["capacity:-5%"]), vec![]);
+    let f = (h.series[0].figures.iter())
+        .find(|f| f.name == "capacity")
+        .expect("the capacity series");
+    assert_eq!(f.results.len(), 24, "{:?}", f.results);
+    assert!(!f.results.contains(&4) && f.results.contains(&5));
+    assert!(f.change_points.is_empty(), "{:?}", f.change_points);
+    assert!(h.breaches.is_empty());
+}
