@@ -332,9 +332,10 @@ impl Search {
     }
 
     /// The lowest rate that failed its one probe, not as an overload, and bounds the band from
-    /// above: probed once more before the answer rests on it. A quiet machine fails a probe now and then at any
-    /// rate; one such failure where the edge is expected reads as the edge (a lapse cannot
-    /// outweigh it), and the rates above it, up to the real edge, are never probed.
+    /// above: probed once more before the answer rests on it. A quiet machine fails a probe
+    /// now and then at any rate; one such failure where the edge is expected reads as the edge
+    /// (a lapse cannot outweigh it), and the rates above it, up to the real edge, are never
+    /// probed.
     fn unconfirmed_failure(&self, f: &Fit) -> Option<f64> {
         let reach = f.high * (1.0 + self.precision);
         self.outcomes
