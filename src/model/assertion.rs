@@ -51,12 +51,15 @@ pub enum Expr {
 }
 
 impl Expr {
-    /// Whether any metric the expression reads is one `f` picks.
-    pub fn reads(&self, f: &impl Fn(Metric) -> bool) -> bool {
+    /// Pushes the metrics the expression reads onto `out`, in the order written.
+    pub fn metrics_into(&self, out: &mut Vec<Metric>) {
         match self {
-            Expr::Metric { metric, .. } => f(*metric),
-            Expr::Const(..) => false,
-            Expr::Binary(l, _, r) => l.reads(f) || r.reads(f),
+            Expr::Metric { metric, .. } => out.push(*metric),
+            Expr::Const(..) => {}
+            Expr::Binary(l, _, r) => {
+                l.metrics_into(out);
+                r.metrics_into(out);
+            }
         }
     }
 

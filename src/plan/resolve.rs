@@ -91,7 +91,7 @@ pub(super) fn metrics_read(
     for (a, p) in assertions.iter().zip(planned) {
         let mut metrics = Vec::new();
         for e in exprs(a) {
-            metrics_of(e, &mut metrics);
+            e.metrics_into(&mut metrics);
         }
         for inst in &p.instances {
             // `refs` are the metric references in the order written, as `metrics` are.
@@ -103,17 +103,6 @@ pub(super) fn metrics_read(
         }
     }
     out
-}
-
-fn metrics_of(e: &Expr, out: &mut Vec<Metric>) {
-    match e {
-        Expr::Metric { metric, .. } => out.push(*metric),
-        Expr::Const(..) => {}
-        Expr::Binary(l, _, r) => {
-            metrics_of(l, out);
-            metrics_of(r, out);
-        }
-    }
 }
 
 fn same_refs(a: &[Reference], b: &[Reference]) -> bool {

@@ -60,12 +60,14 @@ pub fn judge(r: &RunResult, target: f64, search: &CapacitySearch) -> Vec<Miss> {
             },
         };
         if !holds {
+            let mut read = Vec::new();
+            a.lhs.metrics_into(&mut read);
             misses.push(Miss::Slo {
                 condition: a.text.clone(),
                 measured,
                 bound,
                 unit: Some(a.lhs.unit()),
-                read_side: a.lhs.reads(&|m| m.needs_consumer()),
+                read_side: read.iter().any(|m| m.needs_consumer()),
             });
         }
     }

@@ -126,16 +126,14 @@ fn two_searches_of_one_noisy_system_agree_within_their_bands() {
             } => Some((estimate, low, high)),
             _ => None,
         };
-        match (band(one.answer()), band(two.answer())) {
+        let (a1, a2) = (one.answer(), two.answer());
+        match (band(a1), band(a2)) {
             (Some((r1, l1, h1)), Some((r2, l2, h2)))
                 if (l2..=h2).contains(&r1) || (l1..=h1).contains(&r2) =>
             {
                 agree += 1
             }
-            (None, None)
-                if matches!(one.answer(), Answer::Unstable { .. })
-                    && matches!(two.answer(), Answer::Unstable { .. }) =>
-            {
+            _ if matches!((a1, a2), (Answer::Unstable { .. }, Answer::Unstable { .. })) => {
                 agree += 1
             }
             _ => {}
