@@ -84,65 +84,145 @@ pub(crate) fn group_rebalances(members: &[&ConsumerRecording]) -> u64 {
     epochs.len() as u64
 }
 
-/// The read side's figures from the consumers' merged recording and the merged series.
-pub(crate) fn derive(
-    c: &ConsumerRecording,
-    side: &ReadSide,
-    series: Option<&super::TimeSeries>,
-) -> ConsumeFigures {
-    // The read rate's window: first record read → last (what rdkafka_performance -C times),
-    // so librdkafka's start-up (an offset lookup's backoff, a resumed fetcher waking up) is
-    // not counted as reading; drain.time keeps it. One record has no such window.
-    let from = if c.first_read_ns >= side.origin_ns && c.last_read_ns > c.first_read_ns {
-        c.first_read_ns
-    } else {
-        side.origin_ns
-    };
-    let reading_secs = c.last_read_ns.saturating_sub(from) as f64 / 1e9;
-    let per_sec = |n: u64| {
-        if reading_secs > 0.0 {
-            n as f64 / reading_secs
-        } else {
-            0.0
+/// What a result file keeps of its read side beyond the figures: the sums its figures are
+/// derived from, times relative to the measured start (which the shards' barrier makes one
+/// instant). A run's consumers and a merge's shards both become one of these, and
+/// [`ReadSums::figures`] derives the read side's figures from it, the one place that does.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReadSums {
+    pub consumers: u32,
+    /// The commit policy as written (the same on every shard).
+    pub commit: String,
+    pub records: u64,
+    pub bytes: u64,
+    pub redelivered: u64,
+    pub aborted_read: u64,
+    pub fetch_requests: Option<u64>,
+    pub fetch_bytes: Option<u64>,
+    /// The first and the last record read (ns after the measured start; the first may be
+    /// before it, in a warm-up); None when nothing was read.
+    pub first_read_ns: Option<i64>,
+    pub last_read_ns: Option<i64>,
+    /// Every partition stall, (from, to) in ns after the measured start (the join's begin
+    /// before it).
+    pub stalls: Vec<(i64, i64)>,
+    /// The group's rebalances (distinct assignment epochs).
+    pub rebalances: u64,
+    /// When every partition had been read to its end (ns after the measured start).
+    pub drained_ns: Option<i64>,
+}
+
+impl ReadSums {
+    /// The consumers' merged recording, as sums relative to `side`'s measured start.
+    pub(crate) fn of(c: &ConsumerRecording, side: &ReadSide) -> ReadSums {
+        let at = |ns: u64| ns as i64 - side.origin_ns as i64;
+        // 0 on the run's clock: the consumer never read.
+        let read = |ns: u64| (ns > 0).then(|| at(ns));
+        ReadSums {
+            consumers: side.consumers,
+            commit: side.commit.clone(),
+            records: c.records,
+            bytes: c.bytes,
+            redelivered: c.redelivered,
+            aborted_read: c.aborted_read,
+            fetch_requests: c.fetch_requests,
+            fetch_bytes: c.fetch_bytes,
+            first_read_ns: read(c.first_read_ns),
+            last_read_ns: read(c.last_read_ns),
+            stalls: c.stalls.iter().map(|&(f, t)| (at(f), at(t))).collect(),
+            rebalances: side.rebalances,
+            drained_ns: side.drained_ns.map(|t| at(t).max(0)),
         }
-    };
-    let mut times = super::new_histogram();
-    for (from, to) in &c.stalls {
-        super::record(&mut times, to - from);
     }
-    // Within the measured phase: the join's stalls (before the clock) are left out.
-    let stalled_ns: u64 = c
-        .stalls
-        .iter()
-        .map(|(from, to)| to.saturating_sub((*from).max(side.origin_ns)))
-        .sum();
-    ConsumeFigures {
-        consumers: side.consumers,
-        records: c.records,
-        bytes: c.bytes,
-        throughput_msgs: per_sec(c.records),
-        throughput_bytes: per_sec(c.bytes),
-        lag_max: series.and_then(|s| s.points.iter().filter_map(|p| p.lag).max()),
-        rebalance_secs: c
+
+    /// Another shard's read side: its consumers read other partitions at the same time.
+    pub fn absorb(&mut self, o: &ReadSums) {
+        let add = |a: Option<u64>, b: Option<u64>| match (a, b) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        };
+        let either = |a: Option<i64>, b: Option<i64>, f: fn(i64, i64) -> i64| match (a, b) {
+            (Some(a), Some(b)) => Some(f(a, b)),
+            (a, b) => a.or(b),
+        };
+        self.consumers += o.consumers;
+        if self.commit.is_empty() {
+            self.commit = o.commit.clone();
+        }
+        self.records += o.records;
+        self.bytes += o.bytes;
+        self.redelivered += o.redelivered;
+        self.aborted_read += o.aborted_read;
+        self.fetch_requests = add(self.fetch_requests, o.fetch_requests);
+        self.fetch_bytes = add(self.fetch_bytes, o.fetch_bytes);
+        self.first_read_ns = either(self.first_read_ns, o.first_read_ns, i64::min);
+        self.last_read_ns = either(self.last_read_ns, o.last_read_ns, i64::max);
+        self.stalls.extend_from_slice(&o.stalls);
+        // A sharded run has no group (each shard is assigned its partitions by hand).
+        self.rebalances += o.rebalances;
+        // The read side is drained when the last shard's is.
+        self.drained_ns = either(self.drained_ns, o.drained_ns, i64::max);
+    }
+
+    /// The read side's figures, with the lag read off the run's (or the merged) time series:
+    /// the highest lag at an interval's end, so a merge's is the maximum over time of the
+    /// shards' summed lag, not a sum of their maxima.
+    pub fn figures(&self, series: Option<&super::TimeSeries>) -> ConsumeFigures {
+        // The read rate's window: first record read → last (what rdkafka_performance -C
+        // times), so librdkafka's start-up (an offset lookup's backoff, a resumed fetcher
+        // waking up) is not counted as reading; drain.time keeps it. One record has no such
+        // window.
+        let last = self.last_read_ns.unwrap_or(0);
+        let from = match self.first_read_ns {
+            Some(first) if first >= 0 && last > first => first,
+            _ => 0,
+        };
+        let reading_secs = (last - from).max(0) as f64 / 1e9;
+        let per_sec = |n: u64| {
+            if reading_secs > 0.0 {
+                n as f64 / reading_secs
+            } else {
+                0.0
+            }
+        };
+        let mut times = super::new_histogram();
+        for (from, to) in &self.stalls {
+            super::record(&mut times, (to - from).max(0) as u64);
+        }
+        // Within the measured phase: the join's stalls (before the clock) are left out.
+        let stalled_ns: i64 = self
             .stalls
             .iter()
-            .map(|(f, t)| t - f)
-            .max()
-            .map(|ns| ns as f64 / 1e9),
-        rebalances: side.rebalances,
-        rebalance: (!c.stalls.is_empty()).then(|| LatencySummary::from_histogram(&times)),
-        stall_secs: (side.consumers > 0 && side.rebalances > 0).then(|| stalled_ns as f64 / 1e9),
-        redelivered: c.redelivered,
-        fetch_requests: c.fetch_requests,
-        fetch_bytes_avg: match (c.fetch_requests, c.fetch_bytes) {
-            (Some(r), Some(b)) if r > 0 => Some(b as f64 / r as f64),
-            _ => None,
-        },
-        drain_secs: side
-            .drained_ns
-            .map(|t| t.saturating_sub(side.origin_ns) as f64 / 1e9),
-        aborted_read: c.aborted_read,
-        commit: side.commit.clone(),
+            .map(|(from, to)| (to - (*from).max(0)).max(0))
+            .sum();
+        ConsumeFigures {
+            consumers: self.consumers,
+            records: self.records,
+            bytes: self.bytes,
+            throughput_msgs: per_sec(self.records),
+            throughput_bytes: per_sec(self.bytes),
+            lag_max: series.and_then(|s| s.points.iter().filter_map(|p| p.lag).max()),
+            rebalance_secs: self
+                .stalls
+                .iter()
+                .map(|(f, t)| (t - f).max(0))
+                .max()
+                .map(|ns| ns as f64 / 1e9),
+            rebalances: self.rebalances,
+            rebalance: (!self.stalls.is_empty()).then(|| LatencySummary::from_histogram(&times)),
+            stall_secs: (self.consumers > 0 && self.rebalances > 0)
+                .then(|| stalled_ns as f64 / 1e9),
+            redelivered: self.redelivered,
+            fetch_requests: self.fetch_requests,
+            // A ratio of sums, also over shards.
+            fetch_bytes_avg: match (self.fetch_requests, self.fetch_bytes) {
+                (Some(r), Some(b)) if r > 0 => Some(b as f64 / r as f64),
+                _ => None,
+            },
+            drain_secs: self.drained_ns.map(|t| t.max(0) as f64 / 1e9),
+            aborted_read: self.aborted_read,
+            commit: self.commit.clone(),
+        }
     }
 }
 
@@ -317,6 +397,15 @@ mod tests {
     use super::*;
 
     const MS: u64 = 1_000_000;
+
+    /// The figures a run derives: through the sums its result file keeps.
+    fn derive(
+        c: &ConsumerRecording,
+        side: &ReadSide,
+        series: Option<&crate::measure::TimeSeries>,
+    ) -> ConsumeFigures {
+        ReadSums::of(c, side).figures(series)
+    }
 
     fn side(origin_ns: u64, drained_ns: Option<u64>) -> ReadSide {
         ReadSide {

@@ -18,7 +18,10 @@ use hdrhistogram::Histogram;
 
 use super::recording::{ProducerStats, RawSums, Recording, SendSpan};
 use super::series::{Intervals, Planned};
-use super::{new_histogram, Delivery, Internals, LatencySummary, RunResult, RunStatus};
+use super::{
+    new_histogram, ConsumeFigures, Delivery, Internals, LatencySummary, ReadSums, RunResult,
+    RunStatus,
+};
 
 /// Why the shards' results of one run cannot be merged; `shard` indexes the slice given to
 /// [`merge`], so the caller can name the file or pod.
@@ -110,7 +113,8 @@ pub(crate) fn merge(shards: &[&RunResult], schedule: &Planned) -> Result<RunResu
     // Every shard measured the growth of the whole topic (they share it) over its own window;
     // the largest is the one that saw every shard's records. Summing would count it N times.
     m.set_disk_total(shards.iter().filter_map(|s| s.disk_bytes).max());
-    m.consume = extras::consume(shards)?;
+    m.raw_read = read_side(shards);
+    m.consume = m.raw_read.as_ref().map(|r| r.figures(m.series.as_ref()));
     m.txn = extras::txn(shards)?;
     m.faults = extras::faults(shards)?;
     m.topics = extras::topics(shards);
@@ -236,6 +240,47 @@ fn older_sums(s: &RunResult) -> RawSums {
     RawSums { span, stats }
 }
 
+/// The shards' read sides as one, from their sums, so the figures are derived as one
+/// machine's are (the lag from the merged series); None when no shard read.
+fn read_side(shards: &[&RunResult]) -> Option<ReadSums> {
+    let mut all: Option<ReadSums> = None;
+    for s in shards {
+        let Some(c) = &s.consume else { continue };
+        let sums = s.raw_read.clone().unwrap_or_else(|| older_read_sums(c));
+        match &mut all {
+            Some(all) => all.absorb(&sums),
+            None => all = Some(sums),
+        }
+    }
+    all
+}
+
+/// The read sums of a file of an older kafkabench, which kept figures only: reading spans
+/// (records / rate) from the measured start, the bytes fetched are requests × their average.
+/// Its stalls are not in the file (a sharded run has no group, so it had none).
+fn older_read_sums(c: &ConsumeFigures) -> ReadSums {
+    let ns = |secs: f64| (secs * 1e9).round() as i64;
+    let reading = (c.records > 0 && c.throughput_msgs > 0.0)
+        .then(|| ns(c.records as f64 / c.throughput_msgs));
+    ReadSums {
+        consumers: c.consumers,
+        commit: c.commit.clone(),
+        records: c.records,
+        bytes: c.bytes,
+        redelivered: c.redelivered,
+        aborted_read: c.aborted_read,
+        fetch_requests: c.fetch_requests,
+        fetch_bytes: c
+            .fetch_bytes_avg
+            .map(|avg| (avg * c.fetch_requests.unwrap_or(0) as f64).round() as u64),
+        first_read_ns: reading.map(|_| 0),
+        last_read_ns: reading,
+        stalls: Vec::new(),
+        rebalances: c.rebalances,
+        drained_ns: c.drain_secs.map(ns),
+    }
+}
+
 /// Delivery summed: each shard's consumer verified its own producers' records. A shard
 /// without delivery figures (it failed before its consumer ran) makes the sum incomplete, so
 /// nothing is called lost.
@@ -257,19 +302,6 @@ fn delivery(shards: &[&RunResult]) -> Option<Delivery> {
         failed_but_delivered: present.iter().map(|d| d.failed_but_delivered).sum(),
         duplicated: present.iter().map(|d| d.duplicated).sum(),
         reordered: present.iter().map(|d| d.reordered).sum(),
-    })
-}
-
-/// The mean of `(value, weight)`s; the plain mean when every weight is 0; None for none.
-pub(super) fn weighted_mean(values: &[(f64, f64)]) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    let weight: f64 = values.iter().map(|(_, w)| w).sum();
-    Some(if weight > 0.0 {
-        values.iter().map(|(x, w)| x * w).sum::<f64>() / weight
-    } else {
-        values.iter().map(|(x, _)| x).sum::<f64>() / values.len() as f64
     })
 }
 

@@ -32,7 +32,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 pub use capacity::{CapacityFigures, GeneratorLoad};
-pub use consume::{ConsumeFigures, ConsumerRecording, ReaderQueue};
+pub use consume::{ConsumeFigures, ConsumerRecording, ReadSums, ReaderQueue};
 pub use environment::Environment;
 pub use fault::{AckTimeline, FaultFigures, FaultRecord};
 pub use intervals::{IntervalRecorder, IntervalRecording};
@@ -268,6 +268,10 @@ pub struct RunResult {
     /// too; None in files of an older kafkabench.
     #[serde(default)]
     pub raw: Option<RawSums>,
+    /// The sums the read side's figures were derived from; None without a consumer, and in
+    /// files of an older kafkabench.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_read: Option<ReadSums>,
     /// kafkabench's own CPU over the measured phase (None in files of an older kafkabench,
     /// and for merged shards).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -585,7 +589,9 @@ impl RunResult {
             });
         }
         if let (Some(c), Some(side)) = (rec.consumer, rec.read_side) {
-            self.consume = Some(consume::derive(c, side, self.series.as_ref()));
+            let sums = consume::ReadSums::of(c, side);
+            self.consume = Some(sums.figures(self.series.as_ref()));
+            self.raw_read = Some(sums);
             if let (Some(r), Some(s)) = (&c.share, &side.share) {
                 self.share = Some(ShareFigures::of(
                     r,

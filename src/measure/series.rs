@@ -48,6 +48,10 @@ pub struct SeriesPoint {
     /// Records of aborted transactions read in the interval (read_uncommitted).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub aborted_read: u64,
+    /// Backlog records (written before the clock) read in the interval: with `consumed`, what
+    /// a merge needs to sum the shards' lag exactly.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub backlog_read: u64,
     pub ack_p50_ms: Option<f64>,
     pub ack_p99_ms: Option<f64>,
     pub ack_max_ms: Option<f64>,
@@ -194,6 +198,7 @@ impl Intervals {
             if self.consumer {
                 consumed_total += c.consumed + c.backlog_read + c.aborted_read + c.unreadable;
                 p.consumed = Some(c.consumed);
+                p.backlog_read = c.backlog_read;
                 p.lag = Some(acked_total.saturating_sub(consumed_total));
                 let h = self.e2e.get(i).and_then(Option::as_ref);
                 (p.e2e_p50_ms, p.e2e_p99_ms, p.e2e_max_ms, p.e2e_histogram) = latency(h);

@@ -1,51 +1,12 @@
-//! Merging the figures of the read side, transactions, faults and topics. Their latencies
+//! Merging the figures of transactions, faults and topics. Their latencies
 //! merge exactly like the run's; the rest is merged as each field's meaning allows, and where
 //! a single machine's figure cannot be recovered from the shards' the comment says what the
 //! merged one is instead.
 
 use std::collections::BTreeMap;
 
-use super::{add_counts, latency, weighted_mean, MergeError};
-use crate::measure::{ConsumeFigures, FaultFigures, RunResult, TopicFigures, TxnFigures};
-
-/// The shards' consumers together: each shard's consumers read its own partitions.
-pub(super) fn consume(shards: &[&RunResult]) -> Result<Option<ConsumeFigures>, MergeError> {
-    let all: Vec<&ConsumeFigures> = shards.iter().filter_map(|s| s.consume.as_ref()).collect();
-    let Some(first) = all.first() else {
-        return Ok(None);
-    };
-    let fetches: Vec<(f64, f64)> = all
-        .iter()
-        .filter_map(|c| Some((c.fetch_bytes_avg?, c.fetch_requests.unwrap_or(0) as f64)))
-        .collect();
-    Ok(Some(ConsumeFigures {
-        consumers: all.iter().map(|c| c.consumers).sum(),
-        records: all.iter().map(|c| c.records).sum(),
-        bytes: all.iter().map(|c| c.bytes).sum(),
-        // The shards read at the same time, so their rates add up.
-        throughput_msgs: all.iter().map(|c| c.throughput_msgs).sum(),
-        throughput_bytes: all.iter().map(|c| c.throughput_bytes).sum(),
-        // An upper bound: the shards' peaks need not fall in the same interval (the merged
-        // time series has the lag interval by interval).
-        lag_max: all.iter().filter_map(|c| c.lag_max).reduce(|a, b| a + b),
-        rebalance_secs: all.iter().filter_map(|c| c.rebalance_secs).reduce(f64::max),
-        rebalances: all.iter().map(|c| c.rebalances).sum(),
-        stall_secs: all.iter().filter_map(|c| c.stall_secs).reduce(|a, b| a + b),
-        rebalance: latency(shards, "rebalance", |s| {
-            s.consume.as_ref()?.rebalance.as_ref()
-        })?,
-        redelivered: all.iter().map(|c| c.redelivered).sum(),
-        fetch_requests: all
-            .iter()
-            .filter_map(|c| c.fetch_requests)
-            .reduce(|a, b| a + b),
-        fetch_bytes_avg: weighted_mean(&fetches),
-        // The read side is drained when the last shard's is.
-        drain_secs: all.iter().filter_map(|c| c.drain_secs).reduce(f64::max),
-        aborted_read: all.iter().map(|c| c.aborted_read).sum(),
-        commit: first.commit.clone(),
-    }))
-}
+use super::{add_counts, latency, MergeError};
+use crate::measure::{FaultFigures, RunResult, TopicFigures, TxnFigures};
 
 /// Transactions summed (each shard's producers have their own transactional ids), commit
 /// latency merged exactly.

@@ -43,8 +43,8 @@ pub(super) fn intervals(shards: &[&RunResult]) -> Result<Vec<Option<Intervals>>,
     Ok(all)
 }
 
-/// One shard's series as the buckets it was derived from. Its backlog reads are not in the
-/// file, so the merged lag counts measured records only.
+/// One shard's series as the buckets it was derived from. A file of an older kafkabench kept
+/// no backlog reads, so its merged lag counts measured records only.
 fn read_back(series: &TimeSeries) -> Result<Intervals, Problem> {
     let w = series.interval_secs;
     let mut i = Intervals {
@@ -64,7 +64,7 @@ fn read_back(series: &TimeSeries) -> Result<Intervals, Problem> {
             failed: p.failed,
             bytes: p.bytes,
             consumed: p.consumed.unwrap_or(0),
-            backlog_read: 0,
+            backlog_read: p.backlog_read,
             unreadable: p.unreadable,
             aborted_read: p.aborted_read,
         });

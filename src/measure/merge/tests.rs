@@ -311,3 +311,98 @@ fn a_shard_that_failed_before_measuring_adds_nothing_and_does_not_block_the_merg
     assert_eq!(m.status.reason(), Some("shard 1: topic not ready"));
     assert_eq!(m.series.unwrap().points[0].acked, 4);
 }
+
+/// A shard whose consumer read `read[i]` of the `acked[i]` records acked in interval i, with
+/// `requests` fetches of `fetched` bytes in all, its sums and figures as a run writes them.
+fn reading_shard(acked: &[u64], read: &[u64], requests: u64, fetched: u64) -> RunResult {
+    let mut s = shard(&vec![MS; acked.iter().sum::<u64>() as usize]);
+    s.series = series(
+        acked
+            .iter()
+            .zip(read)
+            .map(|(&a, &r)| point(a, a, Some(r), &vec![MS; a as usize]))
+            .collect(),
+    );
+    let records = read.iter().sum();
+    let sums = ReadSums {
+        consumers: 1,
+        commit: "off".into(),
+        records,
+        bytes: records * 100,
+        fetch_requests: Some(requests),
+        fetch_bytes: Some(fetched),
+        first_read_ns: Some(0),
+        last_read_ns: Some(read.len() as i64 * 1_000_000_000),
+        ..ReadSums::default()
+    };
+    s.consume = Some(sums.figures(None));
+    s.raw_read = Some(sums);
+    s
+}
+
+#[test]
+fn a_merged_lag_max_is_the_highest_summed_lag_over_time_not_a_sum_of_peaks() {
+    // Shard a's lag peaks in interval 0 (10 acked, none read), shard b's in interval 1.
+    let a = reading_shard(&[10, 0, 0], &[0, 10, 0], 10, 1_000);
+    let b = reading_shard(&[0, 10, 0], &[0, 0, 10], 1, 1_000);
+    let lag = |r: &RunResult| -> Vec<u64> {
+        r.series
+            .as_ref()
+            .unwrap()
+            .points
+            .iter()
+            .map(|p| p.lag.unwrap_or(0))
+            .collect()
+    };
+    // Each shard alone, as its own run derives it.
+    let alone = |r: &RunResult| {
+        let mut all = Recording::empty();
+        all.absorb(&recording(r, series::intervals(&[r]).unwrap().remove(0)).unwrap());
+        let mut m = RunResult::default();
+        all.derive(&mut m, &unlimited(), 1);
+        m
+    };
+    assert_eq!(lag(&alone(&a)), [10, 0, 0]);
+    assert_eq!(lag(&alone(&b)), [0, 10, 0]);
+    let m = merge(&[&a, &b], &unlimited()).unwrap();
+    assert_eq!(lag(&m), [10, 10, 0]);
+    let c = m.consume.as_ref().unwrap();
+    assert_eq!(
+        c.lag_max,
+        Some(10),
+        "the peaks fall in different intervals: not 20"
+    );
+    // The merged fetch average is all bytes over all requests (2000 / 11), not the mean of
+    // the shards' averages (100 and 1000).
+    assert_eq!(c.fetch_requests, Some(11));
+    assert_eq!(c.fetch_bytes_avg, Some(2_000.0 / 11.0));
+    assert_eq!(c.records, 20);
+    assert_eq!(c.consumers, 2);
+    // Both read over the same 3 s: the rates add up.
+    assert!(
+        (c.throughput_msgs - 20.0 / 3.0).abs() < 1e-9,
+        "{}",
+        c.throughput_msgs
+    );
+    // The file keeps the merged sums, so the figures re-derive from it.
+    assert_eq!(
+        m.raw_read
+            .as_ref()
+            .unwrap()
+            .figures(m.series.as_ref())
+            .lag_max,
+        Some(10)
+    );
+}
+
+#[test]
+fn a_shard_file_without_read_sums_merges_from_its_figures() {
+    let a = reading_shard(&[10, 0, 0], &[0, 10, 0], 10, 1_000);
+    let mut older = reading_shard(&[0, 10, 0], &[0, 0, 10], 1, 1_000);
+    older.raw_read = None;
+    let m = merge(&[&a, &older], &unlimited()).unwrap();
+    let c = m.consume.as_ref().unwrap();
+    assert_eq!(c.lag_max, Some(10));
+    assert_eq!(c.fetch_bytes_avg, Some(2_000.0 / 11.0));
+    assert_eq!(c.records, 20);
+}
