@@ -69,6 +69,122 @@ fn modules_import_only_from_lower_layers() {
     );
 }
 
+/// The stages inside `run/` form no cycle: no module imports one that imports it back. The
+/// root (run/mod.rs) declares and drives every other module, so nothing imports from it either:
+/// an item two modules share lives in a module of its own.
+#[test]
+fn no_module_of_run_imports_one_that_imports_it_back() {
+    let files: Vec<PathBuf> = source_files()
+        .into_iter()
+        .filter(|f| top_module(f) == "run")
+        .collect();
+    let unit = |path: &[String]| path.get(1).cloned().unwrap_or_else(|| "run".to_string());
+    let units: std::collections::BTreeSet<String> =
+        files.iter().map(|f| unit(&module_path(f))).collect();
+    // unit → (unit it imports, where)
+    let mut edges: std::collections::BTreeMap<String, Vec<(String, String)>> = Default::default();
+    for u in units.iter().filter(|u| *u != "run") {
+        let at = "src/run/mod.rs (declares it)".to_string();
+        edges.entry("run".into()).or_default().push((u.clone(), at));
+    }
+    for file in &files {
+        let from = unit(&module_path(file));
+        let code = blank_comments_and_strings(&read(file));
+        for (line, path) in references(file, &code) {
+            if path.first().map(String::as_str) != Some("run") {
+                continue;
+            }
+            // An item of the root (a re-export, say) is the root's.
+            let to = path
+                .get(1)
+                .filter(|m| units.contains(*m))
+                .cloned()
+                .unwrap_or_else(|| "run".to_string());
+            if to != from {
+                let at = format!("{}:{line}", shown(file));
+                edges.entry(from.clone()).or_default().push((to, at));
+            }
+        }
+    }
+    let cycles = strongly_connected(&units, &edges);
+    let mut report = String::new();
+    for cycle in cycles.iter().filter(|c| c.len() > 1) {
+        let _ = writeln!(report, "a cycle through {}:", cycle.join(", "));
+        for from in cycle {
+            for (to, at) in edges.get(from).into_iter().flatten() {
+                if cycle.contains(to) {
+                    let _ = writeln!(report, "  {at}: {from} imports {to}");
+                }
+            }
+        }
+    }
+    assert!(
+        report.is_empty(),
+        "modules of run/ import each other:\n{report}"
+    );
+}
+
+/// The strongly connected components of a graph (Tarjan), each sorted.
+fn strongly_connected(
+    nodes: &std::collections::BTreeSet<String>,
+    edges: &std::collections::BTreeMap<String, Vec<(String, String)>>,
+) -> Vec<Vec<String>> {
+    struct State<'a> {
+        edges: &'a std::collections::BTreeMap<String, Vec<(String, String)>>,
+        index: std::collections::BTreeMap<String, (usize, usize)>,
+        stack: Vec<String>,
+        next: usize,
+        out: Vec<Vec<String>>,
+    }
+    fn visit(s: &mut State, v: &str) {
+        s.index.insert(v.to_string(), (s.next, s.next));
+        s.next += 1;
+        s.stack.push(v.to_string());
+        let targets: Vec<String> = s
+            .edges
+            .get(v)
+            .into_iter()
+            .flatten()
+            .map(|(t, _)| t.clone())
+            .collect();
+        for w in targets {
+            if !s.index.contains_key(&w) {
+                visit(s, &w);
+                let low = s.index[&w].1.min(s.index[v].1);
+                s.index.get_mut(v).unwrap().1 = low;
+            } else if s.stack.contains(&w) {
+                let low = s.index[&w].0.min(s.index[v].1);
+                s.index.get_mut(v).unwrap().1 = low;
+            }
+        }
+        if s.index[v].0 == s.index[v].1 {
+            let mut component = Vec::new();
+            while let Some(w) = s.stack.pop() {
+                let done = w == v;
+                component.push(w);
+                if done {
+                    break;
+                }
+            }
+            component.sort();
+            s.out.push(component);
+        }
+    }
+    let mut s = State {
+        edges,
+        index: Default::default(),
+        stack: Vec::new(),
+        next: 0,
+        out: Vec::new(),
+    };
+    for v in nodes {
+        if !s.index.contains_key(v) {
+            visit(&mut s, v);
+        }
+    }
+    s.out
+}
+
 #[test]
 fn only_the_command_layer_writes_to_the_terminal() {
     let mut violations = String::new();
@@ -234,14 +350,40 @@ fn module_path(file: &Path) -> Vec<String> {
     {
         path.pop();
     }
+    // `#[path = "x_tests.rs"] mod tests;` in x.rs: the file is x's `tests`.
+    if let Some(of) = path
+        .last()
+        .and_then(|l| l.strip_suffix("_tests"))
+        .map(str::to_string)
+    {
+        path.pop();
+        path.extend([of, "tests".to_string()]);
+    }
     path
 }
 
 /// Every top-level module a file refers to through `crate::` or a `super::` chain that climbs
 /// to the crate root, with its 1-based line. `crate::{a::X, b}` names `a` and `b`.
 fn crate_references(file: &Path, code: &str) -> Vec<(usize, String)> {
-    let file_path = module_path(file);
     let own = top_module(file);
+    let mut refs = Vec::new();
+    for (line, path) in references(file, code) {
+        match path.first() {
+            Some(head) => refs.push((line, head.clone())),
+            // A glob of the crate root (`crate::*`): nothing named; from within the file's own
+            // module, the module itself.
+            None => refs.push((line, own.clone())),
+        }
+    }
+    refs.dedup();
+    refs
+}
+
+/// Every path a file names through `crate::` or a `super::` chain, made absolute (from the
+/// crate root), with its 1-based line: `use super::{a::X, b}` in src/run/c.rs names
+/// [run, a, X] and [run, b]. A glob names the module it is in.
+fn references(file: &Path, code: &str) -> Vec<(usize, Vec<String>)> {
+    let file_path = module_path(file);
     let chars: Vec<char> = code.chars().collect();
     let mut refs = Vec::new();
     let mut line = 1;
@@ -249,6 +391,13 @@ fn crate_references(file: &Path, code: &str) -> Vec<(usize, String)> {
     let mut inline_mods: Vec<usize> = Vec::new();
     let mut depth = 0;
     let mut i = 0;
+    let found = |line: usize, base: &[String], at: usize, refs: &mut Vec<_>| {
+        for rel in use_tree(&chars, at) {
+            let mut path = base.to_vec();
+            path.extend(rel);
+            refs.push((line, path));
+        }
+    };
     while i < chars.len() {
         let c = chars[i];
         if c == '\n' {
@@ -265,10 +414,12 @@ fn crate_references(file: &Path, code: &str) -> Vec<(usize, String)> {
             if !name.is_empty() && chars.get(skip_space(&chars, after)) == Some(&'{') {
                 inline_mods.push(depth);
             }
-        } else if starts_word(&chars, i, "crate") && followed_by_path(&chars, i + 5) {
-            for module in path_heads(&chars, i + 7) {
-                refs.push((line, module));
-            }
+        } else if starts_word(&chars, i, "crate")
+            && followed_by_path(&chars, i + 5)
+            && !after_word(&chars, i, "in")
+        {
+            // `pub(in crate::run)` is a visibility, not an import.
+            found(line, &[], i + 7, &mut refs);
             i += 7;
             continue;
         } else if starts_word(&chars, i, "super") && followed_by_path(&chars, i + 5) {
@@ -279,14 +430,9 @@ fn crate_references(file: &Path, code: &str) -> Vec<(usize, String)> {
                 at += 7;
             }
             // From inside inline modules, the first climbs stay within this file's module.
-            let depth_in_crate = file_path.len() + inline_mods.len();
-            if climbs >= depth_in_crate {
-                for module in path_heads(&chars, at) {
-                    refs.push((line, module));
-                }
-            } else {
-                refs.push((line, own.clone()));
-            }
+            let out = (climbs as usize).saturating_sub(inline_mods.len());
+            let base = &file_path[..file_path.len().saturating_sub(out)];
+            found(line, base, at, &mut refs);
             i = at;
             continue;
         }
@@ -295,50 +441,68 @@ fn crate_references(file: &Path, code: &str) -> Vec<(usize, String)> {
     refs
 }
 
-/// The first segment of a path, or of each path in a `{...}` group (one level: the first segment
-/// of each item names the module). Globs and `self` name nothing new.
-fn path_heads(chars: &[char], at: usize) -> Vec<String> {
-    let at = skip_space(chars, at);
-    if chars.get(at) != Some(&'{') {
-        let (name, _) = ident_at(chars, at);
-        return if name.is_empty() { vec![] } else { vec![name] };
-    }
-    let mut heads = Vec::new();
-    let mut depth = 0;
-    let mut expect_head = true;
-    let mut i = at;
-    while i < chars.len() {
-        match chars[i] {
-            '{' => {
-                depth += 1;
-                if depth == 1 {
-                    expect_head = true;
+/// The paths of a use tree (or of an expression's path) starting at `at`, relative to where
+/// it starts: `a::{b, c::D}` → [a, b], [a, c, D]; `*` and `self` name the module they are in.
+fn use_tree(chars: &[char], at: usize) -> Vec<Vec<String>> {
+    fn tree(chars: &[char], at: usize) -> (Vec<Vec<String>>, usize) {
+        let at = skip_space(chars, at);
+        match chars.get(at) {
+            Some('{') => {
+                let mut all = Vec::new();
+                let mut i = at + 1;
+                loop {
+                    i = skip_space(chars, i);
+                    match chars.get(i) {
+                        None => return (all, i),
+                        Some('}') => return (all, i + 1),
+                        Some(',') => i += 1,
+                        _ => {
+                            let (paths, end) = tree(chars, i);
+                            all.extend(paths);
+                            // Past anything the item's tree did not read (`as name`).
+                            i = end.max(i + 1);
+                            while i < chars.len() && !matches!(chars[i], ',' | '}') {
+                                i += 1;
+                            }
+                        }
+                    }
                 }
-                i += 1;
             }
-            '}' => {
-                depth -= 1;
-                if depth == 0 {
-                    break;
+            Some('*') => (vec![vec![]], at + 1),
+            _ => {
+                let (name, after) = ident_at(chars, at);
+                if name.is_empty() {
+                    return (vec![], at);
                 }
-                i += 1;
-            }
-            ',' if depth == 1 => {
-                expect_head = true;
-                i += 1;
-            }
-            c if expect_head && depth == 1 && (c.is_alphabetic() || c == '_') => {
-                let (name, after) = ident_at(chars, i);
-                if name != "self" {
-                    heads.push(name);
+                if name == "self" {
+                    return (vec![vec![]], after);
                 }
-                expect_head = false;
-                i = after;
+                if followed_by_path(chars, after) {
+                    let (rest, end) = tree(chars, after + 2);
+                    if rest.is_empty() {
+                        return (vec![vec![name]], end);
+                    }
+                    let paths = rest
+                        .into_iter()
+                        .map(|r| std::iter::once(name.clone()).chain(r).collect())
+                        .collect();
+                    return (paths, end);
+                }
+                (vec![vec![name]], after)
             }
-            _ => i += 1,
         }
     }
-    heads
+    tree(chars, at).0
+}
+
+/// The word before `at` (spaces skipped) is `word`.
+fn after_word(chars: &[char], at: usize, word: &str) -> bool {
+    let mut end = at;
+    while end > 0 && chars[end - 1].is_whitespace() {
+        end -= 1;
+    }
+    let start = end.saturating_sub(word.chars().count());
+    end > start && starts_word(chars, start, word) && start + word.chars().count() == end
 }
 
 fn followed_by_path(chars: &[char], at: usize) -> bool {

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use super::error::RunError;
 use super::lifecycle;
+use super::options::RunOptions;
 use super::progress::Position;
-use super::RunOptions;
 use crate::format::{compact_rate, human_duration};
 use crate::measure::capacity::{
     judge, Answer, Band, CanaryRun, CapacityFigures, Limit, Miss, NotNarrowed, Probe, Search,

@@ -58,7 +58,7 @@ fn host() -> Host {
 /// The cluster of `rp`, as it answers: its id, its brokers, what each announces.
 pub(crate) async fn cluster(rp: &RunPlan) -> Option<ClusterPrint> {
     let (props, bootstrap) = (rp.admin.clone(), rp.bootstrap.clone());
-    super::lifecycle::blocking(move || {
+    super::blocking::blocking(move || {
         let admin = Admin::connect(&props, &bootstrap).ok()?;
         let brokers = admin.brokers().ok()?;
         let mut api: Vec<String> = Vec::new();

@@ -26,8 +26,7 @@ pub(crate) use local::{local_cluster, LocalCluster};
 pub(crate) use undo::LiveFaults;
 use undo::Undo;
 
-use super::error::RunError;
-use super::lifecycle::blocking;
+use super::blocking::blocking;
 use super::shared::Shared;
 use crate::measure::FaultRecord;
 use crate::model::{BrokerTarget, Fault, FaultAction};
@@ -140,7 +139,7 @@ fn targets_problems(
 
 /// Finds the run's cluster and checks the timeline's targets; None for a run without faults.
 /// Called before the clock starts: a timeline that cannot run fails the run before it measures.
-pub(crate) async fn prepare(rp: &RunPlan, live: &LiveFaults) -> Result<Option<Timeline>, RunError> {
+pub(crate) async fn prepare(rp: &RunPlan, live: &LiveFaults) -> Result<Option<Timeline>, Problems> {
     let faults = timeline(rp).to_vec();
     if faults.is_empty() {
         return Ok(None);
@@ -153,13 +152,14 @@ pub(crate) async fn prepare(rp: &RunPlan, live: &LiveFaults) -> Result<Option<Ti
         let meta = Meta::connect(&admin, &bootstrap);
         (cluster, meta)
     })
-    .await?;
+    .await
+    .map_err(|e| Problems(vec![task(e)]))?;
     let cluster = if needs_cluster {
         let problems = targets_problems(&faults, &cluster);
         if !problems.is_empty() {
-            return Err(RunError::Faults(Problems(problems)));
+            return Err(Problems(problems));
         }
-        Some(Arc::new(cluster.map_err(|e| RunError::Faults(e.into()))?))
+        Some(Arc::new(cluster.map_err(Problems::from)?))
     } else {
         // `run` works anywhere; on a kafka-local cluster its commands also get its home.
         cluster.ok().map(Arc::new)
@@ -168,7 +168,7 @@ pub(crate) async fn prepare(rp: &RunPlan, live: &LiveFaults) -> Result<Option<Ti
         faults,
         ctx: Arc::new(Ctx {
             cluster,
-            meta: Some(meta.map_err(|e| RunError::Faults(e.into()))?),
+            meta: Some(meta.map_err(Problems::from)?),
             topic: rp.topic.name.clone(),
             bootstrap: rp.bootstrap.clone(),
             label: rp.label.clone(),
@@ -474,7 +474,7 @@ async fn fire(f: Fault, clock: Clock) -> FaultRecord {
 type NodeAction = fn(&LocalCluster, i32) -> Result<String, FaultError>;
 
 /// A blocking task's failure, as the fault it was for reports it.
-fn task(e: RunError) -> FaultError {
+fn task(e: tokio::task::JoinError) -> FaultError {
     FaultError::Task(Arc::new(e))
 }
 

@@ -5,20 +5,15 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use super::admin::Admin;
+use super::blocking::blocking;
 use super::error::RunError;
 use super::interrupt::{name_list, unless_interrupted};
+use super::options::RunOptions;
 use super::progress::Position;
 use super::topic::{self, Deleted, DELETE_BOUND};
-use super::{workers, RunOptions};
+use super::workers;
 use crate::measure::RunResult;
 use crate::plan::RunPlan;
-
-/// Runs blocking client calls off the orchestrator's thread.
-pub(crate) async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, RunError> {
-    Ok(tokio::task::spawn_blocking(f).await?)
-}
 
 /// One planned run from connecting to cleaning up. An `Ok` result may still be incomplete
 /// (the cluster was lost, an interrupt): its figures cover what was measured. An interrupt

@@ -7,6 +7,7 @@
 pub(crate) mod admin;
 mod auto;
 mod availability;
+mod blocking;
 mod capacity;
 mod clock;
 mod consumer;
@@ -19,6 +20,7 @@ mod interrupt;
 mod lifecycle;
 pub(crate) mod live;
 pub(crate) mod logdirs;
+mod options;
 pub(crate) mod pacer;
 pub(crate) mod payload;
 mod producer;
@@ -37,12 +39,12 @@ mod workers;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
+pub(crate) use blocking::blocking;
 pub(crate) use error::{RunError, RunFailure};
 pub(crate) use faults::LiveFaults;
 pub(crate) use interrupt::LiveTopic;
-pub(crate) use lifecycle::blocking;
+pub(crate) use options::RunOptions;
 pub(crate) use progress::{Position, Progress, ProgressPhase, ProgressSink};
 pub(crate) use shard::{Coordination, Phase, Shard};
 
@@ -70,41 +72,6 @@ impl Execution {
             .filter(|r| !r.status.is_complete())
             .map(|r| r.index)
             .collect()
-    }
-}
-
-/// The time series' interval when none is asked for.
-pub(crate) const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
-
-#[derive(Clone)]
-pub(crate) struct RunOptions {
-    pub keep_topics: bool,
-    /// Where live progress goes, a few times a second; None for none.
-    pub progress: Option<ProgressSink>,
-    /// The topic created and not yet deleted, for whoever ends the process early.
-    pub live_topic: LiveTopic,
-    /// Width of the time series' intervals (`--interval`).
-    pub interval: Duration,
-    /// The faults in force, for whoever ends the process early (they are undone first).
-    pub live_faults: LiveFaults,
-    /// This process is one shard of a sharded run (`run --shard I/N`): it runs its share,
-    /// creates and deletes no topic, and meets the collector at every barrier.
-    pub shard: Option<Arc<dyn Coordination>>,
-    /// Count latencies into live buckets too, for `--metrics` (progress snapshots carry them).
-    pub live_latency: bool,
-}
-
-impl Default for RunOptions {
-    fn default() -> RunOptions {
-        RunOptions {
-            keep_topics: false,
-            progress: None,
-            live_topic: LiveTopic::default(),
-            interval: DEFAULT_INTERVAL,
-            live_faults: LiveFaults::default(),
-            shard: None,
-            live_latency: false,
-        }
     }
 }
 

@@ -12,9 +12,9 @@ use kafka_protocol::messages::{CreateTopicsRequest, TopicName};
 use kafka_protocol::protocol::StrBytes;
 
 use super::admin::{Admin, AdminError};
+use super::blocking::blocking;
 use super::error::{RunError, RunFailure, TopicRefusal};
 use super::interrupt::{name_list, unless_interrupted, LiveTopic};
-use super::lifecycle::blocking;
 use super::logdirs;
 use crate::measure::topics::disk_growth;
 use crate::model::{Prop, Props, TopicSpec};
@@ -63,7 +63,7 @@ pub(crate) async fn validate(
                 .await
                 .ok_or(RunError::Interrupted)
                 .map_err(fail)?
-                .map_err(fail)?
+                .map_err(|e| fail(e.into()))?
                 .map_err(|e| fail(RunError::Unreachable(e)))?;
                 let a = Arc::new(a);
                 admins.push((key, a.clone()));

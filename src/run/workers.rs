@@ -7,18 +7,18 @@ use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
 
 use super::admin;
+use super::blocking::blocking;
 use super::consumer::{self, ConsumerJob, ConsumerOutcome, Layout, Reads};
 use super::error::RunError;
 use super::faults;
-use super::lifecycle::blocking;
 use super::live::LiveLatency;
+use super::options::RunOptions;
 use super::pacer::Share;
 use super::producer::{self, ProducerJob, ProducerOutcome};
 use super::progress::{Position, Ticker};
 use super::shard::{Coordination, Phase, Shard};
 use super::shared::Shared;
 use super::topic::{self, Disk};
-use super::RunOptions;
 use crate::measure::consume::{group_rebalances, ReadSide, ShareSide};
 use crate::measure::{ConsumerRecording, GeneratorLoad, Recordings, RunResult, RunStatus};
 use crate::model::{Backlog, Workload};
@@ -72,7 +72,9 @@ pub(super) async fn measure(
 ) -> Result<RunResult, RunError> {
     let w = &rp.workload;
     // Before any thread starts: a timeline that cannot act fails the run unmeasured.
-    let timeline = faults::prepare(rp, &opts.live_faults).await?;
+    let timeline = faults::prepare(rp, &opts.live_faults)
+        .await
+        .map_err(RunError::Faults)?;
     // Before any thread starts too: records carry the registered schema's id.
     let framed = registry::frame(rp).await?;
     let t = threads(rp, opts, interrupt, partitions);
@@ -451,6 +453,7 @@ async fn warm_up(
         }
     })
     .await
+    .map_err(RunError::from)
 }
 
 /// The producers' recordings, once every producer is done; tells the consumers how many

@@ -117,7 +117,7 @@ pub(crate) async fn collect(
             return out;
         }
         Err(e) => {
-            out.error = Some(e);
+            out.error = Some(e.into());
             return out;
         }
     };

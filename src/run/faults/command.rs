@@ -15,7 +15,7 @@ use super::capture::{self, Capture, REDIRECT};
 use super::undo::Undo;
 use super::{Clock, Fault};
 use crate::measure::FaultRecord;
-use crate::run::lifecycle::blocking;
+use crate::run::blocking::blocking;
 
 /// A command still running when the measured phase ends gets this long to finish.
 const GRACE: Duration = Duration::from_secs(10);

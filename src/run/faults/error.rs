@@ -9,8 +9,6 @@ use std::time::Duration;
 use rdkafka::error::KafkaError;
 use rdkafka::Offset;
 
-use crate::run::RunError;
-
 /// What went wrong preparing or firing a fault. Clone: a run's cluster lookup is shared by every
 /// run at the same bootstrap servers.
 #[derive(Clone, Debug, thiserror::Error)]
@@ -103,7 +101,7 @@ pub enum FaultError {
     },
     /// The blocking task that asked failed (its own words).
     #[error("{0}")]
-    Task(Arc<RunError>),
+    Task(Arc<tokio::task::JoinError>),
 }
 
 /// Everything that stands in the way of a timeline, said at once.

@@ -6,9 +6,9 @@ use std::sync::{Arc, Barrier};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use super::super::blocking::blocking;
 use super::super::consumer::{ConsumerOutcome, Layout, Reads};
 use super::super::error::RunError;
-use super::super::lifecycle::blocking;
 use super::super::shared::Shared;
 use super::{run, ShareJob};
 use crate::model::ShareSpec;
