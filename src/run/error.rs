@@ -4,7 +4,10 @@ use std::time::Duration;
 
 use super::admin::AdminError;
 use super::faults::Problems;
+use crate::measure::merge::MergeError;
+use crate::measure::RunStatus;
 use crate::plan::RunNo;
+use crate::schema::registry::RegistryError;
 
 /// What went wrong in one run. The exit code it leads to is decided in `crate::exit`.
 #[derive(Debug, thiserror::Error)]
@@ -33,15 +36,11 @@ pub enum RunError {
     },
     /// The share group could not be set up (its configs refused, the cluster unreachable).
     #[error("{0}")]
-    ShareGroup(String),
+    ShareGroup(ShareGroupError),
     #[error("{0} panicked")]
     ThreadPanicked(&'static str),
     #[error("internal task failed: {0}")]
     Task(#[from] tokio::task::JoinError),
-    /// The measured phase ran, and the cluster was lost during it (librdkafka: all brokers
-    /// down).
-    #[error("{0}")]
-    ClusterLost(String),
     /// The run's fault timeline cannot act on its cluster (not a kafka-local one, an unknown
     /// broker, a node already down); found before the clock starts.
     #[error("the fault timeline cannot run: {0}")]
@@ -52,14 +51,64 @@ pub enum RunError {
     Coordination(Box<dyn std::error::Error + Send + Sync>),
     /// The run's schema could not be registered (an unreachable registry, a refusal).
     #[error("{0}")]
-    SchemaRegistry(String),
+    SchemaRegistry(RegistryFailure),
     /// Interrupted (a signal) before the run measured anything.
     #[error("interrupted before measuring")]
     Interrupted,
-    /// The measured phase ran, and a producer could not finish it (records left undelivered,
-    /// a client that could not be created).
+    /// The measured phase ran and did not complete: the run's own status (the cluster lost,
+    /// or failed with why: a producer that could not finish, nothing delivered), as it is.
+    #[error("{}", .0.reason().unwrap_or("the run did not complete"))]
+    Ended(RunStatus),
+    /// A shard's result for the run cannot be merged with the others' (`collect`).
+    #[error("{file}'s result cannot be merged: {error}")]
+    Unmerged { file: String, error: MergeError },
+    /// Shards without a result for the run: what each is missing, in the collector's words.
+    #[error("merged from a partial set of shards: {}", .0.join("; "))]
+    PartialShards(Vec<String>),
+}
+
+/// Why a share group could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum ShareGroupError {
+    /// The admin connection's security settings, which kafkabench's own client cannot speak
+    /// (in `wire::Security`'s words).
     #[error("{0}")]
-    Incomplete(String),
+    Security(String),
+    #[error(
+        "setting share group {group}'s configs: {error} (share groups need Kafka 4.1 or \
+         later with them enabled; scripts/kafka-local runs 4.4.0, where they are on)"
+    )]
+    /// The configs refused, or the cluster not answering (the wire client's error).
+    Configs {
+        group: String,
+        error: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+/// Why a run's schema could not be registered.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryFailure {
+    #[error("registering the {part} schema {} as subject {subject}: {error}", .path.display())]
+    Register {
+        part: &'static str,
+        path: std::path::PathBuf,
+        subject: String,
+        error: RegistryError,
+    },
+    #[error(
+        "the registry gave the {part} schema id {first} for {first_topic}-{part} and {got} for \
+         {subject}; records spread over several topics carry one id, so use one topic or a \
+         registry that shares ids between subjects"
+    )]
+    DifferentIds {
+        part: &'static str,
+        first_topic: String,
+        first: u32,
+        subject: String,
+        got: u32,
+    },
+    #[error("the run has no topic")]
+    NoTopic,
 }
 
 /// Why the run's topics could not be created: the first refusal, and how many more topics
@@ -74,7 +123,10 @@ pub struct TopicRefusal {
 impl RunError {
     /// The run got as far as measuring (so its partial figures are in the report).
     pub fn during_measurement(&self) -> bool {
-        matches!(self, RunError::ClusterLost(_) | RunError::Incomplete(_))
+        matches!(
+            self,
+            RunError::Ended(_) | RunError::Unmerged { .. } | RunError::PartialShards(_)
+        )
     }
 }
 
@@ -106,6 +158,41 @@ impl std::fmt::Display for RunFailure {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_that_ended_early_says_its_status_own_words_and_counts_as_measured() {
+        let lost = RunError::Ended(RunStatus::ClusterLost {
+            reason: "all brokers are down".into(),
+        });
+        assert_eq!(lost.to_string(), "all brokers are down");
+        assert!(lost.during_measurement());
+        let failed = RunError::Ended(RunStatus::default());
+        assert_eq!(failed.to_string(), "the run did not complete");
+        let partial = RunError::PartialShards(vec!["a.json has no result for it".into()]);
+        assert_eq!(
+            partial.to_string(),
+            "merged from a partial set of shards: a.json has no result for it"
+        );
+        assert!(partial.during_measurement());
+        assert!(!RunError::Interrupted.during_measurement());
+    }
+
+    #[test]
+    fn a_registry_that_splits_ids_says_so_in_one_sentence() {
+        let e = RegistryFailure::DifferentIds {
+            part: "value",
+            first_topic: "t-0".into(),
+            first: 1,
+            subject: "t-1-value".into(),
+            got: 2,
+        };
+        assert_eq!(
+            e.to_string(),
+            "the registry gave the value schema id 1 for t-0-value and 2 for t-1-value; records \
+             spread over several topics carry one id, so use one topic or a registry that \
+             shares ids between subjects"
+        );
+    }
 
     #[test]
     fn a_refusal_of_many_topics_says_how_many_more() {

@@ -177,12 +177,8 @@ pub(crate) async fn execute(
             }
             let error = match outcome {
                 Ok(r) => {
-                    let reason = r.status.reason().unwrap_or_default().to_string();
-                    let stopped = match &r.status {
-                        RunStatus::Complete => None,
-                        RunStatus::ClusterLost { .. } => Some(RunError::ClusterLost(reason)),
-                        _ => Some(RunError::Incomplete(reason)),
-                    };
+                    let stopped =
+                        (!r.status.is_complete()).then(|| RunError::Ended(r.status.clone()));
                     let complete = r.status.is_complete();
                     trials[k].push(r);
                     if let Some(a) = auto.as_mut() {

@@ -95,10 +95,10 @@ pub(crate) fn execution(
                 unmerged.get_or_insert(RunFailure {
                     index: run.index,
                     label: run.label.clone(),
-                    error: RunError::Incomplete(format!(
-                        "{}'s result cannot be merged: {e}",
-                        shards[e.shard].0.name
-                    )),
+                    error: RunError::Unmerged {
+                        file: shards[e.shard].0.name.clone(),
+                        error: e,
+                    },
                 });
             }
         }
@@ -118,14 +118,10 @@ pub(crate) fn execution(
     };
     let failure = if let Some((first, _)) = problems.first() {
         let (index, label) = at(*first);
-        let all: Vec<&str> = problems.iter().map(|(_, m)| m.as_str()).collect();
         Some(RunFailure {
             index,
             label,
-            error: RunError::Incomplete(format!(
-                "merged from a partial set of shards: {}",
-                all.join("; ")
-            )),
+            error: RunError::PartialShards(problems.into_iter().map(|(_, m)| m).collect()),
         })
     } else if let Some((index, error)) = error {
         let (index, label) = at(index);

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::super::blocking::blocking;
 use super::super::consumer::{ConsumerOutcome, Layout, Reads};
-use super::super::error::RunError;
+use super::super::error::{RunError, ShareGroupError};
 use super::super::shared::Shared;
 use super::{run, ShareJob};
 use crate::model::ShareSpec;
@@ -36,7 +36,7 @@ pub(in crate::run) async fn start(
     m: Members<'_>,
 ) -> Result<Vec<JoinHandle<ConsumerOutcome>>, RunError> {
     let security = Security::from_props(|k| rp.admin.get(k).map(str::to_string))
-        .map_err(RunError::ShareGroup)?;
+        .map_err(|e| RunError::ShareGroup(ShareGroupError::Security(e)))?;
     let brokers = crate::wire::admin::bootstrap_list(&rp.bootstrap);
     let group = spec
         .client
@@ -58,11 +58,11 @@ pub(in crate::run) async fn start(
             crate::wire::alter_group_configs(&brokers, &security, &name, &pairs)
         })
         .await?
-        .map_err(|e| {
-            RunError::ShareGroup(format!(
-                "setting share group {group}'s configs: {e} (share groups need Kafka 4.1 or \
-                 later with them enabled; scripts/kafka-local runs 4.4.0, where they are on)"
-            ))
+        .map_err(|error| {
+            RunError::ShareGroup(ShareGroupError::Configs {
+                group: group.clone(),
+                error: Box::new(error),
+            })
         })?;
     }
     let num = |key: &str, default: i64| -> i64 {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::model::{KeySpec, PayloadSpec, SchemaPayload, Workload};
 use crate::plan::RunPlan;
-use crate::run::error::RunError;
+use crate::run::error::{RegistryFailure, RunError};
 use crate::schema::registry;
 
 /// The workload with its schema payload and key framed (the wire prefix with the registered
@@ -48,23 +48,28 @@ async fn register(
         let mut id = None;
         for t in &topics {
             let subject = format!("{t}-{part}");
-            let got = registry::register(&url, &subject, &schema).map_err(|e| {
-                RunError::SchemaRegistry(format!(
-                    "registering the {part} schema {} as subject {subject}: {e}",
-                    path.display()
-                ))
+            let got = registry::register(&url, &subject, &schema).map_err(|error| {
+                RunError::SchemaRegistry(RegistryFailure::Register {
+                    part,
+                    path: path.clone(),
+                    subject: subject.clone(),
+                    error,
+                })
             })?;
             match id {
                 Some(first) if first != got => {
-                    return Err(RunError::SchemaRegistry(format!(
-                        "the registry gave the {part} schema id {first} for {}-{part} and {got} for {subject}; records spread over several topics carry one id, so use one topic or a registry that shares ids between subjects",
-                        topics[0]
-                    )))
+                    return Err(RunError::SchemaRegistry(RegistryFailure::DifferentIds {
+                        part,
+                        first_topic: topics[0].clone(),
+                        first,
+                        subject,
+                        got,
+                    }))
                 }
                 _ => id = Some(got),
             }
         }
-        id.ok_or_else(|| RunError::SchemaRegistry("the run has no topic".into()))
+        id.ok_or(RunError::SchemaRegistry(RegistryFailure::NoTopic))
     })
     .await?
 }
