@@ -267,7 +267,7 @@ fn a_secret_written_in_the_file_is_refused_with_the_fix() {
     let file = dir.path().join("s.kbs");
     std::fs::write(
         &file,
-        "scenario \"s\" {\n  cluster { sasl.password = \"hunter2\" }\n  topic \"t\" { partitions = 1 }\n  workload { messages = 10 }\n}\n",
+        "scenario \"s\" {\n  cluster { sasl.password = \"hunter2\" }\n  topic \"t\" { partitions = 2 }\n  workload { messages = 10 }\n}\n",
     )
     .unwrap();
     let out = k8s(&[file.to_str().unwrap(), "--shards", "2", "--image", "kb:1"]);
@@ -287,7 +287,7 @@ fn files_over_the_config_map_limit_are_refused_naming_a_volume() {
     let file = dir.path().join("big.kbs");
     std::fs::write(
         &file,
-        "scenario \"big\" {\n  topic \"t\" { partitions = 1 }\n  workload { messages = 10  payload = file(\"big.jsonl\") }\n}\n",
+        "scenario \"big\" {\n  topic \"t\" { partitions = 2 }\n  workload { messages = 10  payload = file(\"big.jsonl\") }\n}\n",
     )
     .unwrap();
     let line = format!("{}\n", "x".repeat(1023));
@@ -313,4 +313,25 @@ fn a_malformed_namespace_quantity_or_shard_count_is_refused() {
     let file = fixture("k8s/orders.kbs");
     let zero = k8s(&[&file, "--shards", "0", "--image", "kb:1"]);
     assert_eq!(zero.status.code(), Some(2));
+}
+
+#[test]
+fn a_plan_the_pods_would_refuse_gets_no_manifests() {
+    // A capacity search: every shard and the collector refuse it at their start, so the
+    // manifests would start pods that fail. Refused here, all of its runs at once.
+    let out = k8s(&[
+        "scenarios/capacity_linger_codec.kbs",
+        "--shards",
+        "2",
+        "--image",
+        "kb:1",
+    ]);
+    expect_exit(&out, 2);
+    assert!(out.stdout.is_empty(), "no manifest is written");
+    let err = text(&out.stderr);
+    assert_eq!(err.matches("is a capacity search").count(), 4, "{err}");
+    assert!(
+        err.contains("`kafkabench run` runs it on one machine"),
+        "{err}"
+    );
 }

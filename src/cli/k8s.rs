@@ -10,7 +10,8 @@ use clap::Args;
 use super::{finish_output, load, print_diagnostics};
 use crate::exit::Outcome;
 use crate::k8s::{manifests, Options};
-use crate::plan::{new_run_id, run_id_overflows};
+use crate::plan::{new_run_id, plan, run_id_overflows, PlanOptions};
+use crate::shard::policy;
 
 #[derive(Args, Debug)]
 pub struct K8sArgs {
@@ -68,6 +69,25 @@ pub(super) fn command(a: &K8sArgs) -> Outcome {
         eprintln!("error: --pod-monitor selects the pods' metrics port, and --metrics-port 0 serves none\n  help: leave --metrics-port at its default (9464) or name a port");
         return Outcome::Invalid;
     }
+    // What every pod would refuse at its start (`run --shard`, `collect`) is refused here,
+    // before a manifest is written: the same policy, on the plan the pods would make.
+    let p = plan(
+        &scenario,
+        &PlanOptions {
+            run_id: run_id.clone(),
+            ..PlanOptions::default()
+        },
+    );
+    let refused = policy::problems(&p, a.shards);
+    for e in &refused {
+        eprintln!("error: {e}");
+    }
+    if !refused.is_empty() {
+        eprintln!(
+            "  help: the shards and the collector would refuse this plan at their start; \
+             `kafkabench run` runs it on one machine"
+        );
+    }
     let opts = Options {
         shards: a.shards,
         image: a.image.clone(),
@@ -79,8 +99,10 @@ pub(super) fn command(a: &K8sArgs) -> Outcome {
         pod_monitor: a.pod_monitor,
     };
     let cwd = std::env::current_dir().unwrap_or_default();
+    // Every problem at once: the plan's and the manifests'.
     let m = match manifests(&sources, &scenario, &opts, &cwd) {
-        Ok(m) => m,
+        Ok(m) if refused.is_empty() => m,
+        Ok(_) => return Outcome::Invalid,
         Err(problems) => {
             for p in problems {
                 eprintln!("error: {p}\n  help: {}", p.help());
