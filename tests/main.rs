@@ -35,6 +35,7 @@ mod merge;
 mod metrics;
 mod progress;
 mod result_file;
+mod result_fixtures;
 mod robustness;
 mod run;
 mod scenarios;
