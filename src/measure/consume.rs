@@ -137,10 +137,6 @@ impl ReadSums {
 
     /// Another shard's read side: its consumers read other partitions at the same time.
     pub fn absorb(&mut self, o: &ReadSums) {
-        let add = |a: Option<u64>, b: Option<u64>| match (a, b) {
-            (None, None) => None,
-            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
-        };
         let either = |a: Option<i64>, b: Option<i64>, f: fn(i64, i64) -> i64| match (a, b) {
             (Some(a), Some(b)) => Some(f(a, b)),
             (a, b) => a.or(b),
@@ -153,8 +149,8 @@ impl ReadSums {
         self.bytes += o.bytes;
         self.redelivered += o.redelivered;
         self.aborted_read += o.aborted_read;
-        self.fetch_requests = add(self.fetch_requests, o.fetch_requests);
-        self.fetch_bytes = add(self.fetch_bytes, o.fetch_bytes);
+        self.fetch_requests = add_opt(self.fetch_requests, o.fetch_requests);
+        self.fetch_bytes = add_opt(self.fetch_bytes, o.fetch_bytes);
         self.first_read_ns = either(self.first_read_ns, o.first_read_ns, i64::min);
         self.last_read_ns = either(self.last_read_ns, o.last_read_ns, i64::max);
         self.stalls.extend_from_slice(&o.stalls);

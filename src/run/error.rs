@@ -74,11 +74,11 @@ pub enum ShareGroupError {
     /// (in `wire::Security`'s words).
     #[error("{0}")]
     Security(String),
+    /// The configs refused, or the cluster not answering (the wire client's error).
     #[error(
         "setting share group {group}'s configs: {error} (share groups need Kafka 4.1 or \
          later with them enabled; scripts/kafka-local runs 4.4.0, where they are on)"
     )]
-    /// The configs refused, or the cluster not answering (the wire client's error).
     Configs {
         group: String,
         error: Box<dyn std::error::Error + Send + Sync>,
