@@ -358,7 +358,7 @@ fn a_run_id_whose_control_topic_was_left_behind_is_refused_not_mixed_in() {
     p.send(
         BaseRecord::<str, str>::to(&topic)
             .key("topics")
-            .payload(r#"{"kind":"topics","collector":1,"run":0}"#),
+            .payload(r#"{"kind":"topics","collector":1,"round":1,"of":{"run":0}}"#),
     )
     .expect("queued");
     p.flush(Duration::from_secs(30)).expect("written");
@@ -402,4 +402,63 @@ fn a_shard_that_never_starts_is_named_and_the_others_are_stopped_not_left_waitin
     // At once, with room for a busy machine: its own deadline is minutes away.
     assert!(took < Duration::from_secs(60), "{took:?}");
     assert_eq!(topics_with(&id), Vec::<String>::new());
+}
+
+#[test]
+fn trials_across_shards_are_each_merged_from_every_shard_and_combined_as_on_one_machine() {
+    common::require_broker();
+    let id = run_id("st");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("trials.json");
+    // Only the collector is told --repeat: it names every trial to the shards.
+    let collector = collector(
+        "shards/trials.kbs",
+        &id,
+        2,
+        "3m",
+        &["--repeat", "3", "--json", out.to_str().unwrap()],
+    );
+    let shards: Vec<Child> = (0..2)
+        .map(|i| shard("shards/trials.kbs", i, 2, &id))
+        .collect();
+    for (i, s) in shards.into_iter().enumerate() {
+        let (code, stdout, stderr, _) = wait_bounded(s, Duration::from_secs(200));
+        assert_eq!(code, 0, "shard {i}:\n{stdout}\n{stderr}");
+    }
+    let (code, stdout, stderr, _) = wait_bounded(collector, Duration::from_secs(200));
+    assert_eq!(code, 0, "collector:\n{stdout}\n{stderr}");
+    assert!(stdout.contains("merged 2 of 2 shards"), "{stdout}");
+    assert!(stdout.contains("PASS  acked == 3600"), "{stdout}");
+    let v = json(&out);
+    for (k, step) in ["a", "b"].iter().enumerate() {
+        let run = &v["runs"][k];
+        let trials = run["trials"]["results"].as_array().expect("trials kept");
+        assert_eq!(trials.len(), 3, "{step}: {run}");
+        for (t, trial) in trials.iter().enumerate() {
+            // Each trial is both shards' halves of one schedule, on the trial's own topic.
+            assert_eq!(trial["sent"], 1200, "{step} trial {}: {trial}", t + 1);
+            assert_eq!(trial["delivery"]["consumed"], 1200, "{trial}");
+            assert!(
+                trial["topic"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with(&format!("-t{}", t + 1)),
+                "{trial}"
+            );
+        }
+        assert_eq!(run["sent"], 3600);
+        assert_eq!(run["delivery"]["lost"], 0);
+        let fig = run["trials"]["figures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["metric"] == "throughput")
+            .expect("the throughput over the trials");
+        assert_eq!(fig["values"].as_array().unwrap().len(), 3, "{fig}");
+    }
+    assert_eq!(
+        topics_with(&id),
+        Vec::<String>::new(),
+        "no trial's topic left behind"
+    );
 }

@@ -120,8 +120,7 @@ pub(super) fn command(a: &CollectArgs) -> Outcome {
     let started = SystemTime::now();
     let collected = rt.block_on(collect(&p, &opts, interrupt.clone()));
     rt.shutdown_background();
-    let reported = collected.reported();
-    let exec = collected.execution(&p);
+    let (reported, exec) = (collected.reported, collected.execution);
     if let Some(m) = &metrics {
         m.collected(&p, &exec.results);
     }

@@ -236,6 +236,7 @@ fn run_file(
         interval: a.interval,
         live_faults: ctx.live.faults.clone(),
         shard: ctx.sharding.clone().map(|s| s as Arc<dyn Coordination>),
+        rounds: None,
         live_latency: ctx.live.metrics.is_some(),
     };
     let started = SystemTime::now();

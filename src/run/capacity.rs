@@ -10,6 +10,7 @@ use super::error::RunError;
 use super::lifecycle;
 use super::options::RunOptions;
 use super::progress::Position;
+use super::round::{probe_plan, Round};
 use crate::format::{compact_rate, human_duration};
 use crate::measure::capacity::{
     judge, Answer, Band, CanaryRun, CapacityFigures, Limit, Miss, NotNarrowed, Probe, Search,
@@ -17,7 +18,7 @@ use crate::measure::capacity::{
 };
 use crate::measure::{RunResult, RunStatus};
 use crate::model::capacity::PROBE_OVERHEAD;
-use crate::model::{CapacitySearch, Expr, RateSpec, Stat, Test, Warmup};
+use crate::model::{CapacitySearch, Expr, Stat, Test};
 use crate::plan::RunPlan;
 
 /// Runs the search of `rp`; its result is the last probe at the capacity (or the last probe
@@ -26,6 +27,7 @@ use crate::plan::RunPlan;
 pub(super) async fn search(
     rp: &RunPlan,
     c: &CapacitySearch,
+    round: &Round,
     at: Position,
     opts: &RunOptions,
     interrupt: Arc<AtomicBool>,
@@ -67,7 +69,8 @@ pub(super) async fn search(
         }
         if let Some(nth) = canary {
             let after = probes.len() as u32;
-            match run_canary(rp, c, rate, (after, nth), at, opts, &interrupt, notes).await {
+            let canary = round.probe(after, format!("-p{after}c{nth}"), rate);
+            match run_canary(rp, c, &canary, nth, at, opts, &interrupt, notes).await {
                 Ok(run) => {
                     s.record(run.pass);
                     canaries.push(run);
@@ -81,6 +84,7 @@ pub(super) async fn search(
             }
         }
         let number = probes.len() as u32 + 1;
+        let probe_round = round.probe(number, format!("-p{number}"), rate);
         let mut probe = probe_plan(rp, c, rate, &format!("-p{number}"));
         probe.label = progress_label(rp, &s, number, rate, trial, left);
         let probe_at = Position {
@@ -88,7 +92,8 @@ pub(super) async fn search(
             trial: (c.trials > 1).then_some((trial, c.trials)).or(at.trial),
             ..at
         };
-        let r = match lifecycle::run_one(&probe, probe_at, opts, interrupt.clone(), notes).await {
+        let r = match lifecycle::one(&probe, &probe_round, probe_at, opts, &interrupt, notes).await
+        {
             Ok(r) => r,
             Err(RunError::Interrupted) if !probes.is_empty() => {
                 stopped = Some(Limit::Stopped);
@@ -142,15 +147,17 @@ pub(super) async fn search(
 async fn run_canary(
     rp: &RunPlan,
     c: &CapacitySearch,
-    rate: f64,
-    (after, nth): (u32, u32),
+    round: &Round,
+    nth: u32,
     at: Position,
     opts: &RunOptions,
     interrupt: &Arc<AtomicBool>,
     notes: &mut Vec<String>,
 ) -> Result<CanaryRun, RunStatus> {
     let started = Instant::now();
-    let mut plan = probe_plan(rp, c, rate, &format!("-p{after}c{nth}"));
+    let probe = round.probe.as_ref().expect("a canary is a probe's round");
+    let (after, rate) = (probe.number, probe.rate);
+    let mut plan = probe_plan(rp, c, rate, &probe.suffix);
     plan.label = format!(
         "{} · canary {nth} at {} after probe {after} failed",
         rp.label,
@@ -160,21 +167,21 @@ async fn run_canary(
         probe: Some((after, rate)),
         ..at
     };
-    let (pass, misses) =
-        match lifecycle::run_one(&plan, canary_at, opts, interrupt.clone(), notes).await {
-            Ok(r) if !r.status.is_complete() => return Err(r.status),
-            Ok(r) => {
-                let misses = judge(&r, rate, c);
-                (misses.is_empty(), misses)
-            }
-            Err(RunError::Interrupted) => return Err(RunStatus::Interrupted),
-            Err(e) => {
-                notes.push(format!(
-                    "canary {nth} after probe {after} could not run: {e}"
-                ));
-                (false, Vec::new())
-            }
-        };
+    let (pass, misses) = match lifecycle::one(&plan, round, canary_at, opts, interrupt, notes).await
+    {
+        Ok(r) if !r.status.is_complete() => return Err(r.status),
+        Ok(r) => {
+            let misses = judge(&r, rate, c);
+            (misses.is_empty(), misses)
+        }
+        Err(RunError::Interrupted) => return Err(RunStatus::Interrupted),
+        Err(e) => {
+            notes.push(format!(
+                "canary {nth} after probe {after} could not run: {e}"
+            ));
+            (false, Vec::new())
+        }
+    };
     Ok(CanaryRun {
         after,
         target: rate,
@@ -182,22 +189,6 @@ async fn run_canary(
         misses,
         secs: started.elapsed().as_secs_f64(),
     })
-}
-
-/// The run of one probe: the search's rate, probe length and warm-up; fresh topics (and a
-/// fresh default group), so no probe reads another's records; no faults.
-fn probe_plan(rp: &RunPlan, c: &CapacitySearch, rate: f64, suffix: &str) -> RunPlan {
-    let mut p = rp.clone();
-    super::trials::fresh(&mut p, suffix);
-    let w = &mut p.workload;
-    w.rate = RateSpec::Fixed(rate);
-    w.messages = None;
-    w.duration = Some(c.probe);
-    w.warmup = (!c.warmup.is_zero()).then_some(Warmup::Duration(c.warmup));
-    p.faults.clear();
-    p.estimate = crate::plan::estimate(&p.workload);
-    p.capacity = None;
-    p
 }
 
 /// What progress shows while a probe runs: the probe, the bracket and the time left.

@@ -62,6 +62,13 @@ pub enum RunError {
     /// A shard's result for the run cannot be merged with the others' (`collect`).
     #[error("{file}'s result cannot be merged: {error}")]
     Unmerged { file: String, error: MergeError },
+    /// The collector named a round (its number) this shard's plan does not have: another
+    /// plan's run, a trial past the count, a probe of a run that searches no capacity.
+    #[error(
+        "the collector named round {0}, which this shard's plan does not have (is every \
+         participant running the same scenario, --scale and --repeat?)"
+    )]
+    NoSuchRound(u32),
     /// Shards without a result for the run: what each is missing, in the collector's words.
     #[error("merged from a partial set of shards: {}", .0.join("; "))]
     PartialShards(Vec<String>),

@@ -10,10 +10,27 @@ use super::error::RunError;
 use super::interrupt::{name_list, unless_interrupted};
 use super::options::RunOptions;
 use super::progress::Position;
+use super::round::Round;
 use super::topic::{self, Deleted, DELETE_BOUND};
 use super::workers;
 use crate::measure::RunResult;
 use crate::plan::RunPlan;
+
+/// One round, `rp`: by whoever carries rounds out for this process (a sharded run's
+/// collector, which has the shards run it), else here from connecting to cleaning up.
+pub(super) async fn one(
+    rp: &RunPlan,
+    round: &Round,
+    at: Position,
+    opts: &RunOptions,
+    interrupt: &Arc<AtomicBool>,
+    notes: &mut Vec<String>,
+) -> Result<RunResult, RunError> {
+    match &opts.rounds {
+        Some(rounds) => rounds.run(rp, round, at, interrupt, notes).await,
+        None => run_one(rp, at, opts, interrupt.clone(), notes).await,
+    }
+}
 
 /// One planned run from connecting to cleaning up. An `Ok` result may still be incomplete
 /// (the cluster was lost, an interrupt): its figures cover what was measured. An interrupt
@@ -44,8 +61,7 @@ pub(super) async fn run_one(
     };
     let topic = rp.topic.name.clone();
     if let Some(s) = &opts.shard {
-        // The collector creates and deletes the topics; a shard only uses them.
-        s.topics_ready(rp.index, &interrupt).await?;
+        // The collector created the topics before it named the round, and deletes them.
         let partitions = topic::existing(&admin, &topic, &interrupt).await?;
         s.fits(partitions)?;
         return ready_and_measure(

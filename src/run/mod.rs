@@ -16,6 +16,7 @@ mod environment;
 mod error;
 mod events;
 pub(crate) mod faults;
+mod follow;
 mod interrupt;
 mod lifecycle;
 pub(crate) mod live;
@@ -26,6 +27,7 @@ pub(crate) mod payload;
 mod producer;
 mod progress;
 mod recorder;
+mod round;
 pub(crate) mod shard;
 mod share;
 mod shared;
@@ -46,9 +48,10 @@ pub(crate) use faults::LiveFaults;
 pub(crate) use interrupt::LiveTopic;
 pub(crate) use options::RunOptions;
 pub(crate) use progress::{Position, Progress, ProgressPhase, ProgressSink};
-pub(crate) use shard::{Coordination, Phase, Shard};
+pub(crate) use round::Round;
+pub(crate) use shard::{Coordination, Next, Phase, Rounds, Shard};
 
-use crate::measure::{RunResult, RunStatus};
+use crate::measure::RunResult;
 use crate::plan::{Plan, RunPlan, Selection};
 use auto::Auto;
 
@@ -91,27 +94,16 @@ pub(crate) async fn execute(
         environment: Some(environment::local()),
     };
     if let Some(s) = &opts.shard {
-        if let Err(e) = s.join(plan, &interrupt).await {
-            exec.interrupted = matches!(e, RunError::Interrupted);
-            if !exec.interrupted {
-                s.failed(None, e.to_string()).await;
-                exec.failure = plan.runs.first().map(|rp| RunFailure {
-                    index: rp.index,
-                    label: rp.label.clone(),
-                    error: e,
-                });
-            }
-            return exec;
-        }
+        // A shard runs the rounds its collector names, not the plan's order of its own.
+        follow::follow(plan, s.as_ref(), opts, interrupt, &mut exec).await;
+        return exec;
     }
     let runs: Vec<&RunPlan> = selection.runs(plan).collect();
-    if opts.shard.is_none() {
-        // A topic the cluster would refuse fails before any run sends a record.
-        if let Err(failure) = topic::validate(&runs, &interrupt).await {
-            exec.interrupted = matches!(failure.error, RunError::Interrupted);
-            exec.failure = (!exec.interrupted).then_some(failure);
-            return exec;
-        }
+    // A topic the cluster would refuse fails before any run sends a record.
+    if let Err(failure) = topic::validate(&runs, &interrupt).await {
+        exec.interrupted = matches!(failure.error, RunError::Interrupted);
+        exec.failure = (!exec.interrupted).then_some(failure);
+        return exec;
     }
     let n = plan.repeat.max(1);
     let mut auto = plan.repeat_auto.map(|a| Auto::new(a, plan, &runs));
@@ -142,6 +134,10 @@ pub(crate) async fn execute(
                 trial: (n > 1).then_some((t + 1, n)),
                 probe: None,
             };
+            let round = Round {
+                trial: (n > 1).then_some((t + 1, n)),
+                ..Round::of(runs[k].index)
+            };
             let trial;
             let rp = if n > 1 {
                 trial = trials::trial_plan(runs[k], t + 1, n);
@@ -149,32 +145,13 @@ pub(crate) async fn execute(
             } else {
                 runs[k]
             };
-            let mut outcome = match &rp.capacity {
+            let outcome = match &rp.capacity {
                 Some(c) => {
-                    capacity::search(rp, c, at, opts, interrupt.clone(), &mut exec.notes).await
+                    let i = interrupt.clone();
+                    capacity::search(rp, c, &round, at, opts, i, &mut exec.notes).await
                 }
-                None => lifecycle::run_one(rp, at, opts, interrupt.clone(), &mut exec.notes).await,
+                None => lifecycle::one(rp, &round, at, opts, &interrupt, &mut exec.notes).await,
             };
-            if let Some(s) = &opts.shard {
-                // The collector judges: every result goes to it, complete or not.
-                match &outcome {
-                    Ok(r) => {
-                        if let Err(e) = s.report(r).await {
-                            outcome = outcome.map(|mut r| {
-                                // The cluster stays lost when it was (the flag is kept).
-                                let reason = format!("the collector did not get the result: {e}");
-                                r.status = if r.status.is_cluster_lost() {
-                                    RunStatus::ClusterLost { reason }
-                                } else {
-                                    RunStatus::Failed { reason }
-                                };
-                                r
-                            });
-                        }
-                    }
-                    Err(e) => s.failed(Some(rp.index), e.to_string()).await,
-                }
-            }
             let error = match outcome {
                 Ok(r) => {
                     let stopped =

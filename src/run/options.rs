@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::faults::LiveFaults;
 use super::interrupt::LiveTopic;
 use super::progress::ProgressSink;
-use super::shard::Coordination;
+use super::shard::{Coordination, Rounds};
 
 /// The time series' interval when none is asked for.
 pub(crate) const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
@@ -25,6 +25,9 @@ pub(crate) struct RunOptions {
     /// This process is one shard of a sharded run (`run --shard I/N`): it runs its share,
     /// creates and deletes no topic, and meets the collector at every barrier.
     pub shard: Option<Arc<dyn Coordination>>,
+    /// Another carries out each round (a sharded run's collector): this process plans the
+    /// rounds (trials, a capacity search's probes) and judges what comes back.
+    pub rounds: Option<Arc<dyn Rounds>>,
     /// Count latencies into live buckets too, for `--metrics` (progress snapshots carry them).
     pub live_latency: bool,
 }
@@ -38,6 +41,7 @@ impl Default for RunOptions {
             interval: DEFAULT_INTERVAL,
             live_faults: LiveFaults::default(),
             shard: None,
+            rounds: None,
             live_latency: false,
         }
     }

@@ -20,8 +20,10 @@ use serde::{Deserialize, Serialize};
 
 use super::error::RunError;
 use super::pacer::Share;
+use super::progress::Position;
+use super::round::Round;
 use crate::measure::RunResult;
-use crate::plan::Plan;
+use crate::plan::{Plan, RunPlan};
 
 /// Shard `index` of `count`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,31 +65,61 @@ pub enum Phase {
 pub(crate) type Pending<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// What a shard's run asks of the sharded run it is part of, at the points where it meets
-/// the other shards. The `shard` stage implements it; the run stage only calls it.
+/// the other shards. The `shard` stage implements it; the run stage only calls it. The
+/// collector names each round (a run, a trial, a probe) once its topics exist; the barriers,
+/// the result and a failure are the current round's.
 pub(crate) trait Coordination: Send + Sync {
     /// Which shard this process is.
     fn shard(&self) -> Shard;
-    /// Before the first run: joins the sharded run (says hello to the collector).
+    /// Before the first round: joins the sharded run (says hello to the collector).
     fn join<'a>(
         &'a self,
         plan: &'a Plan,
         interrupt: &'a Arc<AtomicBool>,
     ) -> Pending<'a, Result<(), RunError>>;
-    /// Waits until the collector says run `run`'s topics exist.
-    fn topics_ready<'a>(
+    /// Waits for the collector's next round, whose topics then exist, or its word that the
+    /// run is over.
+    fn next_round<'a>(
         &'a self,
-        run: usize,
         interrupt: &'a Arc<AtomicBool>,
-    ) -> Pending<'a, Result<(), RunError>>;
+    ) -> Pending<'a, Result<Next, RunError>>;
     /// Whether a topic of `partitions` can be split over the shards.
     fn fits(&self, partitions: i32) -> Result<(), RunError>;
-    /// The barrier before `phase` of run `run`, on a blocking thread: returns at the agreed
-    /// start. Err: why the shard cannot go on.
-    fn barrier(&self, run: usize, phase: Phase, stop: &dyn Fn() -> bool) -> Result<(), RunError>;
-    /// Hands this shard's result of a run over.
+    /// The current round's barrier before `phase`, on a blocking thread: returns at the
+    /// agreed start. Err: why the shard cannot go on.
+    fn barrier(&self, phase: Phase, stop: &dyn Fn() -> bool) -> Result<(), RunError>;
+    /// Hands this shard's result of the current round over.
     fn report<'a>(&'a self, r: &'a RunResult) -> Pending<'a, Result<(), RunError>>;
     /// Says this shard cannot go on (best effort).
-    fn failed(&self, run: Option<usize>, reason: String) -> Pending<'_, ()>;
+    fn failed(&self, reason: String) -> Pending<'_, ()>;
+}
+
+/// What the collector says comes after a shard's last round.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Next {
+    /// Round `number` (from 1) is this.
+    Round(u32, Round),
+    /// Every round is over.
+    Finished,
+    /// The collector stopped the run between rounds, for this reason (another shard let it
+    /// down, an interrupt): this shard's rounds so far are whole.
+    Stopped(String),
+}
+
+/// Who carries out each round when this process does not: the collector of a sharded run,
+/// which has every shard run it and hands back their recordings merged. Trials and a
+/// capacity search sit above it unchanged, so a sharded run repeats and searches exactly as
+/// one machine does.
+pub(crate) trait Rounds: Send + Sync {
+    /// Runs `rp`, which is `round` of the plan; `at` is where it stands for progress.
+    fn run<'a>(
+        &'a self,
+        rp: &'a RunPlan,
+        round: &'a Round,
+        at: Position,
+        interrupt: &'a Arc<AtomicBool>,
+        notes: &'a mut Vec<String>,
+    ) -> Pending<'a, Result<RunResult, RunError>>;
 }
 
 /// The partition of a shard's next record: keyed records by a hash of the key over the

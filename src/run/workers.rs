@@ -411,12 +411,11 @@ async fn warm_up(
     stopped_at_start: u64,
 ) -> Result<Start, RunError> {
     let sharding = opts.shard.clone();
-    let (b, readers, sh, s2, run) = (
+    let (b, readers, sh, s2) = (
         t.barrier.clone(),
         t.readers.clone(),
         t.shared.clone(),
         sharding.clone(),
-        rp.index,
     );
     let coordination = blocking(move || {
         // A consumer stopped from the first instant reads nothing at all: the readers read
@@ -426,7 +425,7 @@ async fn warm_up(
             .fetch_or(stopped_at_start, Ordering::AcqRel);
         readers.wait();
         b.wait();
-        let met = meet_shards(s2.as_deref(), run, Phase::Warmup, &sh);
+        let met = meet_shards(s2.as_deref(), Phase::Warmup, &sh);
         b.wait();
         met
     })
@@ -441,7 +440,7 @@ async fn warm_up(
         b.wait();
         let disk_before = d.as_ref().map(Disk::bytes);
         let coordination =
-            coordination.and_then(|()| meet_shards(sharding.as_deref(), run, Phase::Measure, &sh));
+            coordination.and_then(|()| meet_shards(sharding.as_deref(), Phase::Measure, &sh));
         sh.start_measuring();
         let started_at = SystemTime::now();
         b.wait();
@@ -552,14 +551,13 @@ async fn disk_growth_of(
 /// run's threads are stopped (they are released by the orchestrator's next wait).
 fn meet_shards(
     s: Option<&dyn Coordination>,
-    run: usize,
     phase: Phase,
     shared: &Shared,
 ) -> Result<(), RunError> {
     let Some(s) = s else {
         return Ok(());
     };
-    let met = s.barrier(run, phase, &|| shared.stopping());
+    let met = s.barrier(phase, &|| shared.stopping());
     if let Err(why) = &met {
         if !shared.interrupted() {
             shared.cluster_lost(why.to_string());

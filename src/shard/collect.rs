@@ -2,21 +2,23 @@
 //! each run's topics, holds the two barriers, measures the disk once, gathers every shard's
 //! result and deletes what it created. Merging and judging are the caller's.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::control::{self, Control, Message, Phase};
 use super::error::ShardError;
-use super::execution::{execution, Gathered, Part};
 use super::letdown::{Letdown, Missed};
-use crate::measure::RunResult;
-use crate::plan::RunNo;
-use crate::plan::{Plan, RunPlan};
+use crate::measure::merge::merge;
+use crate::measure::series::Planned;
+use crate::measure::{RunResult, RunStatus};
+use crate::plan::{Plan, RunNo, RunPlan, Selection};
 use crate::run::admin::Admin;
+use crate::run::shard::Pending;
 use crate::run::topic::{self, Deleted, Disk, DELETE_BOUND};
-use crate::run::{blocking, Execution, LiveTopic, RunError};
+use crate::run::{
+    self, blocking, Execution, LiveTopic, Position, Round, Rounds, RunError, RunFailure, RunOptions,
+};
 
 mod shards;
 
@@ -34,99 +36,53 @@ pub(crate) struct CollectOptions {
     pub say: Option<Arc<dyn Fn(String) + Send + Sync>>,
 }
 
-/// One planned run as collected: each reporting shard's result, and the disk measured once.
-pub(crate) struct CollectedRun {
-    pub index: usize,
-    pub results: BTreeMap<u32, RunResult>,
-    pub disk: Option<(Vec<u64>, u64)>,
-}
-
-/// Everything collected, and every shard that let the run down (with why).
-#[derive(Default)]
+/// What the collector ends with: every round the shards ran, merged and judged as one
+/// machine's would be (trials combined, capacity searches decided), and how many shards
+/// reported the last round.
 pub(crate) struct Collected {
-    pub runs: Vec<CollectedRun>,
-    pub problems: BTreeMap<u32, Letdown>,
-    pub notes: Vec<String>,
-    pub interrupted: bool,
-    /// The collector itself could not go on (the cluster, the control topic).
-    pub error: Option<RunError>,
+    pub execution: Execution,
+    pub reported: usize,
 }
 
-impl Collected {
-    /// How many shards' results went into the last run collected.
-    pub(crate) fn reported(&self) -> usize {
-        self.runs.last().map_or(0, |r| r.results.len())
-    }
-
-    /// The merged execution: each collected run merged from the shards that reported it,
-    /// with the collector's own disk measurement; every shard that let the run down makes it
-    /// a failed run (exit 3) naming the shard.
-    pub(crate) fn execution(self, p: &Plan) -> Execution {
-        // The shards let down the last run collected; the collector's own error stopped it at
-        // the run after that.
-        let last = self.runs.last().map_or(0, |r| r.index);
-        let error = self.error.map(|e| (self.runs.len(), e));
-        let mut parts: BTreeMap<u32, Part> = BTreeMap::new();
-        let part = |s: u32| Part {
-            name: format!("shard {s}"),
-            results: BTreeMap::new(),
-            problem: None,
-        };
-        for (s, why) in self.problems {
-            parts.entry(s).or_insert_with(|| part(s)).problem =
-                Some((last, format!("shard {s} {why}")));
-        }
-        let mut disk = BTreeMap::new();
-        for run in self.runs {
-            for (s, r) in run.results {
-                parts
-                    .entry(s)
-                    .or_insert_with(|| part(s))
-                    .results
-                    .insert(run.index, r);
-            }
-            disk.insert(run.index, run.disk);
-        }
-        let parts: Vec<Part> = parts.into_values().collect();
-        execution(
-            p,
-            &parts,
-            Gathered::Live { disk, error },
-            self.notes,
-            self.interrupted,
-        )
-        .expect("live results are merged, never refused")
-    }
-}
-
-/// Runs the collector's side of every planned run.
+/// Runs the collector's side of a sharded run: the run stage plans the rounds (every run,
+/// every trial, every probe of a capacity search) and this collector carries each out on the
+/// shards, handing back their recordings merged.
 pub(crate) async fn collect(
     plan: &Plan,
     o: &CollectOptions,
     interrupt: Arc<AtomicBool>,
 ) -> Collected {
-    let mut out = Collected::default();
+    let fail = |error: RunError| {
+        let interrupted = matches!(error, RunError::Interrupted);
+        Collected {
+            execution: Execution {
+                failure: plan
+                    .runs
+                    .first()
+                    .filter(|_| !interrupted)
+                    .map(|rp| RunFailure {
+                        index: rp.index,
+                        label: rp.label.clone(),
+                        error,
+                    }),
+                interrupted,
+                ..Execution::default()
+            },
+            reported: 0,
+        }
+    };
     let Some(first) = plan.runs.first() else {
-        return out;
+        return fail(RunError::Interrupted);
     };
     let (props, bootstrap) = (first.admin.clone(), first.bootstrap.clone());
     let admin = match blocking(move || Admin::connect(&props, &bootstrap)).await {
         Ok(Ok(a)) => Arc::new(a),
-        Ok(Err(e)) => {
-            out.error = Some(RunError::Unreachable(e));
-            return out;
-        }
-        Err(e) => {
-            out.error = Some(e.into());
-            return out;
-        }
+        Ok(Err(e)) => return fail(RunError::Unreachable(e)),
+        Err(e) => return fail(e.into()),
     };
     let control = match Control::open(&admin, &first.admin, &plan.run_id).await {
         Ok(c) => c,
-        Err(e) => {
-            out.error = Some(e.into());
-            return out;
-        }
+        Err(e) => return fail(e.into()),
     };
     let control_topic = control.topic().to_string();
     let mut c = Coordinator {
@@ -136,6 +92,8 @@ pub(crate) async fn collect(
         interrupt: interrupt.clone(),
         say: o.say.clone(),
         session: control::new_session(),
+        round: 0,
+        reported: 0,
     };
     // A run id used before whose control topic was left behind (a collector that was
     // killed): its messages would be taken for this run's.
@@ -152,58 +110,205 @@ pub(crate) async fn collect(
                 collector: c.session,
                 reason: why.to_string(),
             });
-            out.error = Some(why.into());
-            return out;
+            return fail(why.into());
         }
         Ok(_) => {}
-        Err(e) => {
-            out.error = Some(e.into());
-            return out;
-        }
+        Err(e) => return fail(e.into()),
     }
-    for rp in &plan.runs {
-        match collect_run(rp, o, &admin, &mut c, &mut out).await {
-            Ok(run) => out.runs.push(run),
-            Err(e) => {
-                if matches!(e, RunError::Interrupted) {
-                    out.interrupted = true;
-                } else {
-                    out.error = Some(e);
-                }
-                break;
-            }
-        }
-        if !c.shards.problems.is_empty() {
-            break;
-        }
-    }
-    out.problems = std::mem::take(&mut c.shards.problems);
-    if out.interrupted || out.error.is_some() || !out.problems.is_empty() {
-        // Every shard still waiting stops now rather than at its own deadline.
-        let reason = if out.interrupted {
-            "the collector was interrupted".to_string()
-        } else if let Some(e) = &out.error {
-            e.to_string()
-        } else {
-            let named: Vec<String> = out.problems.keys().map(|s| format!("shard {s}")).collect();
-            format!("{} let the run down", named.join(", "))
-        };
-        let control = &c.control;
-        let _ = control.send(&Message::Abort {
+    let collector = Arc::new(Collector {
+        admin: admin.clone(),
+        shards: o.shards,
+        keep_topics: o.keep_topics,
+        live_topic: o.live_topic.clone(),
+        state: tokio::sync::Mutex::new(c),
+    });
+    let opts = RunOptions {
+        keep_topics: o.keep_topics,
+        live_topic: o.live_topic.clone(),
+        rounds: Some(collector.clone()),
+        ..RunOptions::default()
+    };
+    let mut exec = run::execute(plan, &Selection::all(plan), &opts, interrupt).await;
+    // Many machines measured it; their environments are not one (yet).
+    exec.environment = None;
+    let c = collector.state.lock().await;
+    let reported = c.reported;
+    let ended = if exec.interrupted {
+        Some("the collector was interrupted".to_string())
+    } else if let Some(f) = &exec.failure {
+        Some(f.error.to_string())
+    } else if !c.shards.problems.is_empty() {
+        let named: Vec<String> = c
+            .shards
+            .problems
+            .keys()
+            .map(|s| format!("shard {s}"))
+            .collect();
+        Some(format!("{} let the run down", named.join(", ")))
+    } else {
+        None
+    };
+    // Every shard still waiting stops now rather than at its own deadline.
+    let last = match ended {
+        Some(reason) => Message::Abort {
             collector: c.session,
             reason,
-        });
-    }
+        },
+        None => Message::Finished {
+            collector: c.session,
+        },
+    };
+    let _ = c.control.send(&last);
     drop(c);
     if !o.keep_topics {
         let deleted = topic::delete(&admin, std::slice::from_ref(&control_topic)).await;
         if !matches!(deleted, Deleted::All) {
-            out.notes.push(format!(
+            exec.notes.push(format!(
                 "could not delete the control topic {control_topic}"
             ));
         }
     }
-    out
+    Collected {
+        execution: exec,
+        reported,
+    }
+}
+
+/// The collector as the run stage sees it: each round it is asked for, carried out on every
+/// shard.
+struct Collector {
+    admin: Arc<Admin>,
+    shards: u32,
+    keep_topics: bool,
+    live_topic: LiveTopic,
+    /// One round at a time: the run stage asks for them in order.
+    state: tokio::sync::Mutex<Coordinator>,
+}
+
+impl Rounds for Collector {
+    fn run<'a>(
+        &'a self,
+        rp: &'a RunPlan,
+        round: &'a Round,
+        _at: Position,
+        _interrupt: &'a Arc<AtomicBool>,
+        notes: &'a mut Vec<String>,
+    ) -> Pending<'a, Result<RunResult, RunError>> {
+        Box::pin(self.round(rp, round, notes))
+    }
+}
+
+impl Collector {
+    /// One round on every shard: topics, the two barriers, results, disk, cleanup; the
+    /// shards' results merged. Shards that let it down fail it, naming each, with the
+    /// others' figures kept.
+    async fn round(
+        &self,
+        rp: &RunPlan,
+        round: &Round,
+        notes: &mut Vec<String>,
+    ) -> Result<RunResult, RunError> {
+        let mut c = self.state.lock().await;
+        c.round += 1;
+        let number = c.round;
+        c.shards.rounds.insert(number, rp.index);
+        let disk = self
+            .topics_and_barriers(rp, number, round, &mut c, notes)
+            .await;
+        let results: Vec<(u32, RunResult)> = (0..self.shards)
+            .filter_map(|s| Some((s, c.shards.results.remove(&(s, number))?)))
+            .collect();
+        c.reported = results.len();
+        let problems: Vec<String> = c
+            .shards
+            .problems
+            .iter()
+            .map(|(s, why)| format!("shard {s} {why}"))
+            .collect();
+        drop(c);
+        let disk = disk?;
+        if results.is_empty() {
+            return Err(RunError::PartialShards(problems));
+        }
+        let refs: Vec<&RunResult> = results.iter().map(|(_, r)| r).collect();
+        let mut m =
+            merge(&refs, &Planned::of(&rp.workload)).map_err(|error| RunError::Unmerged {
+                file: format!("shard {}", results[error.shard].0),
+                error,
+            })?;
+        m.set_disk(
+            disk.as_ref().map(|(each, _)| each.as_slice()),
+            disk.as_ref().map(|(_, total)| *total),
+        );
+        if disk.is_none() {
+            notes.push(format!("run {}: on-disk size unavailable", RunNo(rp.index)));
+        }
+        if !problems.is_empty() && m.status.is_complete() {
+            m.status = RunStatus::Failed {
+                reason: RunError::PartialShards(problems).to_string(),
+            };
+        }
+        Ok(m)
+    }
+
+    /// The round's topics (created, or found), the round named to the shards, both barriers
+    /// and every result; then its topics deleted. The disk growth over the measured phase,
+    /// when it could be measured.
+    async fn topics_and_barriers(
+        &self,
+        rp: &RunPlan,
+        number: u32,
+        round: &Round,
+        c: &mut Coordinator,
+        notes: &mut Vec<String>,
+    ) -> Result<Option<(Vec<u64>, u64)>, RunError> {
+        let admin = &self.admin;
+        // The topics it created, deleted at the end: all of them, unless the cluster said
+        // which it refused.
+        let (partitions, created) = if rp.topic.existing {
+            (
+                topic::existing(admin, &rp.topic.name, &c.interrupt).await,
+                Vec::new(),
+            )
+        } else {
+            match topic::create(admin, rp, &self.live_topic, &c.interrupt).await {
+                Ok(()) => (Ok(rp.topic.partitions), rp.topics.clone()),
+                Err((e, delete)) => (Err(e), delete),
+            }
+        };
+        let result = match partitions {
+            Ok(partitions) => run_barriers(rp, number, round, partitions, admin, c).await,
+            Err(e) => Err(e),
+        };
+        if !rp.topic.existing {
+            if self.keep_topics {
+                notes.push(format!(
+                    "run {}: topics kept (--keep-topics)",
+                    RunNo(rp.index)
+                ));
+            } else if !created.is_empty() {
+                match topic::delete(admin, &created).await {
+                    Deleted::All => {}
+                    Deleted::Left(left) => notes.push(format!(
+                        "run {}: could not delete {} of its topics ({})",
+                        RunNo(rp.index),
+                        left.len(),
+                        left.iter()
+                            .map(|(n, why)| format!("{n}: {why}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )),
+                    Deleted::NoAnswer => notes.push(format!(
+                        "run {}: could not delete its topics: no answer within {}s",
+                        RunNo(rp.index),
+                        DELETE_BOUND.as_secs()
+                    )),
+                }
+            }
+            self.live_topic.set(None);
+        }
+        result
+    }
 }
 
 /// The collector's control connection and what it knows.
@@ -215,6 +320,10 @@ struct Coordinator {
     say: Option<Arc<dyn Fn(String) + Send + Sync>>,
     /// This collector's random id, on every message it writes.
     session: u64,
+    /// The last round named (from 1).
+    round: u32,
+    /// How many shards' results went into the last round.
+    reported: usize,
 }
 
 impl Coordinator {
@@ -271,18 +380,19 @@ impl Coordinator {
         }
     }
 
-    /// The barrier before `phase` of run `run`: every active shard ready, then one start.
-    async fn barrier(&mut self, run: usize, phase: Phase) -> Result<bool, RunError> {
+    /// The barrier before `phase` of round `round` (of run `run`): every active shard ready,
+    /// then one start.
+    async fn barrier(&mut self, run: usize, round: u32, phase: Phase) -> Result<bool, RunError> {
         let measure = phase == Phase::Measure;
         let met = self
-            .until(move |s| s.active().all(|i| s.ready.contains(&(i, run, measure))))
+            .until(move |s| s.active().all(|i| s.ready.contains(&(i, round, measure))))
             .await?;
         if !met {
             let why = match phase {
                 Phase::Warmup => Missed::Ready(run),
                 Phase::Measure => Missed::Warmup(run),
             };
-            self.missing(|s, i| !s.ready.contains(&(i, run, measure)), why);
+            self.missing(|s, i| !s.ready.contains(&(i, round, measure)), why);
             return Ok(false);
         }
         if self.shards.active().next().is_none() {
@@ -299,7 +409,7 @@ impl Coordinator {
         });
         self.control.send(&Message::Start {
             collector: self.session,
-            run,
+            round,
             phase,
             at_unix_ms: at,
         })?;
@@ -307,73 +417,12 @@ impl Coordinator {
     }
 }
 
-/// One planned run: topics, the two barriers, results, disk, cleanup.
-async fn collect_run(
-    rp: &RunPlan,
-    o: &CollectOptions,
-    admin: &Arc<Admin>,
-    c: &mut Coordinator,
-    out: &mut Collected,
-) -> Result<CollectedRun, RunError> {
-    // The topics it created, deleted at the end: all of them, unless the cluster said which
-    // it refused.
-    let (partitions, created) = if rp.topic.existing {
-        (
-            topic::existing(admin, &rp.topic.name, &c.interrupt).await,
-            Vec::new(),
-        )
-    } else {
-        match topic::create(admin, rp, &o.live_topic, &c.interrupt).await {
-            Ok(()) => (Ok(rp.topic.partitions), rp.topics.clone()),
-            Err((e, delete)) => (Err(e), delete),
-        }
-    };
-    let result = match partitions {
-        Ok(partitions) => run_barriers(rp, partitions, admin, c).await,
-        Err(e) => Err(e),
-    };
-    if !rp.topic.existing {
-        if o.keep_topics {
-            out.notes.push(format!(
-                "run {}: topics kept (--keep-topics)",
-                RunNo(rp.index)
-            ));
-        } else if !created.is_empty() {
-            match topic::delete(admin, &created).await {
-                Deleted::All => {}
-                Deleted::Left(left) => out.notes.push(format!(
-                    "run {}: could not delete {} of its topics ({})",
-                    RunNo(rp.index),
-                    left.len(),
-                    left.iter()
-                        .map(|(n, why)| format!("{n}: {why}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )),
-                Deleted::NoAnswer => out.notes.push(format!(
-                    "run {}: could not delete its topics: no answer within {}s",
-                    RunNo(rp.index),
-                    DELETE_BOUND.as_secs()
-                )),
-            }
-        }
-        o.live_topic.set(None);
-    }
-    let disk = result?;
-    let results = (0..o.shards)
-        .filter_map(|s| Some((s, c.shards.results.remove(&(s, rp.index))?)))
-        .collect();
-    Ok(CollectedRun {
-        index: rp.index,
-        results,
-        disk,
-    })
-}
-
 /// From the topics' creation to the last result: the disk growth over the measured phase,
 /// when it could be measured.
 async fn run_barriers(
     rp: &RunPlan,
+    round: u32,
+    of: &Round,
     partitions: i32,
     admin: &Arc<Admin>,
     c: &mut Coordinator,
@@ -387,16 +436,16 @@ async fn run_barriers(
     };
     c.control.send(&Message::Topics {
         collector: c.session,
-        run: rp.index,
+        round,
+        of: of.clone(),
     })?;
-    if !c.barrier(rp.index, Phase::Warmup).await? {
+    if !c.barrier(rp.index, round, Phase::Warmup).await? {
         return Ok(None);
     }
     // The measured phase's barrier comes when every shard has warmed up: the disk's baseline
     // is taken then, once.
-    let measure = rp.index;
     let met = c
-        .until(move |s| s.active().all(|i| s.ready.contains(&(i, measure, true))))
+        .until(move |s| s.active().all(|i| s.ready.contains(&(i, round, true))))
         .await?;
     let disk = Disk::new(rp, &brokers, partitions);
     let d = disk.clone();
@@ -405,20 +454,20 @@ async fn run_barriers(
     } else {
         Err(String::new())
     };
-    if !c.barrier(rp.index, Phase::Measure).await? {
+    if !c.barrier(rp.index, round, Phase::Measure).await? {
         return Ok(None);
     }
-    let run = rp.index;
     c.say(format!(
         "run {}: waiting for the shards' results",
-        RunNo(run)
+        RunNo(rp.index)
     ));
     let all = c
-        .until(move |s| s.active().all(|i| s.results.contains_key(&(i, run))))
+        .until(move |s| s.active().all(|i| s.results.contains_key(&(i, round))))
         .await?;
     if !all {
+        let run = rp.index;
         c.missing(
-            |s, i| !s.results.contains_key(&(i, run)),
+            |s, i| !s.results.contains_key(&(i, round)),
             Missed::Result(run),
         );
     }

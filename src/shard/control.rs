@@ -15,10 +15,12 @@ use super::error::ShardError;
 use crate::measure::RunResult;
 use crate::model::Props;
 use crate::run::admin::{self, Admin};
-pub(crate) use crate::run::Phase;
+pub(crate) use crate::run::{Phase, Round};
 
-/// The protocol's version: a participant refuses messages of another.
-pub(crate) const VERSION: u32 = 1;
+/// The protocol's version: a participant refuses messages of another. Version 2: the
+/// collector names each round (a run, a trial, a probe) and every later message is the
+/// round's, by its number.
+pub(crate) const VERSION: u32 = 2;
 /// A result travels in parts of at most this many bytes, well under a broker's default
 /// message size limit (1 MiB), so no topic or broker setting has to change.
 const PART_BYTES: usize = 256 * 1024;
@@ -48,36 +50,44 @@ pub(crate) enum Message {
         scale: f64,
         host: String,
     },
-    /// The collector created run `run`'s topics (its index in the plan).
-    Topics { collector: u64, run: usize },
-    /// A shard's threads of run `run` are at the barrier.
+    /// Round `round` (from 1) is `of`, and the collector created its topics: every shard
+    /// runs it.
+    Topics {
+        collector: u64,
+        round: u32,
+        of: Round,
+    },
+    /// Every round is over: the shards stop.
+    Finished { collector: u64 },
+    /// A shard's threads of round `round` are at the barrier.
     Ready {
         session: u64,
         shard: u32,
-        run: usize,
+        round: u32,
         phase: Phase,
     },
     /// The collector's agreed start of a barrier: a wall-clock instant (ms since the epoch).
     Start {
         collector: u64,
-        run: usize,
+        round: u32,
         phase: Phase,
         at_unix_ms: u64,
     },
-    /// Part `part` of `parts` of a shard's result of run `run` (JSON of its `RunResult`).
+    /// Part `part` of `parts` of a shard's result of round `round` (JSON of its
+    /// `RunResult`).
     Result {
         session: u64,
         shard: u32,
-        run: usize,
+        round: u32,
         part: u32,
         parts: u32,
         data: String,
     },
-    /// A shard cannot go on; `run` is the run it was at, if any.
+    /// A shard cannot go on; `round` is the round it was at, if any.
     Failed {
         session: u64,
         shard: u32,
-        run: Option<usize>,
+        round: Option<u32>,
         reason: String,
     },
     /// The collector refuses a shard (another scenario, another shard count, a duplicate).
@@ -95,6 +105,7 @@ impl Message {
     pub(crate) fn collector(&self) -> Option<u64> {
         match self {
             Message::Topics { collector, .. }
+            | Message::Finished { collector }
             | Message::Start { collector, .. }
             | Message::Refused { collector, .. }
             | Message::Abort { collector, .. } => Some(*collector),
@@ -199,7 +210,7 @@ impl Control {
         &self,
         session: u64,
         shard: u32,
-        run: usize,
+        round: u32,
         r: &RunResult,
     ) -> Result<(), ShardError> {
         let json = serde_json::to_string(r).map_err(ShardError::Encode)?;
@@ -209,7 +220,7 @@ impl Control {
             self.send(&Message::Result {
                 session,
                 shard,
-                run,
+                round,
                 part: k as u32,
                 parts: n,
                 data: data.to_string(),
@@ -317,6 +328,7 @@ fn kind_of(m: &Message) -> &'static str {
     match m {
         Message::Hello { .. } => "hello",
         Message::Topics { .. } => "topics",
+        Message::Finished { .. } => "finished",
         Message::Ready { .. } => "ready",
         Message::Start { .. } => "start",
         Message::Result { .. } => "result",
@@ -441,15 +453,30 @@ mod tests {
     fn messages_read_as_they_are_written() {
         let m = Message::Start {
             collector: 9,
-            run: 2,
+            round: 2,
             phase: Phase::Measure,
             at_unix_ms: 1_700_000_000_000,
         };
         let text = serde_json::to_string(&m).unwrap();
         assert_eq!(
             text,
-            r#"{"kind":"start","collector":9,"run":2,"phase":"measure","at_unix_ms":1700000000000}"#
+            r#"{"kind":"start","collector":9,"round":2,"phase":"measure","at_unix_ms":1700000000000}"#
         );
         assert_eq!(serde_json::from_str::<Message>(&text).unwrap(), m);
+        let probe = Message::Topics {
+            collector: 9,
+            round: 5,
+            of: Round {
+                trial: Some((2, 6)),
+                ..Round::of(1)
+            }
+            .probe(3, "-p3".into(), 1500.0),
+        };
+        let text = serde_json::to_string(&probe).unwrap();
+        assert_eq!(
+            text,
+            r#"{"kind":"topics","collector":9,"round":5,"of":{"run":1,"trial":[2,6],"probe":{"number":3,"suffix":"-p3","rate":1500.0}}}"#
+        );
+        assert_eq!(serde_json::from_str::<Message>(&text).unwrap(), probe);
     }
 }

@@ -55,19 +55,17 @@ pub enum ShardError {
     #[error("the collector refused this shard: {0}")]
     Refused(String),
     #[error(
-        "the collector did not create run {}'s topics in time (is `kafkabench collect` \
-         running with this --run-id?)",
-        RunNo::of(.run)
+        "the collector named no round {round} in time (is `kafkabench collect` running with \
+         this --run-id?)"
     )]
-    NoTopics { run: usize },
+    NoRound { round: u32 },
     #[error("interrupted at the barrier")]
     InterruptedAtBarrier,
     #[error(
-        "no start from the collector before the deadline (run {}, {})",
-        RunNo::of(.run),
+        "no start from the collector before the deadline (round {round}, {})",
         match .phase { Phase::Warmup => "before warm-up", Phase::Measure => "before the measured phase" }
     )]
-    NoStart { run: usize, phase: Phase },
+    NoStart { round: u32, phase: Phase },
     /// A run id used before whose control topic was left behind (a collector that was killed):
     /// its messages would be taken for this run's.
     #[error(

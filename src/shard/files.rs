@@ -8,7 +8,7 @@ use std::path::Path;
 
 use super::digest;
 use super::error::ShardError;
-use super::execution::{execution, Gathered, Part};
+use super::execution::{execution, Part};
 use super::recheck::recheck;
 use crate::diagnostic::Diagnostics;
 use crate::measure::RunResult;
@@ -108,7 +108,7 @@ pub(crate) fn plan_of(files: &[ShardFile], scenario: Option<&Path>) -> Result<Pl
             )]));
         }
     }
-    Ok(plan(
+    let p = plan(
         &scenario_checked,
         &PlanOptions {
             bootstrap: None,
@@ -116,7 +116,22 @@ pub(crate) fn plan_of(files: &[ShardFile], scenario: Option<&Path>) -> Result<Pl
             repeat: None,
             run_id: first.run_id.to_string(),
         },
-    ))
+    );
+    // A shard's file holds its share of a repeated run's trials combined, and of a search
+    // only its last probe: the rounds to merge are not in it.
+    let rounds = p.runs.iter().any(|r| r.capacity.is_some())
+        || files
+            .iter()
+            .any(|f| f.runs.iter().any(|r| r.trials.is_some()));
+    if rounds {
+        return Err(Refused::Problems(vec![
+            "these files hold trials or a capacity search: a shard's file keeps only its share \
+             of each run, not of each trial and probe; `kafkabench collect` merges those as \
+             the shards run them"
+                .into(),
+        ]));
+    }
+    Ok(p)
 }
 
 /// Every planned run merged from the files that hold it. A file that failed, was interrupted
@@ -166,7 +181,7 @@ pub(crate) fn merged(p: &Plan, files: &[ShardFile]) -> Result<Execution, ShardEr
             }
         })
         .collect();
-    execution(p, &parts, Gathered::Files, notes, false)
+    execution(p, &parts, notes, false)
 }
 
 /// A stable digest of the scenario a result file carries; None when it carries no text.

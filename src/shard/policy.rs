@@ -44,27 +44,12 @@ pub(crate) fn fits(shards: u32, partitions: i32) -> Option<ShardError> {
 /// Why this plan cannot run as `shards` shards: said before anything connects (exit 2).
 pub(crate) fn problems(p: &Plan, shards: u32) -> Vec<String> {
     let mut out = Vec::new();
-    if p.repeat > 1 {
-        out.push(format!(
-            "the plan repeats every run {} times (`repeat`, `--repeat`): trials are not \
-             supported in a sharded run yet (the collector would start each on every shard); \
-             run the shards once per trial with `--run-id`s of their own and `kafkabench merge`",
-            p.repeat
-        ));
-    }
     for rp in &p.runs {
         let run = format!("run {} ({})", RunNo(rp.index), rp.label);
         if !rp.faults.is_empty() {
             out.push(format!(
                 "{run} has a faults timeline: faults cannot be staged from a sharded run yet \
                  (each shard would act on the brokers); run it on one machine"
-            ));
-        }
-        if rp.capacity.is_some() {
-            out.push(format!(
-                "{run} is a capacity search: a sharded search is not supported yet (the \
-                 collector would have to start every probe on every shard); run it on one \
-                 machine, or shard fixed-rate runs at the rates the search found"
             ));
         }
         if rp.share.is_some() {
@@ -113,14 +98,18 @@ pub(crate) fn arguments(run_id: bool, files: usize, only: bool) -> Vec<String> {
     errors
 }
 
-/// How long the plan runs, as far as it is known, plus a margin per run for connecting,
-/// topics and draining; a run of unknown length (a count at an unlimited rate) gets ten
-/// minutes.
+/// How long the plan runs, as far as it is known, plus a margin per round (each run, trial
+/// and capacity probe: topics, two agreed starts, a result) for connecting, topics and
+/// draining; a run of unknown length (a count at an unlimited rate) gets ten minutes.
 pub(crate) fn planned(p: &Plan) -> Duration {
     let e = p.estimate;
-    e.known
-        + Duration::from_secs(600) * e.unknown_runs as u32
-        + Duration::from_secs(15) * p.runs.len() as u32
+    let rounds: u32 = p
+        .runs
+        .iter()
+        .map(|rp| rp.capacity.as_ref().map_or(1, |c| c.max_probes()))
+        .sum::<u32>()
+        * p.repeat.max(1);
+    e.known + Duration::from_secs(600) * e.unknown_runs as u32 + Duration::from_secs(15) * rounds
 }
 
 /// How long the collector waits for the shards unless told (`--deadline`): the planned

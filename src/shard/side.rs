@@ -1,9 +1,9 @@
 //! A shard's side of a sharded run: it says hello, waits for the collector's topics and
 //! start instants, and hands its results over the control topic (docs/distributed.md).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::control::{self, Control, Message, Phase};
 use super::error::ShardError;
@@ -12,7 +12,7 @@ use crate::measure::RunResult;
 use crate::plan::Plan;
 use crate::run::admin::Admin;
 use crate::run::shard::Pending;
-use crate::run::{blocking, Coordination, RunError, Shard};
+use crate::run::{blocking, Coordination, Next, RunError, Shard};
 use crate::source::Sources;
 
 /// What a shard needs to take part: who it is, what it runs, and its control connection
@@ -22,11 +22,17 @@ pub(crate) struct ShardRun {
     pub shard: Shard,
     /// The digest of the scenario and every file it reads; the collector refuses another.
     pub hash: String,
+    /// How long this shard waits for the collector from its start, and again from each
+    /// round the collector names (a repeated run or a search has more rounds than this
+    /// shard's plan can tell: the collector's `--repeat` and the search decide).
+    wait: Duration,
     /// No wait on the collector lasts past this instant.
-    pub deadline: Instant,
+    deadline: Arc<Mutex<Instant>>,
     /// This process's random id: its own ready messages are told from an earlier run's.
     session: u64,
     control: Arc<Mutex<Option<Control>>>,
+    /// The round the collector named last (0 before the first).
+    round: Arc<AtomicU32>,
 }
 
 /// What `run --shard` was given, besides the scenario.
@@ -62,18 +68,24 @@ impl ShardRun {
         Ok(ShardRun::new(
             shard,
             super::digest(sources, p),
-            Instant::now() + policy::shard_wait(p),
+            policy::shard_wait(p),
         ))
     }
 
-    pub(crate) fn new(shard: Shard, hash: String, deadline: Instant) -> ShardRun {
+    pub(crate) fn new(shard: Shard, hash: String, wait: Duration) -> ShardRun {
         ShardRun {
             shard,
             hash,
-            deadline,
+            wait,
+            deadline: Arc::new(Mutex::new(Instant::now() + wait)),
             session: control::new_session(),
             control: Arc::new(Mutex::new(None)),
+            round: Arc::new(AtomicU32::new(0)),
         }
+    }
+
+    fn deadline(&self) -> Instant {
+        *self.deadline.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn with<T>(
@@ -113,12 +125,11 @@ impl Coordination for ShardRun {
         Box::pin(join(plan, self, interrupt))
     }
 
-    fn topics_ready<'a>(
+    fn next_round<'a>(
         &'a self,
-        run: usize,
         interrupt: &'a Arc<AtomicBool>,
-    ) -> Pending<'a, Result<(), RunError>> {
-        Box::pin(topics_ready(self, run, interrupt))
+    ) -> Pending<'a, Result<Next, RunError>> {
+        Box::pin(next_round(self, interrupt))
     }
 
     fn fits(&self, partitions: i32) -> Result<(), RunError> {
@@ -128,16 +139,16 @@ impl Coordination for ShardRun {
         }
     }
 
-    fn barrier(&self, run: usize, phase: Phase, stop: &dyn Fn() -> bool) -> Result<(), RunError> {
-        Ok(barrier(self, run, phase, stop)?)
+    fn barrier(&self, phase: Phase, stop: &dyn Fn() -> bool) -> Result<(), RunError> {
+        Ok(barrier(self, phase, stop)?)
     }
 
     fn report<'a>(&'a self, r: &'a RunResult) -> Pending<'a, Result<(), RunError>> {
         Box::pin(report(self, r))
     }
 
-    fn failed(&self, run: Option<usize>, reason: String) -> Pending<'_, ()> {
-        Box::pin(failed(self, run, reason))
+    fn failed(&self, reason: String) -> Pending<'_, ()> {
+        Box::pin(failed(self, reason))
     }
 }
 
@@ -168,22 +179,33 @@ async fn join(plan: &Plan, s: &ShardRun, interrupt: &Arc<AtomicBool>) -> Result<
     Ok(blocking(move || s2.with(|c| c.send(&hello))).await??)
 }
 
-/// Waits until the collector says run `run`'s topics exist.
-async fn topics_ready(
-    s: &ShardRun,
-    run: usize,
-    interrupt: &Arc<AtomicBool>,
-) -> Result<(), RunError> {
+/// Waits for the collector's next round (the one after the last it named), or its word that
+/// the run is over. An abort between rounds ends this shard's part, which is whole: the
+/// collector reports why the run stopped.
+async fn next_round(s: &ShardRun, interrupt: &Arc<AtomicBool>) -> Result<Next, RunError> {
+    let after = s.round.load(Ordering::SeqCst);
     let (s2, stop) = (s.clone(), interrupt.clone());
     let found = blocking(move || {
-        let until = s2.deadline;
+        let until = s2.deadline();
         let halt = || stop.load(Ordering::SeqCst);
         s2.with(|c| {
             c.wait_for(
                 until,
                 &halt,
-                |m| matches!(m, Message::Topics { run: r, .. } if *r == run).then_some(()),
-                s2.fatal(),
+                |m| match m {
+                    Message::Topics { round, of, .. } if *round == after + 1 => {
+                        Some(Next::Round(*round, of.clone()))
+                    }
+                    Message::Finished { .. } => Some(Next::Finished),
+                    Message::Abort { reason, .. } if after > 0 => {
+                        Some(Next::Stopped(reason.clone()))
+                    }
+                    _ => None,
+                },
+                |m| match m {
+                    Message::Abort { .. } if after > 0 => None,
+                    m => s2.fatal()(m),
+                },
             )
         })
     })
@@ -191,21 +213,22 @@ async fn topics_ready(
     if interrupt.load(Ordering::SeqCst) {
         return Err(RunError::Interrupted);
     }
-    Ok(found.ok_or(ShardError::NoTopics { run })?)
+    let next = found.ok_or(ShardError::NoRound { round: after + 1 })?;
+    if let Next::Round(round, _) = &next {
+        s.round.store(*round, Ordering::SeqCst);
+        *s.deadline.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now() + s.wait;
+    }
+    Ok(next)
 }
 
 /// The barrier before a phase, on the orchestrator's blocking thread: says this shard is
 /// ready, waits for the agreed start and sleeps until it. Err: why the shard cannot go on.
-fn barrier(
-    s: &ShardRun,
-    run: usize,
-    phase: Phase,
-    stop: &dyn Fn() -> bool,
-) -> Result<(), ShardError> {
+fn barrier(s: &ShardRun, phase: Phase, stop: &dyn Fn() -> bool) -> Result<(), ShardError> {
+    let round = s.round.load(Ordering::SeqCst);
     let ready = Message::Ready {
         session: s.session,
         shard: s.shard.index,
-        run,
+        round,
         phase,
     };
     s.with(|c| {
@@ -214,7 +237,7 @@ fn barrier(
         // it is an earlier run's (a run id used again), never this one's.
         let mut sent = false;
         let at = c.wait_for(
-            s.deadline,
+            s.deadline(),
             stop,
             |m| match m {
                 m if *m == ready => {
@@ -222,11 +245,11 @@ fn barrier(
                     None
                 }
                 Message::Start {
-                    run: r,
+                    round: r,
                     phase: p,
                     at_unix_ms,
                     ..
-                } if sent && *r == run && *p == phase => Some(*at_unix_ms),
+                } if sent && *r == round && *p == phase => Some(*at_unix_ms),
                 _ => None,
             },
             s.fatal(),
@@ -235,7 +258,7 @@ fn barrier(
             return Err(if stop() {
                 ShardError::InterruptedAtBarrier
             } else {
-                ShardError::NoStart { run, phase }
+                ShardError::NoStart { round, phase }
             });
         };
         if control::sleep_until(at, stop) {
@@ -246,25 +269,27 @@ fn barrier(
     })
 }
 
-/// Hands this shard's result of a run to the collector.
+/// Hands this shard's result of the current round to the collector.
 async fn report(s: &ShardRun, r: &RunResult) -> Result<(), RunError> {
     let (s2, r2) = (s.clone(), r.clone());
+    let round = s.round.load(Ordering::SeqCst);
     Ok(
-        blocking(move || s2.with(|c| c.send_result(s2.session, s2.shard.index, r2.index, &r2)))
+        blocking(move || s2.with(|c| c.send_result(s2.session, s2.shard.index, round, &r2)))
             .await??,
     )
 }
 
 /// Tells the collector this shard cannot go on (best effort: the collector's deadline
 /// covers a shard that cannot even say so).
-async fn failed(s: &ShardRun, run: Option<usize>, reason: String) {
+async fn failed(s: &ShardRun, reason: String) {
     let s2 = s.clone();
+    let round = Some(s.round.load(Ordering::SeqCst)).filter(|r| *r > 0);
     let _ = blocking(move || {
         s2.with(|c| {
             c.send(&Message::Failed {
                 session: s2.session,
                 shard: s2.shard.index,
-                run,
+                round,
                 reason,
             })
         })

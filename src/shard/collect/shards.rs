@@ -16,9 +16,12 @@ pub(super) struct Shards {
     pub(super) scale: f64,
     /// Per shard that said hello: its host and session.
     pub(super) hello: BTreeMap<u32, (String, u64)>,
-    pub(super) ready: BTreeSet<(u32, usize, bool)>,
-    pub(super) parts: BTreeMap<(u32, usize), Parts>,
-    pub(super) results: BTreeMap<(u32, usize), RunResult>,
+    /// (shard, round, at the measured phase's barrier).
+    pub(super) ready: BTreeSet<(u32, u32, bool)>,
+    pub(super) parts: BTreeMap<(u32, u32), Parts>,
+    pub(super) results: BTreeMap<(u32, u32), RunResult>,
+    /// Each round the collector named, with its run's index (a letdown names the run).
+    pub(super) rounds: BTreeMap<u32, usize>,
     pub(super) problems: BTreeMap<u32, Letdown>,
     /// Refusals to send (a shard of another scenario).
     pub(super) refuse: Vec<(u32, Refusal)>,
@@ -35,6 +38,7 @@ impl Shards {
             ready: BTreeSet::new(),
             parts: BTreeMap::new(),
             results: BTreeMap::new(),
+            rounds: BTreeMap::new(),
             problems: BTreeMap::new(),
             refuse: Vec::new(),
         }
@@ -106,25 +110,28 @@ impl Shards {
             Message::Ready {
                 session,
                 shard,
-                run,
+                round,
                 phase,
-            } if self.is(shard, session) => {
-                self.ready.insert((shard, run, phase == Phase::Measure));
+            } if self.is(shard, session) && self.rounds.contains_key(&round) => {
+                self.ready.insert((shard, round, phase == Phase::Measure));
             }
+            // Parts of a round never named are not kept: a shard cannot make the collector
+            // hold what it likes.
             Message::Result {
                 session,
                 shard,
-                run,
+                round,
                 part,
                 parts,
                 data,
-            } if self.is(shard, session) => {
-                let whole = self.parts.entry((shard, run)).or_default();
+            } if self.is(shard, session) && self.rounds.contains_key(&round) => {
+                let run = self.rounds[&round];
+                let whole = self.parts.entry((shard, round)).or_default();
                 match whole.add(part, parts, data) {
                     None => {}
                     Some(Ok(r)) => {
-                        self.parts.remove(&(shard, run));
-                        self.results.insert((shard, run), r);
+                        self.parts.remove(&(shard, round));
+                        self.results.insert((shard, round), r);
                     }
                     Some(Err(error)) => {
                         self.problems
@@ -136,9 +143,10 @@ impl Shards {
             Message::Failed {
                 session,
                 shard,
-                run,
+                round,
                 reason,
             } if self.is(shard, session) => {
+                let run = round.and_then(|r| self.rounds.get(&r).copied());
                 self.problems
                     .entry(shard)
                     .or_insert(Letdown::Failed { run, reason });
@@ -222,17 +230,18 @@ mod tests {
     fn messages_of_a_session_that_did_not_say_hello_are_ignored() {
         let mut s = shards(1);
         s.take(hello(0, 1, "h", 1));
+        s.rounds.insert(1, 0);
         for session in [1, 99] {
             s.take(Message::Ready {
                 session,
                 shard: 0,
-                run: 0,
+                round: 1,
                 phase: Phase::Warmup,
             });
             s.take(Message::Failed {
                 session: 99,
                 shard: 0,
-                run: None,
+                round: None,
                 reason: "an earlier run's".into(),
             });
         }
@@ -252,10 +261,21 @@ mod tests {
     fn a_result_that_cannot_be_read_counts_against_its_shard() {
         let mut s = shards(1);
         s.take(hello(0, 1, "h", 1));
+        s.rounds.insert(1, 0);
+        // A round the collector never named is not even kept.
         s.take(Message::Result {
             session: 1,
             shard: 0,
-            run: 0,
+            round: 2,
+            part: 0,
+            parts: 3,
+            data: "{".into(),
+        });
+        assert!(s.parts.is_empty());
+        s.take(Message::Result {
+            session: 1,
+            shard: 0,
+            round: 1,
             part: 0,
             parts: 1,
             data: "{\"sent\": \"many\"}".into(),

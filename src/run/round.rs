@@ -1,0 +1,163 @@
+//! A round: one run as it is carried out — a planned run itself, one of its trials, or a probe
+//! (or canary) of its capacity search. Every participant derives the round's run plan from
+//! these few fields the same way, so the collector of a sharded run names a round to its
+//! shards with them and each shard runs exactly the plan the collector judges.
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{CapacitySearch, RateSpec, Warmup};
+use crate::plan::{Plan, RunPlan};
+
+/// Which run, which trial, which probe.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct Round {
+    /// The run's index in the plan.
+    pub run: usize,
+    /// Trial t (from 1) of n, when the run is repeated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trial: Option<(u32, u32)>,
+    /// A probe or canary of the run's capacity search (of the trial, when repeated).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<ProbeRound>,
+}
+
+/// A capacity search's probe (or canary): its topics' suffix and its rate.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct ProbeRound {
+    /// The probe's number, from 1 (for a canary, the probe it follows).
+    pub number: u32,
+    /// What its topics and default group add to the run's names (`-p3`, `-p3c1`).
+    pub suffix: String,
+    /// Records per second.
+    pub rate: f64,
+}
+
+impl Round {
+    /// The planned run `run` itself.
+    pub(crate) fn of(run: usize) -> Round {
+        Round {
+            run,
+            trial: None,
+            probe: None,
+        }
+    }
+
+    /// Probe `number` of this round's search at `rate`, on topics named with `suffix`.
+    pub(crate) fn probe(&self, number: u32, suffix: String, rate: f64) -> Round {
+        Round {
+            probe: Some(ProbeRound {
+                number,
+                suffix,
+                rate,
+            }),
+            ..self.clone()
+        }
+    }
+
+    /// The run plan of this round; None for a round `p` cannot have (a collector's message
+    /// is untrusted input: another plan's run, a trial past the count, a rate that is not
+    /// one, a suffix that is not a topic name's).
+    pub(crate) fn plan(&self, p: &Plan) -> Option<RunPlan> {
+        let base = p.runs.iter().find(|r| r.index == self.run)?;
+        let rp = match self.trial {
+            None => base.clone(),
+            Some((t, n)) if (1..=n).contains(&t) => super::trials::trial_plan(base, t, n),
+            Some(_) => return None,
+        };
+        let Some(probe) = &self.probe else {
+            return Some(rp);
+        };
+        let c = rp.capacity.as_ref()?;
+        let suffix_ok = !probe.suffix.is_empty()
+            && probe.suffix.len() <= 24
+            && probe
+                .suffix
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-');
+        if !(probe.rate.is_finite() && probe.rate > 0.0 && suffix_ok) {
+            return None;
+        }
+        Some(probe_plan(&rp, c, probe.rate, &probe.suffix))
+    }
+}
+
+/// The run of one probe: the search's rate, probe length and warm-up; fresh topics (and a
+/// fresh default group), so no probe reads another's records; no faults.
+pub(super) fn probe_plan(rp: &RunPlan, c: &CapacitySearch, rate: f64, suffix: &str) -> RunPlan {
+    let mut p = rp.clone();
+    super::trials::fresh(&mut p, suffix);
+    let w = &mut p.workload;
+    w.rate = RateSpec::Fixed(rate);
+    w.messages = None;
+    w.duration = Some(c.probe);
+    w.warmup = (!c.warmup.is_zero()).then_some(Warmup::Duration(c.warmup));
+    p.faults.clear();
+    p.estimate = crate::plan::estimate(&p.workload);
+    p.capacity = None;
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan_of(file: &str) -> Plan {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+        let mut sources = crate::source::Sources::default();
+        let scenario = crate::check::load(&path, &mut sources).expect("a valid fixture");
+        crate::plan::plan(&scenario, &Default::default())
+    }
+
+    #[test]
+    fn a_round_names_the_same_topics_for_every_participant_and_refuses_what_the_plan_lacks() {
+        let p = plan_of("tests/fixtures/run/progress_two_steps.kbs");
+        let plain = Round::of(1).plan(&p).expect("run 2 is planned");
+        assert_eq!(plain.topics, p.runs[1].topics);
+        let trial = Round {
+            trial: Some((2, 3)),
+            ..Round::of(1)
+        };
+        let t = trial.plan(&p).expect("trial 2 of 3");
+        assert_eq!(t.topics[0], format!("{}-t2", p.runs[1].topics[0]));
+        assert_eq!(trial.plan(&p).unwrap().topics, t.topics);
+        for bad in [
+            Round::of(7),
+            Round {
+                trial: Some((4, 3)),
+                ..Round::of(0)
+            },
+            Round {
+                trial: Some((0, 3)),
+                ..Round::of(0)
+            },
+            // A probe of a run that is no capacity search.
+            Round::of(0).probe(1, "-p1".into(), 1000.0),
+        ] {
+            assert!(bad.plan(&p).is_none(), "{bad:?}");
+        }
+        let text = serde_json::to_string(&trial).unwrap();
+        assert_eq!(serde_json::from_str::<Round>(&text).unwrap(), trial);
+    }
+
+    #[test]
+    fn a_probe_round_is_the_searchs_fixed_rate_run_and_refuses_a_rate_or_suffix_it_cannot_be() {
+        let p = plan_of("tests/fixtures/results/capacity.kbs");
+        let search = p.runs.iter().find(|r| r.capacity.is_some()).unwrap();
+        let round = Round::of(search.index).probe(3, "-p3".into(), 2500.0);
+        let probe = round.plan(&p).expect("a probe of the search");
+        assert!(probe.capacity.is_none());
+        assert_eq!(probe.topics[0], format!("{}-p3", search.topics[0]));
+        assert!(matches!(probe.workload.rate, crate::model::RateSpec::Fixed(r) if r == 2500.0));
+        for (suffix, rate) in [
+            ("-p3", f64::NAN),
+            ("-p3", 0.0),
+            ("-p3", -5.0),
+            ("", 100.0),
+            ("/../x", 100.0),
+            ("-p3 x", 100.0),
+        ] {
+            let r = Round::of(search.index).probe(3, suffix.into(), rate);
+            assert!(r.plan(&p).is_none(), "{suffix:?} at {rate}");
+        }
+    }
+}
