@@ -3,6 +3,7 @@
 //! 0.9 × and 1.2 × the capacity it found.
 
 use crate::common::{self, expect_exit, fixture, kafkabench, reader::kafka_tool};
+use std::time::Duration;
 
 #[test]
 fn plan_shows_the_search_its_slo_per_cell_and_its_worst_case() {
@@ -10,11 +11,12 @@ fn plan_shows_the_search_its_slo_per_cell_and_its_worst_case() {
     insta::assert_snapshot!("capacity_plan", expect_exit(&out, 0));
 }
 
-/// A scenario that searches the capacity of producer `client` under its quota.
-fn quota_search(client: &str) -> String {
+/// A scenario that searches the capacity of producer `client` under its quota, on a topic of
+/// `partitions`.
+fn quota_search(client: &str, partitions: u32) -> String {
     format!(
         r#"scenario "capacity_quota" {{
-  topic "capacity-quota" {{ partitions = 1 }}
+  topic "capacity-quota" {{ partitions = {partitions} }}
   producer {{ client.id = "{client}"  linger.ms = 20 }}
   workload {{ payload = random(size: 1KiB) }}
   capacity {{
@@ -102,8 +104,11 @@ fn a_search_under_a_quota_finds_it_and_fixed_runs_confirm_the_answer() {
     quota(&client, Some(512_000));
     let _guard = QuotaGuard(client.clone());
     let dir = tempfile::tempdir().unwrap();
+    // The same search across three shards and a collector, under a quota of its own client
+    // id (shards share the id, so the broker throttles them as one client), alongside.
+    let sharded = ShardedSearch::start(dir.path());
 
-    let v = common::run_text_json(dir.path(), "search", &quota_search(&client), 0).1;
+    let v = common::run_text_json(dir.path(), "search", &quota_search(&client, 1), 0).1;
     let run = &v["runs"][0];
     let c = &run["capacity"];
     let cap = c["capacity"].as_f64().expect("a capacity");
@@ -156,6 +161,106 @@ fn a_search_under_a_quota_finds_it_and_fixed_runs_confirm_the_answer() {
     );
     assert!(held(&low), "0.9 × capacity fails: {verdicts:?}");
     assert!(!held(&high), "1.2 × capacity passes: {verdicts:?}");
+
+    // The sharded search: the collector drove every probe on all three shards and judged
+    // their merged recordings; it finds the capacity the single process found, within the
+    // search's precision (5 %), and the same limit. (Fixed sharded runs at 0.9 × and 1.2 ×
+    // its answer, three times each: bench/sharded.sh.)
+    let s = sharded.finish();
+    let sc = &s["runs"][0]["capacity"];
+    let sharded_cap = sc["capacity"].as_f64().expect("a sharded capacity");
+    assert!(
+        (sharded_cap - cap).abs() <= 0.05 * cap,
+        "sharded {sharded_cap}/s against one process's {cap}/s: {sc}"
+    );
+    // The quota shows first as latency and then as a rate not kept: at the boundary either
+    // is the cluster's doing, never kafkabench's own (its sender or reader).
+    assert!(
+        sc["limit"] == "cluster" || sc["limit"] == "slo",
+        "{}",
+        sc["limit"]
+    );
+    let probes = sc["probes"].as_array().unwrap();
+    assert!(probes.len() >= 6, "bracket and refinement: {probes:?}");
+    for p in probes {
+        // Every probe is the three shards' halves of one schedule merged: its rate is the
+        // search's, not a shard's share of it.
+        let (target, achieved) = (
+            p["target"].as_f64().unwrap(),
+            p["achieved"].as_f64().unwrap(),
+        );
+        assert!(achieved <= target * 1.02, "{p}");
+        if p["pass"] == true {
+            assert!(achieved >= 0.9 * target, "a passing probe kept up: {p}");
+        }
+    }
+}
+
+/// A capacity search run as three `run --shard I/3` processes and a `collect`, under a quota
+/// of its own client id.
+struct ShardedSearch {
+    collector: std::process::Child,
+    shards: Vec<std::process::Child>,
+    json: std::path::PathBuf,
+    _quota: QuotaGuard,
+}
+
+impl ShardedSearch {
+    fn start(dir: &std::path::Path) -> ShardedSearch {
+        let client = format!("kb-quota-sharded-{}", std::process::id());
+        quota(&client, Some(512_000));
+        let guard = QuotaGuard(client.clone());
+        let file = dir.join("sharded.kbs");
+        std::fs::write(&file, quota_search(&client, 3)).unwrap();
+        let json = dir.join("sharded.json");
+        let id = format!("cq{}", kafkabench::plan::new_run_id());
+        let spawn = |args: &[&str]| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_kafkabench"))
+                .args(args)
+                .current_dir(common::repo())
+                .env("NO_COLOR", "1")
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("kafkabench starts")
+        };
+        let f = file.to_str().unwrap();
+        let collector = spawn(&[
+            "collect",
+            f,
+            "--run-id",
+            &id,
+            "--shards",
+            "3",
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        let shards = (0..3)
+            .map(|i| {
+                let at = format!("{i}/3");
+                spawn(&["run", f, "--quiet", "--shard", &at, "--run-id", &id])
+            })
+            .collect();
+        ShardedSearch {
+            collector,
+            shards,
+            json,
+            _quota: guard,
+        }
+    }
+
+    /// Waits for every process (each exits 0) and reads the collector's result file.
+    fn finish(self) -> serde_json::Value {
+        let limit = Duration::from_secs(400);
+        for (i, s) in self.shards.into_iter().enumerate() {
+            let (code, stdout, stderr, _) = common::wait_bounded(s, limit);
+            assert_eq!(code, 0, "shard {i}:\n{stdout}\n{stderr}");
+        }
+        let (code, stdout, stderr, _) = common::wait_bounded(self.collector, limit);
+        assert_eq!(code, 0, "collector:\n{stdout}\n{stderr}");
+        assert!(stdout.contains("merged 3 of 3 shards"), "{stdout}");
+        serde_json::from_slice(&std::fs::read(&self.json).expect("a result file")).unwrap()
+    }
 }
 
 /// A reader held back on purpose (a pause after every record read, through the test hook

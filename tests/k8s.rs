@@ -317,10 +317,10 @@ fn a_malformed_namespace_quantity_or_shard_count_is_refused() {
 
 #[test]
 fn a_plan_the_pods_would_refuse_gets_no_manifests() {
-    // A capacity search: every shard and the collector refuse it at their start, so the
+    // A share group: every shard and the collector refuse it at their start, so the
     // manifests would start pods that fail. Refused here, all of its runs at once.
     let out = k8s(&[
-        "scenarios/capacity_linger_codec.kbs",
+        "scenarios/share_work_queue.kbs",
         "--shards",
         "2",
         "--image",
@@ -329,9 +329,41 @@ fn a_plan_the_pods_would_refuse_gets_no_manifests() {
     expect_exit(&out, 2);
     assert!(out.stdout.is_empty(), "no manifest is written");
     let err = text(&out.stderr);
-    assert_eq!(err.matches("is a capacity search").count(), 4, "{err}");
+    assert_eq!(err.matches("is read by a share group").count(), 2, "{err}");
     assert!(
         err.contains("`kafkabench run` runs it on one machine"),
         "{err}"
     );
+}
+
+#[test]
+fn a_capacity_search_gets_manifests_whose_collector_drives_the_probes() {
+    // The collector runs the search and names each probe to the shards: both Jobs are the
+    // plain sharded run's, with nothing of the search on the shards' command line.
+    let out = k8s(&[
+        "scenarios/capacity_linger_codec.kbs",
+        "--shards",
+        "2",
+        "--image",
+        "kb:1",
+        "--run-id",
+        "t1",
+        "--metrics-port",
+        "0",
+    ]);
+    let yaml = expect_exit(&out, 0);
+    let (_, shards, collector) = objects(&yaml);
+    let command = |j: &Job| pod(j).containers[0].command.as_ref().unwrap().join(" ");
+    assert_eq!(
+        command(&shards),
+        "kafkabench run /scenario/capacity_linger_codec.kbs --shard $(JOB_COMPLETION_INDEX)/2 \
+         --run-id t1"
+    );
+    assert_eq!(
+        command(&collector),
+        "kafkabench collect /scenario/capacity_linger_codec.kbs --run-id t1 --shards 2"
+    );
+    // No shard sets a client.id of its own: they share the scenario's, so a broker's quota
+    // per client id throttles them as the one client a single machine would be.
+    assert!(!yaml.contains("client.id"), "{yaml}");
 }

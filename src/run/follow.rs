@@ -11,7 +11,6 @@ use super::lifecycle;
 use super::options::RunOptions;
 use super::progress::Position;
 use super::shard::{Coordination, Next};
-use super::Execution;
 use crate::measure::{RunResult, RunStatus};
 use crate::plan::{Plan, RunNo};
 
@@ -25,6 +24,15 @@ struct Share {
     probes: u32,
 }
 
+/// What a shard's part came to: its share of each run, and why it stopped early, if it did.
+#[derive(Default)]
+pub(super) struct Followed {
+    pub results: Vec<RunResult>,
+    pub failure: Option<RunFailure>,
+    pub interrupted: bool,
+    pub notes: Vec<String>,
+}
+
 /// Joins the sharded run, then runs each round the collector names until it says the run is
 /// over, a round fails, or `interrupt` is set.
 pub(super) async fn follow(
@@ -32,8 +40,8 @@ pub(super) async fn follow(
     s: &dyn Coordination,
     opts: &RunOptions,
     interrupt: Arc<AtomicBool>,
-    exec: &mut Execution,
-) {
+) -> Followed {
+    let mut exec = Followed::default();
     let failure = |index: usize, error: RunError| RunFailure {
         index,
         label: plan
@@ -50,7 +58,7 @@ pub(super) async fn follow(
             s.failed(e.to_string()).await;
             exec.failure = Some(failure(first, e));
         }
-        return;
+        return exec;
     }
     let mut shares: BTreeMap<usize, Share> = BTreeMap::new();
     let mut at_run = first;
@@ -156,4 +164,5 @@ pub(super) async fn follow(
         r.label = label;
         exec.results.push(r);
     }
+    exec
 }

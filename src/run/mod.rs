@@ -95,7 +95,11 @@ pub(crate) async fn execute(
     };
     if let Some(s) = &opts.shard {
         // A shard runs the rounds its collector names, not the plan's order of its own.
-        follow::follow(plan, s.as_ref(), opts, interrupt, &mut exec).await;
+        let part = follow::follow(plan, s.as_ref(), opts, interrupt).await;
+        exec.results = part.results;
+        exec.failure = part.failure;
+        exec.interrupted = part.interrupted;
+        exec.notes = part.notes;
         return exec;
     }
     let runs: Vec<&RunPlan> = selection.runs(plan).collect();

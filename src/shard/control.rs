@@ -26,7 +26,7 @@ pub(crate) const VERSION: u32 = 2;
 const PART_BYTES: usize = 256 * 1024;
 /// How far ahead of the last ready message an agreed start lies: long enough for the
 /// message to reach every shard, short enough not to be waited for.
-pub(crate) const START_LEAD: Duration = Duration::from_millis(1500);
+pub(crate) const START_LEAD: Duration = Duration::from_millis(750);
 const SEND_BOUND: Duration = Duration::from_secs(15);
 
 /// The name of a run's control topic.
