@@ -181,3 +181,31 @@ fn consumer_a_member_stopped_and_started_is_counted_as_the_coordinator_saw_it() 
         log.join("\n")
     );
 }
+
+/// The coordinator's log as read for the classic case: a generation counts as completed when
+/// the leader's assignment was received for it, not when no member joined meanwhile. A new
+/// member's first JoinGroup (given only a member id) in CompletingRebalance does not stop
+/// the generation; the JoinGroup that adds it does.
+#[test]
+fn a_generation_completes_when_the_coordinator_receives_its_assignment() {
+    let g = "kb-g";
+    let log = [
+        "[2026-12-04 10:00:00,001] INFO [GroupCoordinator id=1 topic=__consumer_offsets partition=3] Preparing to rebalance group kb-g in state PreparingRebalance with old generation 0 (reason: Adding new member m1).",
+        "[2026-12-04 10:00:00,010] INFO [GroupCoordinator id=1 topic=__consumer_offsets partition=3] Stabilized group kb-g generation 1 with 1 members.",
+        "[2026-12-04 10:00:00,011] INFO [GroupCoordinator id=1 topic=__consumer_offsets partition=3] Dynamic member with unknown member id joins group kb-g in CompletingRebalance state. Created a new member id m2 and requesting the member to rejoin with this id.",
+        "[2026-12-04 10:00:00,012] INFO [GroupCoordinator id=1 topic=__consumer_offsets partition=3] Assignment received from leader m1 for group kb-g for generation 1. The group has 1 members, 0 of which are static.",
+        "[2026-12-04 10:00:00,020] INFO [GroupCoordinator id=1 topic=__consumer_offsets partition=3] Pending dynamic member with id m2 joins group kb-g in Stable state. Adding to the group now.",
+        "[2026-12-04 10:00:00,030] INFO [GroupCoordinator id=1 topic=__consumer_offsets partition=3] Stabilized group kb-g generation 2 with 2 members.",
+        "[2026-12-04 10:00:00,031] INFO [GroupCoordinator id=1 topic=__consumer_offsets partition=3] Pending dynamic member with id m3 joins group kb-g in CompletingRebalance state. Adding to the group now.",
+        "[2026-12-04 10:00:00,040] INFO [GroupCoordinator id=1 topic=__consumer_offsets partition=3] Stabilized group kb-g generation 3 with 3 members.",
+        "[2026-12-04 10:00:00,041] INFO [GroupCoordinator id=1 topic=__consumer_offsets partition=3] Assignment received from leader m1 for group kb-g for generation 3. The group has 3 members, 0 of which are static.",
+        "[2026-12-04 10:00:00,050] INFO [GroupCoordinator id=1 topic=__consumer_offsets partition=3] Assignment received from leader m1 for group kb-gx for generation 2. The group has 3 members, 0 of which are static.",
+    ]
+    .join("\n");
+    let gens = reader::group_generations(&log, g);
+    let done: Vec<(i32, u32, bool)> = gens
+        .iter()
+        .map(|g| (g.generation, g.members, g.completed))
+        .collect();
+    assert_eq!(done, [(1, 1, true), (2, 2, false), (3, 3, true)]);
+}

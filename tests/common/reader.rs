@@ -344,9 +344,12 @@ pub(crate) fn markers(uncommitted: &Contents, committed: &Contents) -> (u64, u64
 pub(crate) struct Generation {
     pub generation: i32,
     pub members: u32,
-    /// Its members got their assignment: no member joined while the group was still
-    /// completing it ("joins group G in CompletingRebalance state"), which sends the members'
-    /// SyncGroup an error instead (members that join one after another at the start do that).
+    /// Its members got their assignment: the coordinator logged the leader's ("Assignment
+    /// received from leader L for group G for generation N"). A member that joins while the
+    /// group completes a generation sends the members' SyncGroup an error instead (members
+    /// that join one after another at the start do that), but only once it is added: a new
+    /// member's first JoinGroup is only given a member id, so a "joins group G in
+    /// CompletingRebalance state" line alone says nothing.
     pub completed: bool,
 }
 
@@ -384,7 +387,7 @@ pub(crate) fn local_broker_logs(bootstrap: &str) -> Option<Vec<std::path::PathBu
 pub(crate) fn group_generations(log: &str, group: &str) -> Vec<Generation> {
     let stable = format!("Stabilized group {group} generation ");
     let joins = format!(" joins group {group} in ");
-    let interrupted = format!(" joins group {group} in CompletingRebalance state");
+    let assigned = format!(" for group {group} for generation ");
     let left = format!("[Group {group}] Member ");
     let lines: Vec<&str> = log.lines().collect();
     let last_join = lines.iter().rposition(|l| l.contains(&joins));
@@ -406,12 +409,18 @@ pub(crate) fn group_generations(log: &str, group: &str) -> Vec<Generation> {
                 v.push(Generation {
                     generation,
                     members,
-                    completed: true,
+                    completed: false,
                 });
             }
-        } else if l.contains(&interrupted) {
-            if let Some(g) = v.last_mut() {
-                g.completed = false;
+        } else if let Some(i) = l
+            .find(&assigned)
+            .filter(|_| l.contains("Assignment received from leader"))
+        {
+            let n = l[i + assigned.len()..].split(|c: char| !c.is_ascii_digit());
+            if let Some(Ok(n)) = n.map(str::parse::<i32>).next() {
+                v.iter_mut()
+                    .filter(|g| g.generation == n)
+                    .for_each(|g| g.completed = true);
             }
         }
     }

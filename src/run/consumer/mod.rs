@@ -228,7 +228,7 @@ impl Reader<'_> {
         self.consumer
             .assign(&tpl)
             .map_err(|e| format!("cannot assign partitions: {e}"))?;
-        self.assigned(all, false);
+        self.assigned(all, false, None);
         Ok(())
     }
 
@@ -474,13 +474,18 @@ impl Reader<'_> {
             let bit = 1u64 << (self.job.index % 64);
             self.job.reads.ready.fetch_and(!bit, Ordering::AcqRel);
         }
+        // The epoch is read before the answer: librdkafka holds the group still until the
+        // application answers, and may rejoin (a new generation) as soon as it has.
+        let epoch = (assign && self.job.group)
+            .then(|| self.native.generation())
+            .flatten();
         match self.native.answer(ev, assign) {
             Ok((parts, cooperative)) => {
                 if assign {
                     if !cooperative {
                         self.mine.iter_mut().for_each(|m| *m = false);
                     }
-                    self.assigned(parts, cooperative);
+                    self.assigned(parts, cooperative, epoch);
                 } else {
                     let given_up: Vec<usize> = parts
                         .iter()
@@ -504,7 +509,7 @@ impl Reader<'_> {
     }
 
     /// Partitions now this consumer's (added to its own under the cooperative protocol).
-    fn assigned(&mut self, parts: Vec<(String, i32)>, add: bool) {
+    fn assigned(&mut self, parts: Vec<(String, i32)>, add: bool, epoch: Option<i32>) {
         let mut taken = Vec::with_capacity(parts.len());
         for (t, p) in &parts {
             if let Some((_, part)) = self.job.layout.index(t.as_bytes(), *p) {
@@ -531,7 +536,6 @@ impl Reader<'_> {
         self.m.has_assignment = true;
         if self.job.group {
             let now = self.now();
-            let epoch = self.native.generation();
             self.m
                 .assigned_at(&self.job.reads.handovers, &taken, now, paused, epoch);
         }
