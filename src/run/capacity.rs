@@ -10,7 +10,7 @@ use super::error::RunError;
 use super::lifecycle;
 use super::options::RunOptions;
 use super::progress::Position;
-use super::round::{probe_plan, Round};
+use super::round::{ProbeRound, Round};
 use crate::format::{compact_rate, human_duration};
 use crate::measure::capacity::{
     judge, Answer, Band, CanaryRun, CapacityFigures, Limit, Miss, NotNarrowed, Probe, Search,
@@ -69,7 +69,7 @@ pub(super) async fn search(
         }
         if let Some(nth) = canary {
             let after = probes.len() as u32;
-            let canary = round.probe(after, format!("-p{after}c{nth}"), rate);
+            let canary = round.probe(ProbeRound::new(after, Some(nth), rate));
             match run_canary(rp, c, &canary, nth, at, opts, &interrupt, notes).await {
                 Ok(run) => {
                     s.record(run.pass);
@@ -84,8 +84,9 @@ pub(super) async fn search(
             }
         }
         let number = probes.len() as u32 + 1;
-        let probe_round = round.probe(number, format!("-p{number}"), rate);
-        let mut probe = probe_plan(rp, c, rate, &format!("-p{number}"));
+        let this = ProbeRound::new(number, None, rate);
+        let mut probe = this.plan(rp, c);
+        let probe_round = round.probe(this);
         probe.label = progress_label(rp, &s, number, rate, trial, left);
         let probe_at = Position {
             probe: Some((number, rate)),
@@ -157,7 +158,7 @@ async fn run_canary(
     let started = Instant::now();
     let probe = round.probe.as_ref().expect("a canary is a probe's round");
     let (after, rate) = (probe.number, probe.rate);
-    let mut plan = probe_plan(rp, c, rate, &probe.suffix);
+    let mut plan = probe.plan(rp, c);
     plan.label = format!(
         "{} · canary {nth} at {} after probe {after} failed",
         rp.label,

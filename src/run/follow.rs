@@ -44,11 +44,7 @@ pub(super) async fn follow(
     let mut exec = Followed::default();
     let failure = |index: usize, error: RunError| RunFailure {
         index,
-        label: plan
-            .runs
-            .iter()
-            .find(|r| r.index == index)
-            .map_or_else(String::new, |r| r.label.clone()),
+        label: label_of(plan, index),
         error,
     };
     let first = plan.runs.first().map_or(0, |r| r.index);
@@ -142,11 +138,6 @@ pub(super) async fn follow(
         }
     }
     for (index, share) in shares {
-        let label = plan
-            .runs
-            .iter()
-            .find(|r| r.index == index)
-            .map_or_else(String::new, |r| r.label.clone());
         let mut r = match (share.runs.len(), share.probe) {
             (0, Some(probe)) => {
                 exec.notes.push(format!(
@@ -161,8 +152,16 @@ pub(super) async fn follow(
             (1, _) => share.runs.into_iter().next().expect("one result"),
             _ => crate::measure::trials::combine(share.runs),
         };
-        r.label = label;
+        r.label = label_of(plan, index);
         exec.results.push(r);
     }
     exec
+}
+
+/// The label of planned run `index` (empty for one the plan lacks).
+fn label_of(plan: &Plan, index: usize) -> String {
+    plan.runs
+        .iter()
+        .find(|r| r.index == index)
+        .map_or_else(String::new, |r| r.label.clone())
 }

@@ -48,6 +48,8 @@ pub(crate) use faults::LiveFaults;
 pub(crate) use interrupt::LiveTopic;
 pub(crate) use options::RunOptions;
 pub(crate) use progress::{Position, Progress, ProgressPhase, ProgressSink};
+#[cfg(test)]
+pub(crate) use round::ProbeRound;
 pub(crate) use round::Round;
 pub(crate) use shard::{Coordination, Next, Phase, Rounds, Shard};
 

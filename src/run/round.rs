@@ -42,14 +42,10 @@ impl Round {
         }
     }
 
-    /// Probe `number` of this round's search at `rate`, on topics named with `suffix`.
-    pub(crate) fn probe(&self, number: u32, suffix: String, rate: f64) -> Round {
+    /// This round's probe (or canary) `probe`.
+    pub(crate) fn probe(&self, probe: ProbeRound) -> Round {
         Round {
-            probe: Some(ProbeRound {
-                number,
-                suffix,
-                rate,
-            }),
+            probe: Some(probe),
             ..self.clone()
         }
     }
@@ -77,13 +73,33 @@ impl Round {
         if !(probe.rate.is_finite() && probe.rate > 0.0 && suffix_ok) {
             return None;
         }
-        Some(probe_plan(&rp, c, probe.rate, &probe.suffix))
+        Some(probe.plan(&rp, c))
+    }
+}
+
+impl ProbeRound {
+    /// Probe `number` at `rate`, or with `canary` n the nth canary after it.
+    pub(crate) fn new(number: u32, canary: Option<u32>, rate: f64) -> ProbeRound {
+        let suffix = match canary {
+            Some(n) => format!("-p{number}c{n}"),
+            None => format!("-p{number}"),
+        };
+        ProbeRound {
+            number,
+            suffix,
+            rate,
+        }
+    }
+
+    /// Its run: `rp` (the searched run, or its trial) as one probe of search `c`.
+    pub(crate) fn plan(&self, rp: &RunPlan, c: &CapacitySearch) -> RunPlan {
+        probe_plan(rp, c, self.rate, &self.suffix)
     }
 }
 
 /// The run of one probe: the search's rate, probe length and warm-up; fresh topics (and a
 /// fresh default group), so no probe reads another's records; no faults.
-pub(super) fn probe_plan(rp: &RunPlan, c: &CapacitySearch, rate: f64, suffix: &str) -> RunPlan {
+fn probe_plan(rp: &RunPlan, c: &CapacitySearch, rate: f64, suffix: &str) -> RunPlan {
     let mut p = rp.clone();
     super::trials::fresh(&mut p, suffix);
     let w = &mut p.workload;
@@ -131,7 +147,7 @@ mod tests {
                 ..Round::of(0)
             },
             // A probe of a run that is no capacity search.
-            Round::of(0).probe(1, "-p1".into(), 1000.0),
+            Round::of(0).probe(ProbeRound::new(1, None, 1000.0)),
         ] {
             assert!(bad.plan(&p).is_none(), "{bad:?}");
         }
@@ -143,7 +159,7 @@ mod tests {
     fn a_probe_round_is_the_searchs_fixed_rate_run_and_refuses_a_rate_or_suffix_it_cannot_be() {
         let p = plan_of("tests/fixtures/results/capacity.kbs");
         let search = p.runs.iter().find(|r| r.capacity.is_some()).unwrap();
-        let round = Round::of(search.index).probe(3, "-p3".into(), 2500.0);
+        let round = Round::of(search.index).probe(ProbeRound::new(3, None, 2500.0));
         let probe = round.plan(&p).expect("a probe of the search");
         assert!(probe.capacity.is_none());
         assert_eq!(probe.topics[0], format!("{}-p3", search.topics[0]));
@@ -156,7 +172,11 @@ mod tests {
             ("/../x", 100.0),
             ("-p3 x", 100.0),
         ] {
-            let r = Round::of(search.index).probe(3, suffix.into(), rate);
+            let r = Round::of(search.index).probe(ProbeRound {
+                number: 3,
+                suffix: suffix.into(),
+                rate,
+            });
             assert!(r.plan(&p).is_none(), "{suffix:?} at {rate}");
         }
     }

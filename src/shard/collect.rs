@@ -117,7 +117,6 @@ pub(crate) async fn collect(
     }
     let collector = Arc::new(Collector {
         admin: admin.clone(),
-        shards: o.shards,
         keep_topics: o.keep_topics,
         live_topic: o.live_topic.clone(),
         state: tokio::sync::Mutex::new(c),
@@ -178,7 +177,6 @@ pub(crate) async fn collect(
 /// shard.
 struct Collector {
     admin: Arc<Admin>,
-    shards: u32,
     keep_topics: bool,
     live_topic: LiveTopic,
     /// One round at a time: the run stage asks for them in order.
@@ -215,7 +213,7 @@ impl Collector {
         let disk = self
             .topics_and_barriers(rp, number, round, &mut c, notes)
             .await;
-        let results: Vec<(u32, RunResult)> = (0..self.shards)
+        let results: Vec<(u32, RunResult)> = (0..c.shards.n)
             .filter_map(|s| Some((s, c.shards.results.remove(&(s, number))?)))
             .collect();
         c.reported = results.len();

@@ -419,6 +419,7 @@ impl Parts {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run::ProbeRound;
 
     #[test]
     fn a_result_split_into_parts_reads_back_whole_in_any_order() {
@@ -470,7 +471,7 @@ mod tests {
                 trial: Some((2, 6)),
                 ..Round::of(1)
             }
-            .probe(3, "-p3".into(), 1500.0),
+            .probe(ProbeRound::new(3, None, 1500.0)),
         };
         let text = serde_json::to_string(&probe).unwrap();
         assert_eq!(
