@@ -298,8 +298,29 @@ impl Default for CommitPolicy {
 pub enum Backlog {
     /// Pre-fill the topic with this many records, unmeasured, before the clock starts.
     Records(u64),
+    /// `cold(N)`: pre-fill as `Records`, then wait (up to `within`) until the records have
+    /// left the brokers' local disks for remote storage (tiered storage, KIP-405), so the
+    /// consumers read them from there.
+    Cold {
+        records: u64,
+        #[serde(with = "duration_secs")]
+        within: Duration,
+    },
     /// The topic's existing records are the backlog (a topic declared `existing`).
     Existing,
+}
+
+impl Backlog {
+    /// How long a cold backlog waits for remote storage unless the scenario says.
+    pub const COLD_WITHIN: Duration = Duration::from_secs(120);
+
+    /// The records written before the clock starts (None: the topic's own).
+    pub fn records(&self) -> Option<u64> {
+        match self {
+            Backlog::Records(n) | Backlog::Cold { records: n, .. } => Some(*n),
+            Backlog::Existing => None,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -499,6 +520,11 @@ pub enum Metric {
     FetchBytes,
     /// Consumer start → every partition read to its end (the backlog drained).
     DrainTime,
+    /// A cold backlog: the share of the records held at the clock's start that were in
+    /// remote storage only (`backlog.cold`), and the clock's start → the first record read
+    /// (`first_record.time`).
+    BacklogCold,
+    FirstRecordTime,
     /// Seconds into the measured phase at which its series became steady (`steady_after`).
     SteadyAfter,
     // ---- transactions ----
@@ -542,6 +568,7 @@ impl Metric {
             | Metric::RebalanceTime
             | Metric::RebalanceStall
             | Metric::DrainTime
+            | Metric::FirstRecordTime
             | Metric::UnavailableTime
             | Metric::RecoveryTime
             | Metric::FaultLatency(..) => Unit::Duration,
@@ -621,6 +648,8 @@ impl Metric {
                 | Metric::FetchRequests
                 | Metric::FetchBytes
                 | Metric::DrainTime
+                | Metric::BacklogCold
+                | Metric::FirstRecordTime
                 | Metric::AbortedRead
         )
     }

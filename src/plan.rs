@@ -413,7 +413,7 @@ fn scale(w: &Workload, f: f64) -> Workload {
             n(m).max(w.producers as u64)
         }
     });
-    if let Some(Backlog::Records(b)) = &mut w.backlog {
+    if let Some(Backlog::Records(b) | Backlog::Cold { records: b, .. }) = &mut w.backlog {
         *b = n(*b).max(w.producers as u64);
     }
     w.duration = w.duration.map(d);

@@ -128,3 +128,8 @@ fn every_commit_spelling_checks() {
 fn the_classic_protocols_properties_are_refused_under_the_consumer_protocol() {
     insta::assert_snapshot!(check_fixture("invalid_protocol"));
 }
+
+#[test]
+fn a_cold_backlog_written_wrong_is_checked_with_its_fix() {
+    insta::assert_snapshot!(check_fixture("invalid_cold"));
+}

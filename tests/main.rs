@@ -46,6 +46,7 @@ mod shards;
 mod share;
 mod slips;
 mod textmate;
+mod tiered;
 mod topics;
 mod transactions;
 mod trials;

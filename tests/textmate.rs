@@ -35,6 +35,7 @@ each_scenario!(
     capacity_linger_codec,
     codecs_by_encoding,
     codecs_random_vs_orders,
+    cold_reads,
     consumer_group,
     group_protocols,
     latency_timers,

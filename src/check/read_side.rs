@@ -16,6 +16,8 @@ const MAX_COMMIT_RECORDS: u64 = 1_000_000_000;
 const MAX_COMMIT_INTERVAL: Duration = Duration::from_secs(3600);
 /// The most backlog records: days of reading at millions per second.
 const MAX_BACKLOG: u64 = 1_000_000_000_000;
+/// The longest a cold backlog waits for the brokers to offload it.
+const MAX_COLD_WAIT: Duration = Duration::from_secs(3600);
 
 /// Consumer properties of the classic group protocol that librdkafka refuses, when it creates
 /// the consumer, under `group.protocol = consumer` (KIP-848), with what to do instead.
@@ -138,6 +140,50 @@ impl Checker<'_> {
     /// `backlog = 1M` (records written before the clock starts) or `backlog = existing`.
     pub(super) fn backlog(&mut self, v: &Value, ctx: &Picks) -> Option<Backlog> {
         let rv = self.resolve(v, ctx)?;
+        if let ValueKind::Call { name, args } = &rv.kind {
+            if name.node != "cold" {
+                self.err(
+                    Diagnostic::new(
+                        Kind::Value,
+                        name.span,
+                        format!("`{}(...)` is not a backlog", name.node),
+                    )
+                    .label("expected a record count, cold(...) or existing")
+                    .help(format!(
+                        "{} e.g. `backlog = cold(1M)`: written before the clock starts and read once it has left local disk for remote storage",
+                        crate::diagnostic::suggest(&name.node, &["cold"], "backlogs are")
+                    )),
+                );
+                return None;
+            }
+            let a = self.call_args(name, args, &["records", "within"]);
+            let (mut records, mut within) = (None, Backlog::COLD_WITHIN);
+            for (k, val) in a {
+                if k == "records" {
+                    records = Some(self.count(val, ctx, "a backlog", 1..=MAX_BACKLOG)?);
+                    continue;
+                }
+                let d = self.duration(val, ctx, "how long a cold backlog waits")?;
+                if d < Duration::from_secs(1) || d > MAX_COLD_WAIT {
+                    self.err(
+                        Diagnostic::new(Kind::Value, val.span, "a cold backlog waits from 1s to 1h")
+                            .label("out of range")
+                            .help("e.g. `cold(1M, within: 5m)`: the broker offloads in rounds (remote.log.manager.task.interval.ms, 30 s by default)"),
+                    );
+                    return None;
+                }
+                within = d;
+            }
+            let Some(records) = records else {
+                self.err(
+                    Diagnostic::new(Kind::Missing, rv.span, "`cold(...)` needs its record count")
+                        .label("how many records?")
+                        .help("e.g. `backlog = cold(1M)`"),
+                );
+                return None;
+            };
+            return Some(Backlog::Cold { records, within });
+        }
         if let ValueKind::Word(w) = &rv.kind {
             if w == "existing" {
                 return Some(Backlog::Existing);
@@ -236,6 +282,25 @@ impl Checker<'_> {
                 .label("this run creates its topic: it starts empty")
                 .help("declare the topic with `existing = true`, or give a record count: `backlog = 1M`"),
             );
+        }
+        // A topic the run creates leaves local disk only with remote storage on; an existing
+        // one's configs are the cluster's, not the file's.
+        if let (Some((Backlog::Cold { .. }, span)), false) = (&w.backlog, topic.existing) {
+            let remote = topic
+                .configs
+                .get("remote.storage.enable")
+                .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+            if !remote {
+                self.err(
+                    Diagnostic::new(
+                        Kind::Missing,
+                        *span,
+                        "a cold backlog needs a topic in remote storage",
+                    )
+                    .label(format!("topic `{}` keeps its records on local disk", topic.name))
+                    .help("add `remote.storage.enable = true` and a short `local.retention.ms` (e.g. `local.retention.ms = 1000`) to the topic; the brokers need remote storage (`scripts/kafka-local up --tiered`)"),
+                );
+            }
         }
     }
 }

@@ -42,6 +42,12 @@ pub struct ConsumeFigures {
     pub aborted_read: u64,
     /// The commit policy, as a user would write it.
     pub commit: String,
+    /// A cold backlog: the share of the records the topics held at the clock's start that
+    /// were in remote storage only (0 to 1), and the clock's start → the first record read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cold_share: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_record_secs: Option<f64>,
 }
 
 /// What a run knows of its read side beyond what its consumers recorded.
@@ -59,6 +65,9 @@ pub struct ReadSide {
     pub rebalances: u64,
     /// A share group read the run: what its figures are reported with.
     pub share: Option<ShareSide>,
+    /// A cold backlog: the records in remote storage only when the clock started, and the
+    /// records the topics held then (`run::offload`).
+    pub cold: Option<(u64, u64)>,
 }
 
 /// A share group's settings, reported beside its figures.
@@ -110,6 +119,12 @@ pub struct ReadSums {
     pub rebalances: u64,
     /// When every partition had been read to its end (ns after the measured start).
     pub drained_ns: Option<i64>,
+    /// A cold backlog (`ReadSide::cold`): the records in remote storage only when the clock
+    /// started, of those the topics held. The topics', so every shard sees the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cold_records: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cold_held: Option<u64>,
 }
 
 impl ReadSums {
@@ -132,6 +147,8 @@ impl ReadSums {
             stalls: c.stalls.iter().map(|&(f, t)| (at(f), at(t))).collect(),
             rebalances: side.rebalances,
             drained_ns: side.drained_ns.map(|t| at(t).max(0)),
+            cold_records: side.cold.map(|c| c.0),
+            cold_held: side.cold.map(|c| c.1),
         }
     }
 
@@ -158,6 +175,9 @@ impl ReadSums {
         self.rebalances += o.rebalances;
         // The read side is drained when the last shard's is.
         self.drained_ns = either(self.drained_ns, o.drained_ns, i64::max);
+        // Every shard asked about the same topics: the later answer holds more.
+        self.cold_records = self.cold_records.max(o.cold_records);
+        self.cold_held = self.cold_held.max(o.cold_held);
     }
 
     /// The read side's figures, with the lag read off the run's (or the merged) time series:
@@ -218,6 +238,17 @@ impl ReadSums {
             drain_secs: self.drained_ns.map(|t| t.max(0) as f64 / 1e9),
             aborted_read: self.aborted_read,
             commit: self.commit.clone(),
+            cold_share: match (self.cold_records, self.cold_held) {
+                (Some(r), Some(h)) if h > 0 => Some(r as f64 / h as f64),
+                (Some(_), Some(_)) => Some(0.0),
+                _ => None,
+            },
+            // The consumers wait for the clock with a backlog: their first record is read after
+            // it, from remote storage when the backlog is cold.
+            first_record_secs: self
+                .cold_held
+                .and(self.first_read_ns)
+                .map(|t| t.max(0) as f64 / 1e9),
         }
     }
 }
@@ -411,6 +442,7 @@ mod tests {
             drained_ns,
             rebalances: 1,
             share: None,
+            cold: None,
         }
     }
 

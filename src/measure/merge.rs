@@ -278,6 +278,9 @@ fn older_read_sums(c: &ConsumeFigures) -> ReadSums {
         stalls: Vec::new(),
         rebalances: c.rebalances,
         drained_ns: c.drain_secs.map(ns),
+        // Older files had no cold backlog.
+        cold_records: None,
+        cold_held: None,
     }
 }
 

@@ -379,6 +379,8 @@ impl RunResult {
             Metric::FetchRequests => self.consume.as_ref()?.fetch_requests? as f64,
             Metric::FetchBytes => self.consume.as_ref()?.fetch_bytes_avg?,
             Metric::DrainTime => self.consume.as_ref()?.drain_secs?,
+            Metric::BacklogCold => self.consume.as_ref()?.cold_share?,
+            Metric::FirstRecordTime => self.consume.as_ref()?.first_record_secs?,
             Metric::AbortedRead => self.consume.as_ref()?.aborted_read as f64,
             Metric::TxnCommitted => self.txn.as_ref()?.committed as f64,
             Metric::TxnAborted => self.txn.as_ref()?.aborted as f64,

@@ -86,10 +86,7 @@ impl Planned<'_> {
             rate: &w.rate,
             duration: w.duration,
             messages: w.messages,
-            backlog: match w.backlog {
-                Some(crate::model::Backlog::Records(n)) => n,
-                _ => 0,
-            },
+            backlog: w.backlog.as_ref().and_then(|b| b.records()).unwrap_or(0),
         }
     }
 

@@ -367,6 +367,19 @@ pub fn workload_text(w: &Workload) -> String {
             .collect::<Vec<_>>()
             .join(", then "),
     });
+    match &w.backlog {
+        Some(crate::model::Backlog::Records(n)) => {
+            parts.push(format!("a backlog of {n} records first"));
+        }
+        Some(crate::model::Backlog::Cold { records, within }) => parts.push(format!(
+            "a cold backlog of {records} records first, read once in remote storage (waiting up to {})",
+            human_duration(within.as_secs_f64())
+        )),
+        Some(crate::model::Backlog::Existing) => {
+            parts.push("the topic's records as the backlog".to_string());
+        }
+        None => {}
+    }
     if let Some(n) = w.in_flight {
         let until = if w.in_flight_until_consumed {
             " until consumed"

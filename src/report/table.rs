@@ -273,12 +273,13 @@ pub(crate) fn unavailable(r: &RunResult) -> String {
 }
 
 /// The read side's columns, each shown when some run has it: consume rate and lag with
-/// consumers, rebalances with a group, drain time with a backlog. The HTML runs table shows
-/// the same columns.
+/// consumers, rebalances with a group, drain time with a backlog, how cold a cold backlog
+/// was and its first record. The HTML runs table shows the same columns.
 pub(crate) struct ReadColumns {
     consume: bool,
     group: bool,
     drain: bool,
+    cold: bool,
 }
 
 impl ReadColumns {
@@ -290,6 +291,7 @@ impl ReadColumns {
             consume: any(|_| true),
             group: any(|c| c.rebalances > 0),
             drain: any(|c| c.drain_secs.is_some()),
+            cold: any(|c| c.cold_share.is_some()),
         }
     }
 
@@ -302,6 +304,9 @@ impl ReadColumns {
         }
         if self.drain {
             head.push("drain");
+        }
+        if self.cold {
+            head.extend(["cold", "1st read"]);
         }
     }
 
@@ -325,6 +330,16 @@ impl ReadColumns {
         if self.drain {
             row.push(
                 c.and_then(|c| c.drain_secs)
+                    .map_or_else(dash, human_duration),
+            );
+        }
+        if self.cold {
+            row.push(
+                c.and_then(|c| c.cold_share)
+                    .map_or_else(dash, |s| format!("{:.0}%", s * 100.0)),
+            );
+            row.push(
+                c.and_then(|c| c.first_record_secs)
                     .map_or_else(dash, human_duration),
             );
         }

@@ -21,6 +21,7 @@ mod interrupt;
 mod lifecycle;
 pub(crate) mod live;
 pub(crate) mod logdirs;
+mod offload;
 mod options;
 pub(crate) mod pacer;
 pub(crate) mod payload;

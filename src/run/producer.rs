@@ -437,6 +437,13 @@ impl Sender<'_> {
     }
 }
 
+/// A producer that cannot start still meets the others at every point, and counts as done
+/// with its share of a cold backlog, which the others wait on (`Shared::cold_ready`).
+fn give_up(job: &ProducerJob, shared: &Shared) {
+    shared.backlog_written_by_one();
+    skip_meetings(&job.barrier);
+}
+
 pub(super) fn run(job: ProducerJob) -> ProducerOutcome {
     let shared = job.shared.clone();
     // Constant and file payloads are sent without a copy, straight from this data: declared
@@ -452,7 +459,7 @@ pub(super) fn run(job: ProducerJob) -> ProducerOutcome {
     let producer = match created {
         Ok(p) => p,
         Err(e) => {
-            skip_meetings(&job.barrier);
+            give_up(&job, &shared);
             return ProducerOutcome::failed_to_start(format!("cannot create producer: {e}"));
         }
     };
@@ -460,7 +467,7 @@ pub(super) fn run(job: ProducerJob) -> ProducerOutcome {
     let native = match start::topic_handles(&producer, &job) {
         Ok(p) => p,
         Err(e) => {
-            skip_meetings(&job.barrier);
+            give_up(&job, &shared);
             return ProducerOutcome::failed_to_start(e);
         }
     };
@@ -472,7 +479,7 @@ pub(super) fn run(job: ProducerJob) -> ProducerOutcome {
                 native.init_transactions(ms)
             });
             if let Err(e) = init {
-                skip_meetings(&job.barrier);
+                give_up(&job, &shared);
                 return ProducerOutcome::failed_to_start(format!(
                     "init_transactions failed: {}",
                     txn::explain(&e)
@@ -528,13 +535,24 @@ pub(super) fn run(job: ProducerJob) -> ProducerOutcome {
 
     // Every thread connected (and, sharded, every shard): backlog and warm-up start.
     meet(&job.barrier);
-    if let Some(crate::model::Backlog::Records(n)) = job.workload.backlog {
+    if let Some(n) = job.workload.backlog.as_ref().and_then(|b| b.records()) {
         let before = s.ev.rec.delivered;
         s.run_phase(Phase::Backlog, Some(job.share.count_of(n)), None);
         s.ev.drain(job.flush_timeout);
         shared
             .backlog_written
             .fetch_add(s.ev.rec.delivered - before, Ordering::Release);
+        if matches!(
+            job.workload.backlog,
+            Some(crate::model::Backlog::Cold { .. })
+        ) {
+            // Nothing more is written until the backlog is in remote storage (the
+            // orchestrator's wait, `offload`): warm-up and the clock begin with it cold.
+            shared.backlog_written_by_one();
+            while !shared.cold_ready() && !shared.stopping() {
+                s.ev.serve(50);
+            }
+        }
     }
     if let Some(w) = &job.workload.warmup {
         match w {

@@ -60,6 +60,11 @@ pub(crate) struct Shared {
     pub consumer_stopped: AtomicU64,
     /// Backlog records the producers wrote and had acknowledged before the clock started.
     pub backlog_written: AtomicU64,
+    /// A cold backlog: the producers that have written their share of it, whether the wait
+    /// for remote storage is over (they go on to warm-up then), and what it found.
+    backlog_done: AtomicU64,
+    cold_ready: AtomicBool,
+    cold: Mutex<Option<Result<super::offload::Waited, String>>>,
     /// Producers whose measured records are all acknowledged or failed, and how many records
     /// they reported: the consumers learn the expected count from the last one at once,
     /// not when the producer threads end.
@@ -107,6 +112,9 @@ impl Shared {
             warmup_bound: AtomicBool::new(false),
             consumer_stopped: AtomicU64::new(0),
             backlog_written: AtomicU64::new(0),
+            backlog_done: AtomicU64::new(0),
+            cold_ready: AtomicBool::new(false),
+            cold: Mutex::new(None),
             drained: AtomicU64::new(0),
             reported: AtomicU64::new(0),
             reported_aborted: AtomicU64::new(0),
@@ -227,6 +235,31 @@ impl Shared {
             all.push((since, 0));
         }
         all
+    }
+
+    /// A producer has written its share of the backlog.
+    pub(crate) fn backlog_written_by_one(&self) {
+        self.backlog_done.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// How many producers have written their share of the backlog.
+    pub(crate) fn backlog_writers_done(&self) -> u64 {
+        self.backlog_done.load(Ordering::Acquire)
+    }
+
+    /// The wait for a cold backlog is over (with what it found): the producers go on.
+    pub(crate) fn cold_waited(&self, found: Result<super::offload::Waited, String>) {
+        *self.cold.lock().unwrap_or_else(|e| e.into_inner()) = Some(found);
+        self.cold_ready.store(true, Ordering::Release);
+    }
+
+    pub(crate) fn cold_ready(&self) -> bool {
+        self.cold_ready.load(Ordering::Acquire)
+    }
+
+    /// What the wait for a cold backlog found (None: no such wait, or it never ended).
+    pub(crate) fn take_cold(&self) -> Option<Result<super::offload::Waited, String>> {
+        self.cold.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 
     /// Keeps the first client error; later ones are usually its consequences.

@@ -454,3 +454,12 @@ pub(crate) fn longest_group_rebalance(log: &str, group: &str) -> Option<f64> {
     }
     longest.map(|ms| ms as f64 / 1e3)
 }
+
+/// The remote storage directory of the local broker when `bootstrap` is a kafka-local cluster
+/// started with `--tiered` (its `tiered` file names the directory); None for any other broker.
+pub(crate) fn local_broker_remote_dir(bootstrap: &str) -> Option<std::path::PathBuf> {
+    let logs = local_broker_logs(bootstrap)?;
+    let home = logs.first()?.parent()?.to_path_buf();
+    let dir = std::fs::read_to_string(home.join("tiered")).ok()?;
+    Some(std::path::PathBuf::from(dir.trim()))
+}

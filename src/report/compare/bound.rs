@@ -49,6 +49,7 @@ pub(crate) fn better(m: Metric) -> Better {
         | Metric::RebalanceStall
         | Metric::Redelivered
         | Metric::DrainTime
+        | Metric::FirstRecordTime
         | Metric::AbortedRead
         | Metric::UnavailableTime
         | Metric::RecoveryTime
@@ -56,7 +57,9 @@ pub(crate) fn better(m: Metric) -> Better {
         | Metric::FaultFailed
         | Metric::ShareLockTimeouts => Better::Lower,
         // What a scenario's acknowledgement mix asks for: more is neither better nor worse.
+        // How cold the backlog was is the experiment's condition, not its outcome.
         Metric::Sent
+        | Metric::BacklogCold
         | Metric::RateTarget
         | Metric::FetchRequests
         | Metric::TxnAborted
@@ -171,6 +174,7 @@ pub(crate) fn shown_amount(m: Metric, v: f64) -> String {
     use crate::format::{human_bytes, human_duration, human_rate};
     match m {
         Metric::DiskRatio | Metric::WireRatio => return format!("{v:.2}x"),
+        Metric::BacklogCold => return format!("{:.0}%", v * 100.0),
         _ => {}
     }
     match m.unit() {

@@ -168,6 +168,7 @@ fn table(p: &mut String, s: &Series) {
 fn unit(m: Metric) -> (&'static str, f64) {
     match m {
         Metric::DiskRatio | Metric::WireRatio => ("×", 1.0),
+        Metric::BacklogCold => ("%", 100.0),
         _ => match m.unit() {
             Unit::Duration => ("ms", 1e3),
             Unit::Size => ("bytes", 1.0),

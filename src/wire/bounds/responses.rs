@@ -7,8 +7,8 @@ use std::mem::size_of;
 use kafka_protocol::messages::{
     api_versions_response as av, create_topics_response as ct, describe_log_dirs_response as dl,
     find_coordinator_response as fc, incremental_alter_configs_response as iac,
-    metadata_response as md, sasl_authenticate_response as sau, sasl_handshake_response as sh,
-    share_acknowledge_response as sa, share_fetch_response as sf,
+    list_offsets_response as lo, metadata_response as md, sasl_authenticate_response as sau,
+    sasl_handshake_response as sh, share_acknowledge_response as sa, share_fetch_response as sf,
     share_group_heartbeat_response as sgh,
 };
 use kafka_protocol::protocol::StrBytes;
@@ -197,6 +197,30 @@ impl Bounded for dl::DescribeLogDirsResponse {
                 w.i64()?;
                 w.i64()?;
             }
+            w.tags(flex)
+        })?;
+        w.tags(flex)
+    }
+}
+
+impl Bounded for lo::ListOffsetsResponse {
+    fn walk(w: &mut Walk<'_>, v: i16) -> Step {
+        let flex = v >= 6;
+        if v >= 2 {
+            w.i32()?;
+        }
+        w.array(flex, size_of::<lo::ListOffsetsTopicResponse>(), |w| {
+            w.string(flex)?;
+            w.array(flex, size_of::<lo::ListOffsetsPartitionResponse>(), |w| {
+                w.i32()?;
+                w.i16()?;
+                w.i64()?;
+                w.i64()?;
+                if v >= 4 {
+                    w.i32()?;
+                }
+                w.tags(flex)
+            })?;
             w.tags(flex)
         })?;
         w.tags(flex)

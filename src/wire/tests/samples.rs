@@ -8,12 +8,12 @@ use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::{
     api_versions_response as av, create_topics_response as ct, describe_log_dirs_response as dl,
     find_coordinator_response as fc, incremental_alter_configs_response as iac,
-    metadata_response as md, share_acknowledge_response as sa, share_fetch_response as sf,
-    share_group_heartbeat_response as sgh, ApiKey, ApiVersionsRequest, BrokerId,
-    CreateTopicsRequest, DescribeLogDirsRequest, FindCoordinatorRequest,
-    IncrementalAlterConfigsRequest, MetadataRequest, ResponseHeader, SaslAuthenticateRequest,
-    SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse, ShareAcknowledgeRequest,
-    ShareFetchRequest, ShareGroupHeartbeatRequest, TopicName,
+    list_offsets_response as lo, metadata_response as md, share_acknowledge_response as sa,
+    share_fetch_response as sf, share_group_heartbeat_response as sgh, ApiKey, ApiVersionsRequest,
+    BrokerId, CreateTopicsRequest, DescribeLogDirsRequest, FindCoordinatorRequest,
+    IncrementalAlterConfigsRequest, ListOffsetsRequest, MetadataRequest, ResponseHeader,
+    SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse,
+    ShareAcknowledgeRequest, ShareFetchRequest, ShareGroupHeartbeatRequest, TopicName,
 };
 use kafka_protocol::protocol::{Encodable, HeaderVersion, Message, Request, StrBytes};
 use uuid::Uuid;
@@ -154,6 +154,7 @@ pub(super) fn all() -> Vec<Sample> {
     }));
     out.extend(each_version::<DescribeLogDirsRequest>(describe_log_dirs));
     out.extend(each_version::<CreateTopicsRequest>(create_topics));
+    out.extend(each_version::<ListOffsetsRequest>(list_offsets));
     out.extend(each_version::<ShareGroupHeartbeatRequest>(|_| {
         let tp = |n: u8| {
             sgh::TopicPartitions::default()
@@ -328,6 +329,29 @@ fn describe_log_dirs(v: i16) -> dl::DescribeLogDirsResponse {
         .with_throttle_time_ms(0)
         .with_error_code(0)
         .with_results(vec![dir("/data/1"), dir("/data/2")])
+        .with_unknown_tagged_fields(tags(flex))
+}
+
+fn list_offsets(v: i16) -> lo::ListOffsetsResponse {
+    let flex = v >= 6;
+    let partition = |i: i32| {
+        lo::ListOffsetsPartitionResponse::default()
+            .with_partition_index(i)
+            .with_error_code(0)
+            .with_timestamp(-1)
+            .with_offset(1 << 40)
+            .with_leader_epoch(if v >= 4 { 3 } else { -1 })
+            .with_unknown_tagged_fields(tags(flex))
+    };
+    let topic = |name: &str| {
+        lo::ListOffsetsTopicResponse::default()
+            .with_name(TopicName(s(name)))
+            .with_partitions(vec![partition(0), partition(1)])
+            .with_unknown_tagged_fields(tags(flex))
+    };
+    lo::ListOffsetsResponse::default()
+        .with_throttle_time_ms(if v >= 2 { 4 } else { 0 })
+        .with_topics(vec![topic("a"), topic("b")])
         .with_unknown_tagged_fields(tags(flex))
 }
 
