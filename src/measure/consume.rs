@@ -488,6 +488,39 @@ mod tests {
     }
 
     #[test]
+    fn a_cold_backlogs_share_is_remote_over_held_and_shards_keep_the_later_answer() {
+        let mut a = ReadSums {
+            consumers: 1,
+            first_read_ns: Some(90_000_000),
+            cold_records: Some(800),
+            cold_held: Some(1000),
+            ..ReadSums::default()
+        };
+        let f = a.figures(None);
+        assert_eq!(f.cold_share, Some(0.8));
+        assert_eq!(f.first_record_secs, Some(0.09));
+        // Another shard asked a little later, when more had left local disk.
+        a.absorb(&ReadSums {
+            consumers: 1,
+            first_read_ns: Some(50_000_000),
+            cold_records: Some(900),
+            cold_held: Some(1000),
+            ..ReadSums::default()
+        });
+        let f = a.figures(None);
+        assert_eq!(f.cold_share, Some(0.9));
+        assert_eq!(f.first_record_secs, Some(0.05));
+        // Without a cold backlog neither figure exists, whatever was read.
+        let warm = ReadSums {
+            consumers: 1,
+            first_read_ns: Some(10),
+            ..ReadSums::default()
+        };
+        assert_eq!(warm.figures(None).cold_share, None);
+        assert_eq!(warm.figures(None).first_record_secs, None);
+    }
+
+    #[test]
     fn the_group_rebalances_are_its_epochs_not_the_most_one_member_saw() {
         // Member a joins alone (generation 1), b and c join (2), a is stopped (3) and
         // rejoins (4): no member was in all four.

@@ -152,7 +152,8 @@ fn offsets(
 
 /// Waits until the share of `topics` in remote storage only is above zero and has not grown
 /// for a while (or `within` passes, or `stop` says so), asking every half second. A failed
-/// request is asked again until the bound; the last error is returned when none answered.
+/// request is asked again until the bound, and the last error returned when none answered;
+/// a broker too old to be asked ends the wait at once.
 pub(crate) fn wait(
     bootstrap: &str,
     security: &Security,
@@ -175,6 +176,8 @@ pub(crate) fn wait(
                     break;
                 }
             }
+            // A broker without ListOffsets v8 has no remote storage to wait for.
+            Err(e @ WireError::Unsupported { .. }) => return Err(e),
             Err(e) => error = Some(e),
         }
         if started.elapsed() >= within || stop() {

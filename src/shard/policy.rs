@@ -66,6 +66,14 @@ pub(crate) fn problems(p: &Plan, shards: u32) -> Vec<String> {
                  group on one machine"
             ));
         }
+        if matches!(
+            rp.workload.backlog,
+            Some(crate::model::Backlog::Cold { .. })
+        ) {
+            out.push(format!(
+                "{run} has a cold backlog (`cold(...)`): each shard would wait on its own for                  the brokers to offload the topic, which the shards' agreed start does not                  allow for; run it on one machine"
+            ));
+        }
         if !rp.topic.existing {
             if let Some(why) = fits(shards, rp.topic.partitions) {
                 out.push(format!("{run}: {why}"));
@@ -145,6 +153,22 @@ mod tests {
             .contains("JOB_COMPLETION_INDEX"));
         assert!(parse("1", None).is_err());
         assert!(parse("0/0", None).is_err());
+    }
+
+    #[test]
+    fn a_cold_backlog_runs_on_one_machine() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/cold_reads.kbs");
+        let mut sources = crate::source::Sources::default();
+        let scenario = crate::check::load(&path, &mut sources).expect("a valid scenario");
+        let p = crate::plan::plan(&scenario, &Default::default());
+        let problems = problems(&p, 2);
+        let cold: Vec<&String> = problems
+            .iter()
+            .filter(|m| m.contains("cold backlog"))
+            .collect();
+        assert_eq!(cold.len(), 1, "{problems:?}");
+        assert!(cold[0].contains("(replay)"), "{cold:?}");
     }
 
     #[test]
