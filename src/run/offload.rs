@@ -23,7 +23,7 @@ const IO_TIMEOUT: Duration = Duration::from_secs(10);
 const POLL: Duration = Duration::from_millis(500);
 /// The cold share counts as settled once it has not grown for this long: the broker offloads
 /// and deletes in rounds (remote.log.manager.task.interval.ms, log.retention.check.interval.ms),
-/// and the active segment never leaves local disk.
+/// and the open segment leaves only once the broker rolls it.
 const SETTLED: Duration = Duration::from_secs(5);
 
 /// Records of some topics, summed over their partitions.
@@ -55,11 +55,7 @@ pub(crate) struct Waited {
 }
 
 /// How much of `topics` is in remote storage only, asking each partition's leader.
-pub(crate) fn cold(
-    bootstrap: &str,
-    security: &Security,
-    topics: &[String],
-) -> Result<Cold, WireError> {
+fn cold(bootstrap: &str, security: &Security, topics: &[String]) -> Result<Cold, WireError> {
     let limits = Limits::new(IO_TIMEOUT);
     let mut conn = bootstrap_conn(&bootstrap_list(bootstrap), security, limits, "kafkabench")?;
     let meta = metadata(&mut conn, topics)?;
