@@ -200,6 +200,15 @@ pub struct TopicSpec {
     pub existing: bool,
 }
 
+impl TopicSpec {
+    /// Whether the topic's segments move to remote storage (KIP-405), leaving local disk.
+    pub fn tiered(&self) -> bool {
+        self.configs
+            .get("remote.storage.enable")
+            .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+    }
+}
+
 fn no_props(p: &Props) -> bool {
     p.0.is_empty()
 }

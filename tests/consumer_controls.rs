@@ -6,40 +6,17 @@
 //! log. A verifier that always said 0 fails each of them.
 
 use std::path::Path;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
 use crate::common::reader::{self, Contents};
-use crate::common::{self, bootstrap, expect_exit, kafkabench, repo};
-
-/// A name no other test run uses (groups and files outlive a run; topics get a run id anyway).
-fn unique(prefix: &str) -> String {
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    format!("{prefix}-{}-{nanos}", std::process::id())
-}
+use crate::common::{self, bootstrap, repo};
 
 /// Runs `scenario` (written to `dir`) with `--keep-topics` and `extra` options, expects exit
 /// 0, and returns its one run from the result file.
 fn run_kept(dir: &Path, scenario: &str, extra: &[&str]) -> Value {
-    let kbs = dir.join("scenario.kbs");
-    std::fs::write(&kbs, scenario).unwrap();
-    let json = dir.join("out.json");
-    let mut args = vec![
-        "run",
-        kbs.to_str().unwrap(),
-        "--quiet",
-        "--keep-topics",
-        "--json",
-        json.to_str().unwrap(),
-    ];
-    args.extend(extra);
-    expect_exit(&kafkabench(&args), 0);
-    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    v["runs"][0].clone()
+    let args = [&["--keep-topics"], extra].concat();
+    common::run_json_with(dir, "scenario", scenario, &args, 0).1["runs"][0].clone()
 }
 
 fn u(v: &Value) -> u64 {
@@ -135,7 +112,7 @@ scenario "aborted_read" {
 fn a_stopped_consumers_lag_is_what_kafka_consumer_groups_shows_and_about_rate_times_time() {
     common::require_broker();
     let dir = tempfile::tempdir().unwrap();
-    let group = unique("kb-ctl-lag");
+    let group = common::unique("kb-ctl-lag");
     let out = dir.path().join("describe.txt");
     let tool = repo().join("scripts/kafka-local");
     // Records arrive at 2000/s until 2 s, then none until 9 s; the consumer is stopped from
@@ -256,7 +233,7 @@ fn rebalances_are_the_generations_the_group_coordinator_logged() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let group = unique("kb-ctl-rebalance");
+    let group = common::unique("kb-ctl-rebalance");
     // heartbeat.interval.ms = 300: members learn of a rebalance within 0.3 s, not Kafka's 3 s,
     // so each leave and rejoin settles well inside the 2 s between them.
     let r = run_kept(

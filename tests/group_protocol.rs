@@ -5,12 +5,11 @@
 //! protocol, its generations or target assignments).
 
 use std::path::Path;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
 use crate::common::reader;
-use crate::common::{self, bootstrap, expect_exit, kafkabench};
+use crate::common::{self, bootstrap};
 
 fn u(v: &Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
@@ -21,16 +20,9 @@ fn u(v: &Value) -> u64 {
 /// records by GetOffsetShell, and the group's id.
 fn stop_and_start(dir: &Path, protocol: &str) -> (Value, i64, String) {
     common::require_broker();
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    let group = format!("kb-protocol-{protocol}-{}-{nanos}", std::process::id());
-    let kbs = dir.join(format!("{protocol}.kbs"));
-    std::fs::write(
-        &kbs,
-        format!(
-            r#"
+    let group = common::unique(&format!("kb-protocol-{protocol}"));
+    let text = format!(
+        r#"
 scenario "protocol" {{
   topic "kb-test-protocol-{protocol}" {{ partitions = 6 }}
   consumer {{
@@ -48,20 +40,8 @@ scenario "protocol" {{
   }}
 }}
 "#
-        ),
-    )
-    .unwrap();
-    let json = dir.join(format!("{protocol}.json"));
-    let out = kafkabench(&[
-        "run",
-        kbs.to_str().unwrap(),
-        "--quiet",
-        "--keep-topics",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    expect_exit(&out, 0);
-    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    );
+    let (_, v) = common::run_json_with(dir, protocol, &text, &["--keep-topics"], 0);
     let run = v["runs"][0].clone();
     let topic = run["topic"].as_str().unwrap().to_string();
     let b = bootstrap();

@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use crate::common::reader;
-use crate::common::{self, bootstrap, expect_exit, kafkabench};
+use crate::common::{self, bootstrap};
 
 fn u(v: &Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
@@ -22,13 +22,10 @@ fn a_cold_backlog_is_read_from_remote_storage_and_every_record_of_it_verified() 
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let kbs = dir.path().join("cold.kbs");
     // 24 MB of backlog over 2 partitions of 1 MiB segments: about a dozen segments each, all
     // but the last closed, so most of it can leave local disk.
-    std::fs::write(
-        &kbs,
-        format!(
-            r#"
+    let text = format!(
+        r#"
 scenario "cold" {{
   topic "kb-test-cold-{}" {{
     partitions            = 2
@@ -46,21 +43,9 @@ scenario "cold" {{
   }}
 }}
 "#,
-            std::process::id()
-        ),
-    )
-    .unwrap();
-    let json = dir.path().join("cold.json");
-    let out = kafkabench(&[
-        "run",
-        kbs.to_str().unwrap(),
-        "--quiet",
-        "--keep-topics",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    let stdout = expect_exit(&out, 0);
-    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        std::process::id()
+    );
+    let (stdout, v) = common::run_json_with(dir.path(), "cold", &text, &["--keep-topics"], 0);
     let run = v["runs"][0].clone();
     let topic = run["topic"].as_str().unwrap().to_string();
     let earliest = reader::offset_shell(&b, &topic, -2);

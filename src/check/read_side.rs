@@ -286,11 +286,7 @@ impl Checker<'_> {
         // A topic the run creates leaves local disk only with remote storage on; an existing
         // one's configs are the cluster's, not the file's.
         if let (Some((Backlog::Cold { .. }, span)), false) = (&w.backlog, topic.existing) {
-            let remote = topic
-                .configs
-                .get("remote.storage.enable")
-                .is_some_and(|v| v.eq_ignore_ascii_case("true"));
-            if !remote {
+            if !topic.tiered() {
                 self.err(
                     Diagnostic::new(
                         Kind::Missing,

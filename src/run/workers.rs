@@ -96,7 +96,7 @@ pub(super) async fn measure(
         .progress
         .clone()
         .map(|sink| Ticker::start(sink, shared.clone(), at, rp));
-    let cold_wait = cold_wait(rp, &shared);
+    let cold_wait = super::offload::spawn_wait(rp, &shared);
     let start = warm_up(rp, opts, &t, brokers, partitions, stopped_at_start).await?;
     let (cpu_from, wall_from) = (super::cpu::process(), std::time::Instant::now());
     // Dropped on any early return below (an error, a panic): it undoes its faults then.
@@ -123,12 +123,9 @@ pub(super) async fn measure(
     if let Some(h) = cold_wait {
         let _ = blocking(move || h.join()).await;
     }
-    let cold = cold_found(rp, &shared, notes);
+    let cold = super::offload::found(rp, &shared, notes);
     let reader_busy = outcomes.iter().filter_map(|o| o.busy).fold(0.0, f64::max);
-    let read_side = (rp.consumer.is_some()).then(|| ReadSide {
-        cold,
-        ..read_side(rp, &t, &outcomes)
-    });
+    let read_side = (rp.consumer.is_some()).then(|| read_side(rp, &t, &outcomes, cold));
     if let Some(t) = ticker {
         t.finish();
     }
@@ -463,72 +460,6 @@ async fn warm_up(
     .map_err(RunError::from)
 }
 
-/// A cold backlog's wait (`backlog = cold(N)`), on a thread of its own: once every producer
-/// has written its share, until the brokers have moved the topics' closed segments to remote
-/// storage (`offload::wait`) or its bound passes; then the producers go on to warm-up.
-fn cold_wait(rp: &RunPlan, shared: &Arc<Shared>) -> Option<std::thread::JoinHandle<()>> {
-    let Some(crate::model::Backlog::Cold { within, .. }) = rp.workload.backlog else {
-        return None;
-    };
-    let producers = u64::from(rp.workload.producers);
-    let (bootstrap, topics, sh) = (rp.bootstrap.clone(), rp.topics.clone(), shared.clone());
-    let security = super::logdirs::security(&rp.admin).map_err(|e| e.to_string());
-    std::thread::Builder::new()
-        .name("kb-cold-wait".into())
-        .spawn(move || {
-            while sh.backlog_writers_done() < producers {
-                if sh.stopping() || sh.producers_done.load(Ordering::Acquire) {
-                    return sh.cold_waited(Err("the run stopped first".into()));
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            let found = security.and_then(|s| {
-                super::offload::wait(&bootstrap, &s, &topics, within, &|| sh.stopping())
-                    .map_err(|e| e.to_string())
-            });
-            sh.cold_waited(found);
-        })
-        .ok()
-}
-
-/// What the cold backlog's wait found, for the read side's figures: the records only in
-/// remote storage when the clock started, of those the topics held. A wait that could not ask
-/// or ended at its bound says so in a note.
-fn cold_found(rp: &RunPlan, shared: &Shared, notes: &mut Vec<String>) -> Option<(u64, u64)> {
-    let Some(crate::model::Backlog::Cold { within, .. }) = rp.workload.backlog else {
-        return None;
-    };
-    let run = RunNo(rp.index);
-    match shared.take_cold()? {
-        Err(e) => {
-            notes.push(format!(
-                "run {run}: how much of the backlog was in remote storage is unknown: {e}"
-            ));
-            None
-        }
-        Ok(w) => {
-            let share = w.cold.share() * 100.0;
-            if w.cold.remote_only == 0 {
-                notes.push(format!(
-                    "run {run}: none of the backlog left local disk within {}: it was read from the brokers' disks, not remote storage (is remote storage on: remote.log.storage.system.enable on the brokers, remote.storage.enable on the topic, a short local.retention.ms?)",
-                    crate::format::human_duration(within.as_secs_f64())
-                ));
-            } else if w.timed_out {
-                notes.push(format!(
-                    "run {run}: the backlog was still leaving local disk when the wait ended at {}: {share:.0}% of it was in remote storage only",
-                    crate::format::human_duration(within.as_secs_f64())
-                ));
-            } else {
-                notes.push(format!(
-                    "run {run}: the backlog left local disk in {:.1} s: {share:.0}% of it was in remote storage only when the clock started",
-                    w.took.as_secs_f64()
-                ));
-            }
-            Some((w.cold.remote_only, w.cold.held))
-        }
-    }
-}
-
 /// The producers' recordings, once every producer is done; tells the consumers how many
 /// records to expect.
 async fn join_producers(
@@ -554,7 +485,12 @@ async fn join_producers(
 }
 
 /// The read side's run-level facts.
-fn read_side(rp: &RunPlan, t: &Threads, outcomes: &[ConsumerOutcome]) -> ReadSide {
+fn read_side(
+    rp: &RunPlan,
+    t: &Threads,
+    outcomes: &[ConsumerOutcome],
+    cold: Option<(u64, u64)>,
+) -> ReadSide {
     let w = &rp.workload;
     ReadSide {
         consumers: t.consumers,
@@ -576,7 +512,7 @@ fn read_side(rp: &RunPlan, t: &Threads, outcomes: &[ConsumerOutcome]) -> ReadSid
             processing_ms: s.processing.as_secs_f64() * 1e3,
             delivery_limit: s.delivery_limit(),
         }),
-        cold: None,
+        cold,
     }
 }
 
@@ -603,12 +539,7 @@ async fn disk_growth_of(
     notes: &mut Vec<String>,
 ) -> Result<(Option<Vec<u64>>, Option<u64>), RunError> {
     // Local disk is not what a topic in remote storage holds: its segments leave it.
-    let tiered = rp
-        .topic
-        .configs
-        .get("remote.storage.enable")
-        .is_some_and(|v| v.eq_ignore_ascii_case("true"));
-    if tiered && disk.is_some() {
+    if rp.topic.tiered() && disk.is_some() {
         notes.push(format!(
             "run {}: no on-disk size: the topic moves its segments to remote storage \
              (remote.storage.enable), so local disk does not hold what was written",

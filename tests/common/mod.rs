@@ -54,20 +54,41 @@ pub(crate) fn run_text_json(
     text: &str,
     code: i32,
 ) -> (String, serde_json::Value) {
+    run_json_with(dir, name, text, &[], code)
+}
+
+/// `run_text_json` with more options after `run FILE` (`--keep-topics`, `--run-id` …).
+pub(crate) fn run_json_with(
+    dir: &Path,
+    name: &str,
+    text: &str,
+    extra: &[&str],
+    code: i32,
+) -> (String, serde_json::Value) {
     let file = dir.join(format!("{name}.kbs"));
     std::fs::write(&file, text).expect("a scenario written");
     let json = dir.join(format!("{name}.json"));
-    let out = kafkabench(&[
+    let mut args = vec![
         "run",
         file.to_str().expect("a UTF-8 path"),
         "--quiet",
         "--json",
         json.to_str().expect("a UTF-8 path"),
-    ]);
-    let stdout = expect_exit(&out, code);
+    ];
+    args.extend(extra);
+    let stdout = expect_exit(&kafkabench(&args), code);
     let v =
         serde_json::from_slice(&std::fs::read(&json).expect("a result file")).expect("valid JSON");
     (stdout, v)
+}
+
+/// A name no other test run uses (groups and files outlive a run; topics get a run id anyway).
+pub(crate) fn unique(prefix: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("a clock after 1970")
+        .subsec_nanos();
+    format!("{prefix}-{}-{nanos}", std::process::id())
 }
 
 /// Asserts the exit code, showing stdout and stderr when it differs; returns stdout.
