@@ -10,6 +10,7 @@ mod availability;
 mod blocking;
 mod capacity;
 mod clock;
+mod cold;
 mod consumer;
 pub(crate) mod cpu;
 mod environment;

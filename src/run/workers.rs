@@ -96,7 +96,7 @@ pub(super) async fn measure(
         .progress
         .clone()
         .map(|sink| Ticker::start(sink, shared.clone(), at, rp));
-    let cold_wait = super::offload::spawn_wait(rp, &shared);
+    let cold_wait = super::cold::spawn_wait(rp, &shared);
     let start = warm_up(rp, opts, &t, brokers, partitions, stopped_at_start).await?;
     let (cpu_from, wall_from) = (super::cpu::process(), std::time::Instant::now());
     // Dropped on any early return below (an error, a panic): it undoes its faults then.
@@ -123,7 +123,7 @@ pub(super) async fn measure(
     if let Some(h) = cold_wait {
         let _ = blocking(move || h.join()).await;
     }
-    let cold = super::offload::found(rp, &shared, notes);
+    let cold = super::cold::found(rp, &shared, notes);
     let reader_busy = outcomes.iter().filter_map(|o| o.busy).fold(0.0, f64::max);
     let read_side = (rp.consumer.is_some()).then(|| read_side(rp, &t, &outcomes, cold));
     if let Some(t) = ticker {
