@@ -534,6 +534,10 @@ pub enum Metric {
     /// (`first_record.time`).
     BacklogCold,
     FirstRecordTime,
+    /// With a backlog: the consumers' fetch round trips while it drained, their mean
+    /// (`fetch.rtt`) and the longest (`fetch.rtt.max`), from librdkafka's statistics.
+    FetchRtt,
+    FetchRttMax,
     /// Seconds into the measured phase at which its series became steady (`steady_after`).
     SteadyAfter,
     // ---- transactions ----
@@ -578,6 +582,8 @@ impl Metric {
             | Metric::RebalanceStall
             | Metric::DrainTime
             | Metric::FirstRecordTime
+            | Metric::FetchRtt
+            | Metric::FetchRttMax
             | Metric::UnavailableTime
             | Metric::RecoveryTime
             | Metric::FaultLatency(..) => Unit::Duration,
@@ -659,6 +665,8 @@ impl Metric {
                 | Metric::DrainTime
                 | Metric::BacklogCold
                 | Metric::FirstRecordTime
+                | Metric::FetchRtt
+                | Metric::FetchRttMax
                 | Metric::AbortedRead
         )
     }

@@ -59,11 +59,13 @@ scenario "cold" {{
     let c = &run["consume"];
     let d = &run["delivery"];
     eprintln!(
-        "cold share {}, first record {}s, drain {}s; earliest {earliest:?}, local {local:?}, \
-         end {end:?}; {} segment(s) in remote storage",
+        "cold share {}, first record {}s, drain {}s, fetch rtt {}s (max {}s); earliest \
+         {earliest:?}, local {local:?}, end {end:?}; {} segment(s) in remote storage",
         c["cold_share"],
         c["first_record_secs"],
         c["drain_secs"],
+        c["fetch_rtt_secs"],
+        c["fetch_rtt_max_secs"],
         stored.len()
     );
     // The broker: the topic starts in remote storage, and its local copy later.
@@ -89,6 +91,15 @@ scenario "cold" {{
         "kafkabench says {cold} of {backlog} were cold; the broker's local log starts {remote_now} in"
     );
     assert!(c["first_record_secs"].as_f64().unwrap() > 0.0, "{c}");
+    // The fetches' round trips while the backlog drained: taken, and each within the drain
+    // (its statistics window ends at most one interval, 0.5 s, after it).
+    let (rtt, rtt_max) = (
+        c["fetch_rtt_secs"].as_f64().expect("a fetch round trip"),
+        c["fetch_rtt_max_secs"].as_f64().expect("a longest fetch"),
+    );
+    let drain = c["drain_secs"].as_f64().unwrap();
+    assert!(0.0 < rtt && rtt <= rtt_max, "{c}");
+    assert!(rtt_max <= drain + 0.5, "{c}");
     // Every record of the backlog, read from remote storage, and every live one, verified.
     assert_eq!(d["lost"], 0, "{d}");
     assert_eq!(d["duplicated"], 0, "{d}");
@@ -101,8 +112,8 @@ scenario "cold" {{
     );
     assert_eq!(u(&c["records"]), held as u64, "every record read once: {c}");
     assert!(
-        stdout.contains("cold"),
-        "the table shows the cold share:\n{stdout}"
+        stdout.contains("cold") && stdout.contains("fetch rtt"),
+        "the table shows the cold share and the fetches:\n{stdout}"
     );
 }
 

@@ -48,6 +48,52 @@ pub struct ConsumeFigures {
     pub cold_share: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_record_secs: Option<f64>,
+    /// With a backlog: the consumers' fetch round trips while it drained (librdkafka's
+    /// statistics), their mean and the longest, in seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fetch_rtt_secs: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fetch_rtt_max_secs: Option<f64>,
+}
+
+/// Fetch round trips, from librdkafka's statistics: the `rtt` window of each partition
+/// leader a consumer fetches from (the group coordinator's requests go to a logical broker of
+/// their own), taken while a backlog drains. Records are waiting then, so a fetch returns as
+/// soon as the broker has read them, and its round trip is the read's latency, not a long poll
+/// for records not yet written. Sums, counts and maxima: they merge exactly.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FetchTrips {
+    pub sum_us: u64,
+    pub count: u64,
+    pub max_us: u64,
+}
+
+impl FetchTrips {
+    /// One statistics window's round trips (µs), as librdkafka reports them.
+    pub fn window(&mut self, sum_us: i64, count: i64, max_us: i64) {
+        if count > 0 && sum_us >= 0 {
+            self.sum_us += sum_us as u64;
+            self.count += count as u64;
+            self.max_us = self.max_us.max(max_us.max(0) as u64);
+        }
+    }
+
+    /// Another consumer's (or shard's) round trips.
+    pub fn absorb(&mut self, o: &FetchTrips) {
+        self.sum_us += o.sum_us;
+        self.count += o.count;
+        self.max_us = self.max_us.max(o.max_us);
+    }
+
+    /// The mean and the longest round trip, in seconds; None without one.
+    fn figures(&self) -> Option<(f64, f64)> {
+        (self.count > 0).then(|| {
+            (
+                self.sum_us as f64 / self.count as f64 / 1e6,
+                self.max_us as f64 / 1e6,
+            )
+        })
+    }
 }
 
 /// What a run knows of its read side beyond what its consumers recorded.
@@ -125,6 +171,9 @@ pub struct ReadSums {
     pub cold_records: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cold_held: Option<u64>,
+    /// With a backlog: the fetch round trips while it drained.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fetch_trips: Option<FetchTrips>,
 }
 
 impl ReadSums {
@@ -149,6 +198,7 @@ impl ReadSums {
             drained_ns: side.drained_ns.map(|t| at(t).max(0)),
             cold_records: side.cold.map(|c| c.0),
             cold_held: side.cold.map(|c| c.1),
+            fetch_trips: (c.fetch_trips.count > 0).then_some(c.fetch_trips),
         }
     }
 
@@ -178,6 +228,13 @@ impl ReadSums {
         // Every shard asked about the same topics: the later answer holds more.
         self.cold_records = self.cold_records.max(o.cold_records);
         self.cold_held = self.cold_held.max(o.cold_held);
+        self.fetch_trips = match (self.fetch_trips, o.fetch_trips) {
+            (Some(mut a), Some(b)) => {
+                a.absorb(&b);
+                Some(a)
+            }
+            (a, b) => a.or(b),
+        };
     }
 
     /// The read side's figures, with the lag read off the run's (or the merged) time series:
@@ -249,6 +306,8 @@ impl ReadSums {
                 .cold_held
                 .and(self.first_read_ns)
                 .map(|t| t.max(0) as f64 / 1e9),
+            fetch_rtt_secs: self.fetch_trips.and_then(|f| f.figures()).map(|f| f.0),
+            fetch_rtt_max_secs: self.fetch_trips.and_then(|f| f.figures()).map(|f| f.1),
         }
     }
 }
@@ -296,6 +355,8 @@ pub struct ConsumerRecording {
     pub share: Option<super::ShareRecording>,
     /// How far behind its own fetchers the reader was, over the measured phase.
     pub queue: ReaderQueue,
+    /// With a backlog: the fetch round trips while it drained.
+    pub fetch_trips: FetchTrips,
 }
 
 /// What waited in kafkabench's own reader: librdkafka's fetch queue, sampled by every
@@ -346,6 +407,7 @@ impl ConsumerRecording {
             last_read_ns: 0,
             share: None,
             queue: ReaderQueue::default(),
+            fetch_trips: FetchTrips::default(),
         }
     }
 
@@ -390,6 +452,7 @@ impl ConsumerRecording {
             out.generations.extend(&c.generations);
             out.fetch_requests = add_opt(out.fetch_requests, c.fetch_requests);
             out.fetch_bytes = add_opt(out.fetch_bytes, c.fetch_bytes);
+            out.fetch_trips.absorb(&c.fetch_trips);
             if c.first_read_ns > 0 {
                 out.first_read_ns = match out.first_read_ns {
                     0 => c.first_read_ns,
@@ -518,6 +581,43 @@ mod tests {
         };
         assert_eq!(warm.figures(None).cold_share, None);
         assert_eq!(warm.figures(None).first_record_secs, None);
+    }
+
+    #[test]
+    fn fetch_round_trips_merge_as_sums_over_consumers_and_shards() {
+        // Two members: one saw 10 fetches of 2 ms and 2 of 40 ms, the other 4 of 5 ms; a
+        // window without a fetch (count 0) adds nothing.
+        let member = |windows: &[(i64, i64, i64)]| {
+            let mut c = ConsumerRecording::empty();
+            for &(sum, count, max) in windows {
+                c.fetch_trips.window(sum, count, max);
+            }
+            c
+        };
+        let a = member(&[(20_000, 10, 2_500), (80_000, 2, 41_000), (0, 0, 0)]);
+        let b = member(&[(20_000, 4, 6_000)]);
+        let group = ConsumerRecording::merge(vec![a, b]);
+        let mut sums = ReadSums::of(&group, &side(0, Some(MS)));
+        let f = sums.figures(None);
+        // The mean of the 16 fetches, not the mean of the two members' means (4.6 ms).
+        assert_eq!(f.fetch_rtt_secs, Some(120_000.0 / 16.0 / 1e6));
+        assert_eq!(f.fetch_rtt_max_secs, Some(0.041));
+        // Another shard's 4 fetches of 30 ms: still the ratio of the sums.
+        sums.absorb(&ReadSums {
+            fetch_trips: Some(FetchTrips {
+                sum_us: 120_000,
+                count: 4,
+                max_us: 31_000,
+            }),
+            ..ReadSums::default()
+        });
+        let f = sums.figures(None);
+        assert_eq!(f.fetch_rtt_secs, Some(240_000.0 / 20.0 / 1e6));
+        assert_eq!(f.fetch_rtt_max_secs, Some(0.041));
+        // No fetch taken (no backlog): no figure, and nothing in the result file.
+        let none = ReadSums::of(&ConsumerRecording::empty(), &side(0, None));
+        assert_eq!(none.fetch_trips, None);
+        assert_eq!(none.figures(None).fetch_rtt_secs, None);
     }
 
     #[test]

@@ -278,9 +278,10 @@ fn older_read_sums(c: &ConsumeFigures) -> ReadSums {
         stalls: Vec::new(),
         rebalances: c.rebalances,
         drained_ns: c.drain_secs.map(ns),
-        // Older files had no cold backlog.
+        // Older files had no cold backlog, nor fetch round trips.
         cold_records: None,
         cold_held: None,
+        fetch_trips: None,
     }
 }
 

@@ -381,6 +381,8 @@ impl RunResult {
             Metric::DrainTime => self.consume.as_ref()?.drain_secs?,
             Metric::BacklogCold => self.consume.as_ref()?.cold_share?,
             Metric::FirstRecordTime => self.consume.as_ref()?.first_record_secs?,
+            Metric::FetchRtt => self.consume.as_ref()?.fetch_rtt_secs?,
+            Metric::FetchRttMax => self.consume.as_ref()?.fetch_rtt_max_secs?,
             Metric::AbortedRead => self.consume.as_ref()?.aborted_read as f64,
             Metric::TxnCommitted => self.txn.as_ref()?.committed as f64,
             Metric::TxnAborted => self.txn.as_ref()?.aborted as f64,

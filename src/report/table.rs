@@ -274,7 +274,8 @@ pub(crate) fn unavailable(r: &RunResult) -> String {
 
 /// The read side's columns, each shown when some run has it: consume rate and lag with
 /// consumers, rebalances with a group, drain time with a backlog, how cold a cold backlog
-/// was and its first record. The HTML runs table shows the same columns.
+/// was, its first record and the fetches' mean round trip while it drained. The HTML runs
+/// table shows the same columns.
 pub(crate) struct ReadColumns {
     consume: bool,
     group: bool,
@@ -306,7 +307,7 @@ impl ReadColumns {
             head.push("drain");
         }
         if self.cold {
-            head.extend(["cold", "1st read"]);
+            head.extend(["cold", "1st read", "fetch rtt"]);
         }
     }
 
@@ -340,6 +341,10 @@ impl ReadColumns {
             );
             row.push(
                 c.and_then(|c| c.first_record_secs)
+                    .map_or_else(dash, human_duration),
+            );
+            row.push(
+                c.and_then(|c| c.fetch_rtt_secs)
                     .map_or_else(dash, human_duration),
             );
         }

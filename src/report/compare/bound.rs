@@ -50,6 +50,8 @@ pub(crate) fn better(m: Metric) -> Better {
         | Metric::Redelivered
         | Metric::DrainTime
         | Metric::FirstRecordTime
+        | Metric::FetchRtt
+        | Metric::FetchRttMax
         | Metric::AbortedRead
         | Metric::UnavailableTime
         | Metric::RecoveryTime

@@ -15,6 +15,7 @@ use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::statistics::Statistics;
 use rdkafka::{Offset, TopicPartitionList};
 
+use crate::measure::consume::FetchTrips;
 use crate::model::CommitPolicy;
 
 /// Not read by anyone, and no member to take it over: the stall starts with the next member
@@ -88,6 +89,9 @@ pub(super) struct Membership {
     /// assignment's epoch it reconciled to) under the consumer protocol. The run's
     /// rebalances are the distinct epochs over its members.
     pub generations: Vec<i32>,
+    /// The classic protocol: every assignment that gives partitions is a generation of its
+    /// own (`epochs`).
+    classic: bool,
     commit: CommitPolicy,
     /// Per run partition, the next offset to store for auto commit (-1: nothing new).
     to_store: Vec<i64>,
@@ -98,13 +102,14 @@ pub(super) struct Membership {
 }
 
 impl Membership {
-    pub(super) fn new(commit: CommitPolicy, partitions: usize) -> Membership {
+    pub(super) fn new(commit: CommitPolicy, partitions: usize, classic: bool) -> Membership {
         Membership {
             assigned: Vec::new(),
             has_assignment: false,
             waiting: vec![0; partitions],
             stalls: Vec::new(),
             generations: Vec::new(),
+            classic,
             commit,
             to_store: vec![-1; partitions],
             since_commit: 0,
@@ -145,9 +150,10 @@ impl Membership {
         generation: Option<i32>,
     ) {
         // An empty assignment gives nothing (the consumer protocol acknowledges a revoke with
-        // one); several in one epoch (incremental protocols) are one rebalance.
-        if let Some(g) =
-            generation.filter(|g| !parts.is_empty() && self.generations.last() != Some(g))
+        // one); several in one epoch under the consumer protocol are one rebalance. Under the
+        // classic one each is a generation of its own, even when read as the last one's.
+        if let Some(g) = generation
+            .filter(|g| !parts.is_empty() && (self.classic || self.generations.last() != Some(g)))
         {
             self.generations.push(g);
         }
@@ -266,10 +272,37 @@ impl Membership {
         self.fetch_last = Some(now);
     }
 
+    /// The assignment epochs this member was given partitions in, in order. The epoch is
+    /// read when the consumer takes the assignment from its queue, which a busy thread does
+    /// late: by then librdkafka may have joined the next generation, and the number read is
+    /// that one's. It is never lower than the assignment's own. Under the classic protocol
+    /// each assignment is one generation, so a number seen again names an earlier generation:
+    /// the sequence is made strictly increasing, from its last (the member's latest) back.
+    pub(super) fn epochs(&mut self) -> Vec<i32> {
+        let mut g = std::mem::take(&mut self.generations);
+        if self.classic {
+            for i in (0..g.len().saturating_sub(1)).rev() {
+                g[i] = g[i].min(g[i + 1] - 1);
+            }
+        }
+        g
+    }
+
     /// Fetch requests and bytes over the measured phase.
     pub(super) fn fetched(&self) -> Option<(u64, u64)> {
         let (b, l) = (self.fetch_base?, self.fetch_last?);
         Some((l.0.saturating_sub(b.0), l.1.saturating_sub(b.1)))
+    }
+}
+
+/// One statistics window's round trips to the partition leaders (`FetchTrips`): the brokers
+/// librdkafka learned from metadata. The bootstrap servers' handles ask for metadata only, and
+/// the group coordinator's requests go to a logical broker of their own.
+pub(super) fn fetch_trips(into: &mut FetchTrips, s: &Statistics) {
+    for b in s.brokers.values().filter(|b| b.source == "learned") {
+        if let Some(w) = &b.rtt {
+            into.window(w.sum, w.cnt, w.max);
+        }
     }
 }
 
@@ -313,8 +346,8 @@ mod tests {
     fn a_partition_stalls_from_its_release_to_its_next_members_first_record() {
         let h = Handovers::new(2);
         let (mut a, mut b) = (
-            Membership::new(CommitPolicy::Off, 2),
-            Membership::new(CommitPolicy::Off, 2),
+            Membership::new(CommitPolicy::Off, 2, false),
+            Membership::new(CommitPolicy::Off, 2, false),
         );
         a.joining(&h, S);
         b.joining(&h, S + S / 2);
@@ -340,7 +373,7 @@ mod tests {
     #[test]
     fn a_member_alone_out_of_the_group_is_not_a_stall_its_rejoin_is() {
         let h = Handovers::new(1);
-        let mut m = Membership::new(CommitPolicy::Off, 1);
+        let mut m = Membership::new(CommitPolicy::Off, 1, false);
         m.joining(&h, S / 10);
         m.assigned_at(&h, &[0], S, false, Some(1));
         m.record_read(&h, 0, S + S / 5);
@@ -358,12 +391,31 @@ mod tests {
     #[test]
     fn an_empty_assignment_is_no_rebalance_and_a_paused_partition_ends_at_its_assignment() {
         let h = Handovers::new(1);
-        let mut m = Membership::new(CommitPolicy::Off, 1);
+        let mut m = Membership::new(CommitPolicy::Off, 1, false);
         m.joining(&h, S / 2);
         m.assigned_at(&h, &[], S, false, Some(4));
         m.assigned_at(&h, &[0], 2 * S, true, Some(5));
         m.record_read(&h, 0, 3 * S);
         assert_eq!(m.generations, [5]);
         assert_eq!(m.stalls, [(S / 2, 2 * S)]);
+    }
+
+    #[test]
+    fn a_classic_generation_read_late_as_the_next_ones_is_still_counted() {
+        // Generations 1 to 4 of one member; its thread took the first two assignments late,
+        // both reading 2 (librdkafka had joined generation 2 by then), and the third reading 4.
+        let h = Handovers::new(1);
+        let mut classic = Membership::new(CommitPolicy::Off, 1, true);
+        for g in [2, 2, 4, 4] {
+            classic.assigned_at(&h, &[0], S, false, Some(g));
+        }
+        assert_eq!(classic.epochs(), [1, 2, 3, 4]);
+        // Under the consumer protocol one epoch may come in several assignments (partitions
+        // handed over as others release them): one rebalance.
+        let mut consumer = Membership::new(CommitPolicy::Off, 1, false);
+        for g in [2, 2, 4, 4] {
+            consumer.assigned_at(&h, &[0], S, false, Some(g));
+        }
+        assert_eq!(consumer.epochs(), [2, 4]);
     }
 }

@@ -109,6 +109,8 @@ struct Reader<'c> {
     /// on purpose, so the tests can show that a run names a slow reader as the limit.
     hold_back: Option<Duration>,
     hearing: Hearing,
+    /// The backlog's drain was seen over: its fetch round trips are all taken.
+    trips_taken: bool,
     error: Option<String>,
 }
 
@@ -128,7 +130,7 @@ pub(super) fn run(job: ConsumerJob) -> ConsumerOutcome {
             job.layout.topics.len(),
             job.base.to_vec(),
         ),
-        m: Membership::new(job.commit.clone(), n),
+        m: Membership::new(job.commit.clone(), n, classic(&job.config)),
         measuring: false,
         subscribed: false,
         mine: vec![false; n],
@@ -142,6 +144,7 @@ pub(super) fn run(job: ConsumerJob) -> ConsumerOutcome {
             .and_then(|v| v.parse().ok())
             .map(Duration::from_micros),
         hearing: Hearing::default(),
+        trips_taken: false,
         error: None,
     };
     r.v.counts_aborted = job.reads_aborted;
@@ -184,6 +187,13 @@ pub(super) fn run(job: ConsumerJob) -> ConsumerOutcome {
 }
 
 /// Meets the orchestrator at every point (nothing waits forever) and says why not.
+/// Whether the consumer's group uses the classic protocol (librdkafka's default).
+fn classic(config: &ClientConfig) -> bool {
+    !config
+        .get("group.protocol")
+        .is_some_and(|p| p.eq_ignore_ascii_case("consumer"))
+}
+
 fn not_started(job: &ConsumerJob, error: String) -> ConsumerOutcome {
     job.ready.wait();
     ConsumerOutcome {
@@ -382,6 +392,11 @@ impl Reader<'_> {
                     }
                     self.m.stats(&s, self.measuring);
                     self.hearing.stats(&s, self.now(), &self.job.shared);
+                    if self.job.backlog && self.measuring && !self.trips_taken {
+                        // The window in which the drain ended holds its last fetches.
+                        self.trips_taken = self.job.reads.drained();
+                        group::fetch_trips(&mut self.v.rec.fetch_trips, &s);
+                    }
                 }
             }
             EventKind::Error => {
@@ -575,7 +590,7 @@ impl Reader<'_> {
         let mut recording = std::mem::replace(&mut self.v.rec, ConsumerRecording::empty());
         recording.intervals = self.v.intervals.finish();
         recording.stalls = std::mem::take(&mut self.m.stalls);
-        recording.generations = std::mem::take(&mut self.m.generations);
+        recording.generations = self.m.epochs();
         if let Some((requests, bytes)) = self.m.fetched() {
             recording.fetch_requests = Some(requests);
             recording.fetch_bytes = Some(bytes);
