@@ -1,7 +1,9 @@
 //! The one integration-test binary: every tests/*.rs is a module of it, so librdkafka and
 //! OpenSSL are linked (with thin LTO) once, not once per file. The shared helpers live once, in
-//! tests/common/; one process runs every test, so what a file starts (a cluster, a broker) is
-//! started once and stopped when the process exits.
+//! tests/common/. What a file starts (a cluster, a broker) is started once per process and
+//! stopped when the process exits; scripts/test runs this binary in three lanes (three
+//! processes, each file's tests in one of them), and names the files that cannot share the
+//! broker with a neighbour.
 
 mod common;
 
