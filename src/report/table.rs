@@ -273,7 +273,8 @@ pub(crate) fn unavailable(r: &RunResult) -> String {
 }
 
 /// The read side's columns, each shown when some run has it: consume rate and lag with
-/// consumers, rebalances with a group, drain time with a backlog, how cold a cold backlog
+/// consumers, rebalances with a group (how many, the longest stall, and the partition-seconds
+/// left unread: the figure that says which group disrupts its consumers least), drain time with a backlog, how cold a cold backlog
 /// was, its first record and the fetches' mean round trip while it drained. The HTML runs
 /// table shows the same columns.
 pub(crate) struct ReadColumns {
@@ -301,7 +302,7 @@ impl ReadColumns {
             head.extend(["read/s", "lag max"]);
         }
         if self.group {
-            head.extend(["rebal", "rebal max"]);
+            head.extend(["rebal", "rebal max", "stalled"]);
         }
         if self.drain {
             head.push("drain");
@@ -325,6 +326,11 @@ impl ReadColumns {
             row.push(c.map_or_else(dash, |c| c.rebalances.to_string()));
             row.push(
                 c.and_then(|c| c.rebalance_secs)
+                    .map_or_else(dash, human_duration),
+            );
+            // Partition-seconds: 12 partitions unread for 1 s is 12 s.
+            row.push(
+                c.and_then(|c| c.stall_secs)
                     .map_or_else(dash, human_duration),
             );
         }

@@ -443,6 +443,7 @@ mod tests {
                 lag_max: Some(42),
                 rebalances: 3,
                 rebalance_secs: Some(0.25),
+                stall_secs: Some(1.5),
                 ..Default::default()
             }),
             ..RunResult::default()
@@ -452,10 +453,10 @@ mod tests {
             ..RunResult::default()
         };
         let page = page(&file(vec![read, alone.clone()]));
-        for column in ["read/s", "lag max", "rebal", "rebal max"] {
+        for column in ["read/s", "lag max", "rebal", "rebal max", "stalled"] {
             assert!(page.contains(&format!("<th>{column}</th>")), "{column}");
         }
-        for cell in ["2000", "42", "3", "250ms"] {
+        for cell in ["2000", "42", "3", "250ms", "1.5s"] {
             assert!(
                 page.contains(&format!("<td class=\"num\">{cell}</td>")),
                 "{cell}"
