@@ -293,4 +293,41 @@ scenario "rebalances" {{
         "rebalance.time {longest}s, the coordinator's longest rebalance {broker}s: a stopped \
          member's time out of the group counted?"
     );
+    // Event by event: each leave and rejoin, in order, owns the stalls that began until the
+    // next; together they are every stall that began from the first leave on, and none is
+    // longer than the coordinator's longest rebalance allows.
+    let churn = r["faults"]["churn"].as_array().expect("churn events");
+    let events: Vec<&str> = churn.iter().map(|e| e["event"].as_str().unwrap()).collect();
+    assert_eq!(
+        events,
+        [
+            "consumer 2 left",
+            "consumer 2 rejoined",
+            "consumer 3 left",
+            "consumer 3 rejoined"
+        ],
+        "{churn:?}"
+    );
+    let stalled: f64 = churn.iter().map(|e| f(&e["stalled_secs"])).sum();
+    let first = f(&churn[0]["at_secs"]);
+    let since: f64 = r["raw_read"]["stalls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s[0].as_i64().unwrap(), s[1].as_i64().unwrap()))
+        .filter(|(from, _)| *from as f64 / 1e9 >= first)
+        .map(|(from, to)| (to - from) as f64 / 1e9)
+        .sum();
+    assert!(
+        (stalled - since).abs() < 0.01,
+        "the events' partition-seconds {stalled} against the stalls since {first}s {since}: \
+         {churn:?}"
+    );
+    for e in churn {
+        assert!(
+            u(&e["stalls"]) >= 1,
+            "every leave and rejoin moved a partition: {e}"
+        );
+        assert!(f(&e["longest_secs"]) <= broker + 1.5, "{e}");
+    }
 }

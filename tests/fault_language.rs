@@ -7,7 +7,9 @@ use std::path::Path;
 
 use crate::common::{expect_exit, fixture, kafkabench};
 use kafkabench::diagnostic::render_text;
-use kafkabench::measure::{FaultFigures, FaultRecord, LatencySummary, RunResult, RunStatus};
+use kafkabench::measure::{
+    ChurnEvent, FaultFigures, FaultRecord, LatencySummary, RunResult, RunStatus,
+};
 use kafkabench::model::{BrokerTarget, FaultAction};
 use kafkabench::source::Sources;
 
@@ -252,6 +254,7 @@ fn the_report_lists_every_action_and_the_fault_figures() {
                 target: Some("broker 2".into()),
                 ended_secs: Some(30.2),
                 outcome: "ok".into(),
+                consumer: None,
             },
             FaultRecord {
                 action: "run \"false\"".into(),
@@ -260,6 +263,16 @@ fn the_report_lists_every_action_and_the_fault_figures() {
                 target: None,
                 ended_secs: Some(20.01),
                 outcome: "exit status 1: nothing to do".into(),
+                consumer: None,
+            },
+            FaultRecord {
+                action: "stop consumer 2 for 10s".into(),
+                at_secs: 35.0,
+                fired_secs: Some(35.0),
+                target: Some("consumer 2".into()),
+                ended_secs: Some(45.0),
+                outcome: "ok".into(),
+                consumer: Some(2),
             },
             FaultRecord {
                 action: "pause broker 3 for 5s".into(),
@@ -275,6 +288,24 @@ fn the_report_lists_every_action_and_the_fault_figures() {
         e2e: None,
         failed: 12,
         failed_by_kind: BTreeMap::from([("MsgTimedOut".to_string(), 12)]),
+        churn: vec![
+            ChurnEvent {
+                event: "consumer 2 left".into(),
+                at_secs: 35.0,
+                stalls: 12,
+                stalled_secs: 4.1,
+                longest_secs: 1.9,
+                lag_back_secs: Some(3.0),
+            },
+            ChurnEvent {
+                event: "consumer 2 rejoined".into(),
+                at_secs: 45.0,
+                stalls: 1,
+                stalled_secs: 0.5,
+                longest_secs: 0.5,
+                lag_back_secs: Some(0.0),
+            },
+        ],
     };
     let run = RunResult {
         label: "crash".into(),

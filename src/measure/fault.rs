@@ -48,6 +48,31 @@ pub struct FaultFigures {
     /// error kind.
     pub failed: u64,
     pub failed_by_kind: BTreeMap<String, u64>,
+    /// Each consumer stopped and started again (`stop consumer N`): what the group's handover
+    /// cost, event by event.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub churn: Vec<ChurnEvent>,
+}
+
+/// A member leaving its group (`stop consumer N` fired) or rejoining it (its end), and what
+/// followed until the next such event: the partitions' stalls that began in that stretch (a
+/// stall is owed to the event whose handover started it) and how long the group's lag took to
+/// come back to its level before the event.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChurnEvent {
+    /// `consumer 2 left` or `consumer 2 rejoined`.
+    pub event: String,
+    /// When it happened, seconds from the start of the measured phase.
+    pub at_secs: f64,
+    /// The stalls that began from it until the next event: how many, their partition-seconds
+    /// (12 partitions unread for 1 s is 12 s), and the longest.
+    pub stalls: u64,
+    pub stalled_secs: f64,
+    pub longest_secs: f64,
+    /// The event → the end of the first interval of the time series whose lag was at or below
+    /// its level at the last interval end before the event (the series' resolution). None
+    /// without a series with lag, or not back before the run ended.
+    pub lag_back_secs: Option<f64>,
 }
 
 /// One action as it happened.
@@ -63,6 +88,9 @@ pub struct FaultRecord {
     pub ended_secs: Option<f64>,
     /// `ok`, or what went wrong (a command's exit status and output tail).
     pub outcome: String,
+    /// The consumer a `stop consumer N` stopped (N, from 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consumer: Option<u32>,
 }
 
 /// One producer's acknowledgements over time, as the event thread saw them: when the first
@@ -173,10 +201,105 @@ pub(crate) fn derive(
         }),
         failed: 0,
         windows: windows.iter().map(|(a, b)| [*a, *b]).collect(),
+        churn: churn(
+            &actions,
+            result.raw_read.as_ref().map_or(&[][..], |r| &r.stalls[..]),
+            result.series.as_ref(),
+        ),
         actions,
     }
     .with_failed_total()
 }
+
+/// The consumers' leaves and rejoins, in time order, each with the stalls that began from it
+/// until the next one and its lag's way back (`ChurnEvent`). `stalls` are the read side's,
+/// `(from, to)` in ns from the measured start.
+pub(crate) fn churn(
+    actions: &[FaultRecord],
+    stalls: &[(i64, i64)],
+    series: Option<&TimeSeries>,
+) -> Vec<ChurnEvent> {
+    let mut events: Vec<(f64, String)> = Vec::new();
+    for a in actions {
+        let (Some(n), Some(fired)) = (a.consumer, a.fired_secs) else {
+            continue;
+        };
+        events.push((fired, format!("consumer {n} left")));
+        if let Some(ended) = a.ended_secs {
+            events.push((ended, format!("consumer {n} rejoined")));
+        }
+    }
+    events.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let ns = |s: f64| (s * 1e9) as i64;
+    (0..events.len())
+        .map(|i| {
+            let (at, event) = events[i].clone();
+            let next = events.get(i + 1).map_or(f64::INFINITY, |e| e.0);
+            let until = events.get(i + 1).map_or(i64::MAX, |e| ns(e.0));
+            let mine: Vec<i64> = stalls
+                .iter()
+                .filter(|(from, _)| *from >= ns(at) && *from < until)
+                .map(|(from, to)| (to - from).max(0))
+                .collect();
+            ChurnEvent {
+                event,
+                at_secs: at,
+                stalls: mine.len() as u64,
+                stalled_secs: mine.iter().sum::<i64>() as f64 / 1e9,
+                longest_secs: mine.iter().max().copied().unwrap_or(0) as f64 / 1e9,
+                lag_back_secs: series.and_then(|s| lag_back(s, at, next)),
+            }
+        })
+        .collect()
+}
+
+/// From `at` to the end of the first series interval whose lag is back at its level before
+/// `at` after it rose above it. The level is the median lag at the ends of the (up to) five
+/// intervals that ended at or before `at` (a median leaves out a spike of the event before);
+/// lag at an interval's end moves with the records in flight, so within twice the level plus
+/// 1 % of an interval's records it is at its level. 0 when the lag did not rise above it
+/// before `until` (the next event). None when no interval ended before `at`, or the lag was
+/// not back before the run ended.
+fn lag_back(series: &TimeSeries, at: f64, until: f64) -> Option<f64> {
+    let end = |p: &super::SeriesPoint| p.t_secs + p.span_secs;
+    let before: Vec<u64> = series
+        .points
+        .iter()
+        .filter(|p| end(p) <= at + 1e-9)
+        .filter_map(|p| p.lag)
+        .collect();
+    let median = |mut v: Vec<u64>| {
+        v.sort_unstable();
+        v.get(v.len() / 2).copied()
+    };
+    let from = before.len().saturating_sub(LAG_LEVEL_INTERVALS);
+    let level = median(before[from..].to_vec())?;
+    // Lag at an interval's end moves by the records in flight: within twice the level plus
+    // 1 % of an interval's records, it has not left its level.
+    let acked: Vec<u64> = series
+        .points
+        .iter()
+        .filter(|p| end(p) <= at + 1e-9)
+        .map(|p| p.acked)
+        .collect();
+    let band = 2 * level
+        + median(acked[acked.len().saturating_sub(LAG_LEVEL_INTERVALS)..].to_vec()).unwrap_or(0)
+            / 100;
+    let mut after = series
+        .points
+        .iter()
+        .filter(|p| end(p) > at + 1e-9)
+        .filter_map(|p| Some((end(p), p.lag?)));
+    // The handover may start a heartbeat or two after the event: the lag is looked at until
+    // the next event. Never above the level by then: 0.
+    if !after.any(|(t, lag)| lag > band && t <= until + 1e-9) {
+        return Some(0.0);
+    }
+    after.find(|(_, lag)| *lag <= band).map(|(t, _)| t - at)
+}
+
+/// How many interval ends before a churn event make its lag's level (`lag_back`).
+const LAG_LEVEL_INTERVALS: usize = 5;
 
 impl FaultFigures {
     fn with_failed_total(mut self) -> FaultFigures {

@@ -35,6 +35,7 @@ fn record(action: &str, fired: f64, ended: Option<f64>) -> FaultRecord {
         target: None,
         ended_secs: ended,
         outcome: "ok".into(),
+        consumer: None,
     }
 }
 
@@ -203,4 +204,69 @@ fn derive_keeps_every_action_and_totals_the_failures() {
     assert_eq!(f.windows, [[1.5, 2.5]]);
     assert_eq!(f.failed, 1);
     assert_eq!(f.unavailable_secs, Some(0.0));
+}
+
+#[test]
+fn each_leave_and_rejoin_owns_the_stalls_that_began_until_the_next_and_its_lags_way_back() {
+    // Consumer 2 leaves at 3 s and rejoins at 6 s; a producer stop is no churn.
+    let mut stop = record("stop consumer 2", 3.0, Some(6.0));
+    stop.consumer = Some(2);
+    let actions = [record("pause broker 1", 1.0, Some(1.5)), stop];
+    let s = |secs: f64| (secs * 1e9) as i64;
+    let stalls = [
+        // The join, before the clock: no event's.
+        (s(-0.5), s(0.1)),
+        // The leave: three partitions, 2 s, 1.9 s and 10 ms.
+        (s(3.0), s(5.0)),
+        (s(3.1), s(5.0)),
+        (s(3.2), s(3.21)),
+        // The rejoin: one partition moved, 0.5 s.
+        (s(6.0), s(6.5)),
+    ];
+    // Lag at each 1 s interval's end: about 100, up to 4000 after the leave, back at 5 s.
+    let lags = [100, 120, 90, 2500, 4000, 80, 300, 110, 100, 100];
+    let series = TimeSeries {
+        interval_secs: 1.0,
+        points: lags
+            .iter()
+            .enumerate()
+            .map(|(i, l)| crate::measure::SeriesPoint {
+                t_secs: i as f64,
+                span_secs: 1.0,
+                lag: Some(*l),
+                ..Default::default()
+            })
+            .collect(),
+    };
+    let c = churn(&actions, &stalls, Some(&series));
+    assert_eq!(c.len(), 2);
+    assert_eq!(c[0].event, "consumer 2 left");
+    assert_eq!((c[0].at_secs, c[0].stalls), (3.0, 3));
+    assert!((c[0].stalled_secs - 3.91).abs() < 1e-6, "{c:?}");
+    assert!((c[0].longest_secs - 2.0).abs() < 1e-6, "{c:?}");
+    // The level before 3 s is the median of 100, 120, 90; lag is back at the end of 5–6 s.
+    assert_eq!(c[0].lag_back_secs, Some(3.0));
+    assert_eq!(c[1].event, "consumer 2 rejoined");
+    assert_eq!((c[1].stalls, c[1].longest_secs), (1, 0.5));
+    // The level before 6 s is the median of 120, 90, 2500, 4000, 80 (120, not the leave's
+    // spike): 300 at 7 s, 110 at 8 s.
+    assert_eq!(c[1].lag_back_secs, Some(2.0));
+    // Without a series the stalls still count.
+    assert_eq!(churn(&actions, &stalls, None)[0].lag_back_secs, None);
+    // A lag that never rose above its level: back at once.
+    let flat = TimeSeries {
+        interval_secs: 1.0,
+        points: (0..10)
+            .map(|i| crate::measure::SeriesPoint {
+                t_secs: i as f64,
+                span_secs: 1.0,
+                lag: Some(100),
+                ..Default::default()
+            })
+            .collect(),
+    };
+    assert_eq!(
+        churn(&actions, &[], Some(&flat))[0].lag_back_secs,
+        Some(0.0)
+    );
 }

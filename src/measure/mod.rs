@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 pub use capacity::{CapacityFigures, GeneratorLoad};
 pub use consume::{ConsumeFigures, ConsumerRecording, ReadSums, ReaderQueue};
 pub use environment::Environment;
-pub use fault::{AckTimeline, FaultFigures, FaultRecord};
+pub use fault::{AckTimeline, ChurnEvent, FaultFigures, FaultRecord};
 pub use intervals::{IntervalRecorder, IntervalRecording};
 pub use recording::{ProducerStats, RawSums, Recording, SendSpan};
 pub use series::{Intervals, SeriesPoint, TimeSeries};

@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 
 use crate::format::human_duration;
-use crate::measure::{FaultFigures, FaultRecord, LatencySummary, RunResult};
+use crate::measure::{ChurnEvent, FaultFigures, FaultRecord, LatencySummary, RunResult};
 
 /// One block per run that had a fault timeline; nothing for runs without one.
 pub(super) fn write(results: &[RunResult], out: &mut dyn Write) -> io::Result<()> {
@@ -13,6 +13,9 @@ pub(super) fn write(results: &[RunResult], out: &mut dyn Write) -> io::Result<()
             writeln!(out, "  faults of {}:", r.label)?;
             for a in &f.actions {
                 writeln!(out, "    {}", action_line(a))?;
+            }
+            for c in &f.churn {
+                writeln!(out, "    {}", churn_line(c))?;
             }
             writeln!(out, "    {}", figures_line(f, r.target_rate.is_some()))?;
         }
@@ -40,6 +43,32 @@ fn action_line(a: &FaultRecord) -> String {
         (Some(f), None) => format!("{head}: fired {}, {outcome}", secs(f)),
         (Some(f), Some(e)) => format!("{head}: fired {}, ended {}, {outcome}", secs(f), secs(e)),
     }
+}
+
+/// `consumer 2 left at 15s: 12 partition stalls, 4.1s of partitions unread, the longest 1.9s,
+/// lag back at its level in 3s`.
+fn churn_line(c: &ChurnEvent) -> String {
+    let lag = match c.lag_back_secs {
+        Some(0.0) => "lag never above its level".to_string(),
+        Some(s) => format!("lag back at its level in {}", secs(s)),
+        None => "lag not seen back at its level".to_string(),
+    };
+    if c.stalls == 0 {
+        return format!(
+            "{} at {}: no partition stalled, {lag}",
+            c.event,
+            secs(c.at_secs)
+        );
+    }
+    format!(
+        "{} at {}: {} partition stall{}, {} of partitions unread, the longest {}, {lag}",
+        c.event,
+        secs(c.at_secs),
+        c.stalls,
+        if c.stalls == 1 { "" } else { "s" },
+        secs(c.stalled_secs),
+        secs(c.longest_secs)
+    )
 }
 
 /// `unavailable 2.1s, recovery 1s; within the windows: ack p50 … p99 …, 12 failed (…)`.

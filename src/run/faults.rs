@@ -369,6 +369,7 @@ async fn fire(f: Fault, clock: Clock) -> FaultRecord {
         }
         FaultAction::StopConsumer(i) => {
             rec.target = Some(format!("consumer {}", i + 1));
+            rec.consumer = Some(i + 1);
             rec.fired_secs = Some(clock.secs());
             let bit = 1u64 << (*i).min(63);
             let hold = ctx.live.hold(Undo::Consumer(clock.shared.clone(), *i));

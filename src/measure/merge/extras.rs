@@ -57,6 +57,8 @@ pub(super) fn faults(shards: &[&RunResult]) -> Result<Option<FaultFigures>, Merg
         failed_by_kind,
         // Every shard ran the same timeline.
         windows: all[0].windows.clone(),
+        // A sharded run has no group (its shards are assigned their partitions by hand).
+        churn: Vec::new(),
     }))
 }
 
