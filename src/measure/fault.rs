@@ -69,9 +69,10 @@ pub struct ChurnEvent {
     pub stalls: u64,
     pub stalled_secs: f64,
     pub longest_secs: f64,
-    /// The event → the end of the first interval of the time series whose lag was at or below
-    /// its level at the last interval end before the event (the series' resolution). None
-    /// without a series with lag, or not back before the run ended.
+    /// The event → the end of the first interval of the time series whose lag was back at its
+    /// level before the event, after rising above it (`lag_back`; the series' resolution); 0
+    /// when it did not rise before the next event. None without a series with lag, or not
+    /// back before the run ended.
     pub lag_back_secs: Option<f64>,
 }
 
