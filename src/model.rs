@@ -276,6 +276,26 @@ pub struct Workload {
     /// `topics = N`: the run spreads its producers and consumers over N topics of one
     /// configuration (1 by default).
     pub topics: u32,
+    /// `tombstones = 5%`: this fraction of the records are tombstones (a key with a null
+    /// value), which delete the key from a compacted topic.
+    pub tombstones: f64,
+    /// `compaction = verify`: after the run, compaction is forced and the topic read whole to
+    /// check what it kept (`run::compaction`).
+    pub compaction: Option<CompactionCheck>,
+}
+
+/// `compaction = verify(within: 2m)`: the after-run check of a compacted topic, bounded.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CompactionCheck {
+    /// The longest the check waits for the cleaner's passes.
+    #[serde(with = "duration_secs")]
+    pub within: Duration,
+}
+
+impl CompactionCheck {
+    /// How long the check waits unless the scenario says: two cleaner passes and
+    /// `delete.retention.ms` between them, with the broker's 15 s cleaner backoff.
+    pub const WITHIN: Duration = Duration::from_secs(120);
 }
 
 /// How a group's consumers commit offsets.
@@ -570,6 +590,24 @@ pub enum Metric {
     ShareLockTimeouts,
     /// The highest delivery count any record reached.
     ShareDeliveryMax,
+
+    // ---- a compacted topic checked after the run (`compaction = verify`) ----
+    /// Distinct keys written.
+    CompactionKeys,
+    /// Keys read back with a value.
+    CompactionSurviving,
+    /// Keys whose last value the topic does not hold.
+    CompactionLost,
+    /// Keys not deleted that the topic holds no value of.
+    CompactionMissing,
+    /// Deleted keys read back with a value.
+    CompactionResurrected,
+    /// Deleted keys whose tombstone is still there after the check.
+    CompactionTombstonesLeft,
+    /// Log bytes before the forced compaction over bytes after it.
+    CompactionRatio,
+    /// How long the cleaner took.
+    CompactionTime,
 }
 
 impl Metric {
@@ -586,6 +624,7 @@ impl Metric {
             | Metric::FetchRttMax
             | Metric::UnavailableTime
             | Metric::RecoveryTime
+            | Metric::CompactionTime
             | Metric::FaultLatency(..) => Unit::Duration,
             Metric::Throughput
             | Metric::Capacity
@@ -625,6 +664,27 @@ impl Metric {
                 | Metric::ShareArchived
                 | Metric::ShareRedelivered
                 | Metric::ShareLockTimeouts
+                | Metric::CompactionKeys
+                | Metric::CompactionSurviving
+                | Metric::CompactionLost
+                | Metric::CompactionMissing
+                | Metric::CompactionResurrected
+                | Metric::CompactionTombstonesLeft
+        )
+    }
+
+    /// Whether the metric exists only when the run checks its compacted topic.
+    pub fn needs_compaction(self) -> bool {
+        matches!(
+            self,
+            Metric::CompactionKeys
+                | Metric::CompactionSurviving
+                | Metric::CompactionLost
+                | Metric::CompactionMissing
+                | Metric::CompactionResurrected
+                | Metric::CompactionTombstonesLeft
+                | Metric::CompactionRatio
+                | Metric::CompactionTime
         )
     }
 

@@ -87,6 +87,14 @@ pub const METRIC_NAMES: &[&str] = &[
     "share.ack.p50",
     "share.ack.p99",
     "share.ack.max",
+    "compaction.keys",
+    "compaction.surviving",
+    "compaction.lost",
+    "compaction.missing",
+    "compaction.resurrected",
+    "compaction.tombstones_left",
+    "compaction.ratio",
+    "compaction.time",
 ];
 
 pub fn parse_metric(name: &str) -> Option<Metric> {
@@ -132,6 +140,14 @@ pub fn parse_metric(name: &str) -> Option<Metric> {
         "recovery.time" => Metric::RecoveryTime,
         "fault.failed" => Metric::FaultFailed,
         "capacity" => Metric::Capacity,
+        "compaction.keys" => Metric::CompactionKeys,
+        "compaction.surviving" => Metric::CompactionSurviving,
+        "compaction.lost" => Metric::CompactionLost,
+        "compaction.missing" => Metric::CompactionMissing,
+        "compaction.resurrected" => Metric::CompactionResurrected,
+        "compaction.tombstones_left" => Metric::CompactionTombstonesLeft,
+        "compaction.ratio" => Metric::CompactionRatio,
+        "compaction.time" => Metric::CompactionTime,
         "share.accepted" => Metric::ShareAccepted,
         "share.released" => Metric::ShareReleased,
         "share.rejected" => Metric::ShareRejected,
@@ -436,6 +452,14 @@ fn expr(c: &mut Checker, e: &syntax::Expr, axes: &[Axis], consumer: bool) -> Opt
                     Diagnostic::new(Kind::Metric, m.name.span, format!("`{}` is measured by a consumer, and this scenario has none", m.name.node))
                         .label("needs a consumer")
                         .help("add `consumer { }` to read the records back and measure end-to-end latency and delivery"),
+                );
+                return None;
+            }
+            if metric.needs_compaction() && !c.compaction_checked {
+                c.err(
+                    Diagnostic::new(Kind::Metric, m.name.span, format!("`{}` is measured by the compaction check, and this scenario has none", m.name.node))
+                        .label("needs `compaction = verify`")
+                        .help("add `compaction = verify` to `workload { }`: after the run kafkabench forces compaction and reads the topic whole"),
                 );
                 return None;
             }

@@ -215,6 +215,15 @@ impl Checker<'_> {
             );
         }
         self.backlog_topic(&w, &topic);
+        self.compaction_fits(
+            &w.compaction,
+            &super::compaction::CompactionContext {
+                topic: &topic,
+                key: w.key.as_ref(),
+                topics: w.topics.map_or(1, |(n, _)| n),
+                transactions: w.txn.span().is_some(),
+            },
+        );
         self.workload_transaction(&w, &producer);
         if consumer_on {
             self.group_protocol(&consumer);

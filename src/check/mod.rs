@@ -13,6 +13,7 @@
 mod axes;
 pub(crate) mod bootstrap;
 mod capacity;
+mod compaction;
 mod expect;
 mod faults;
 mod lower;
@@ -97,6 +98,7 @@ pub fn check(ast: &Ast, sources: &Sources) -> Result<Scenario, Diagnostics> {
         files: HashMap::new(),
         schemas: HashMap::new(),
         valueless: Vec::new(),
+        compaction_checked: false,
     };
     let scenario = c.scenario(ast);
     let diags = c.diags.finish();
@@ -128,6 +130,8 @@ struct Checker<'s> {
     /// Axes declared without values: already reported, so a `{var}` naming one is not reported
     /// again as unknown, and the cells are lowered without them to find every other mistake.
     valueless: Vec<String>,
+    /// Some cell checks its compacted topic after the run: `compaction.*` metrics exist.
+    compaction_checked: bool,
 }
 
 /// The top-level entries of a scenario, sorted by what becomes of them.
@@ -225,6 +229,7 @@ impl Checker<'_> {
         self.fault_metrics(&sections.expects, &cells);
         self.share_metrics(&sections.expects, &cells);
         let any_consumer = cells.iter().any(|c| c.spec.consumer.is_some());
+        self.compaction_checked = cells.iter().any(|c| c.spec.workload.compaction.is_some());
         let assertions = sections
             .expects
             .iter()

@@ -30,6 +30,8 @@ const WORKLOAD_KEYS: &[&str] = &[
     "topics",
     "ack",
     "processing",
+    "tombstones",
+    "compaction",
 ];
 
 /// The most consumers of one group: each is a client on its own thread, and a bit of
@@ -66,7 +68,7 @@ pub(super) struct WorkloadDraft {
     until: Option<(bool, Span)>,
     producers: u32,
     payload: Option<PayloadSpec>,
-    key: Option<KeySpec>,
+    pub(super) key: Option<KeySpec>,
     pub headers: Vec<(String, String)>,
     /// `consumers`, `commit` and `backlog`, each with where it was written.
     pub(super) consumers: Option<(u32, Span)>,
@@ -76,6 +78,8 @@ pub(super) struct WorkloadDraft {
     pub(super) txn: super::transaction::TxnDraft,
     /// `topics = N` and where it was written (`topics.rs`).
     pub topics: Option<(u32, Span)>,
+    /// `tombstones` and `compaction` (check/compaction.rs).
+    pub(super) compaction: super::compaction::CompactionDraft,
 }
 
 impl Default for WorkloadDraft {
@@ -99,6 +103,7 @@ impl Default for WorkloadDraft {
             backlog: None,
             txn: Default::default(),
             topics: None,
+            compaction: Default::default(),
         }
     }
 }
@@ -198,6 +203,8 @@ impl Checker<'_> {
             "transaction" => self.transaction_key(&mut w.txn, e, ctx),
             "aborts" => self.aborts_key(&mut w.txn, e, ctx),
             "topics" => w.topics = self.topics_key(e, ctx),
+            "tombstones" => self.tombstones_key(&mut w.compaction, e, ctx),
+            "compaction" => self.compaction_key(&mut w.compaction, e, ctx),
             _ => self.err(
                 Diagnostic::new(Kind::UnknownKey, e.key.span, format!("unknown workload setting `{key}`"))
                     .label("not a workload setting")
@@ -529,6 +536,8 @@ impl Checker<'_> {
             backlog: w.backlog.map(|(b, _)| b),
             transaction: w.txn.spec(),
             topics: w.topics.map_or(1, |(n, _)| n),
+            tombstones: w.compaction.tombstones(),
+            compaction: w.compaction.check(),
         })
     }
 }

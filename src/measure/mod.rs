@@ -7,6 +7,7 @@ pub mod capacity;
 pub mod changepoint;
 pub(crate) mod clock;
 pub(crate) mod codec;
+pub mod compaction;
 pub(crate) mod consume;
 pub mod environment;
 pub(crate) mod fault;
@@ -254,6 +255,9 @@ pub struct RunResult {
     /// The fault timeline and what it did (None without faults).
     #[serde(default)]
     pub faults: Option<FaultFigures>,
+    /// The compacted topic checked after the run (`compaction = verify`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compaction: Option<compaction::CompactionFigures>,
     /// The instant the stamps' intended times count from, on the load machine's
     /// CLOCK_MONOTONIC (ns): how another reader on that machine computes end-to-end latency.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -382,6 +386,14 @@ impl RunResult {
             Metric::BacklogCold => self.consume.as_ref()?.cold_share?,
             Metric::FirstRecordTime => self.consume.as_ref()?.first_record_secs?,
             Metric::FetchRtt => self.consume.as_ref()?.fetch_rtt_secs?,
+            Metric::CompactionKeys => self.compaction.as_ref()?.keys as f64,
+            Metric::CompactionSurviving => self.compaction.as_ref()?.surviving as f64,
+            Metric::CompactionLost => self.compaction.as_ref()?.lost as f64,
+            Metric::CompactionMissing => self.compaction.as_ref()?.missing as f64,
+            Metric::CompactionResurrected => self.compaction.as_ref()?.resurrected as f64,
+            Metric::CompactionTombstonesLeft => self.compaction.as_ref()?.tombstones_left as f64,
+            Metric::CompactionRatio => self.compaction.as_ref()?.ratio()?,
+            Metric::CompactionTime => self.compaction.as_ref()?.cleaner_secs?,
             Metric::FetchRttMax => self.consume.as_ref()?.fetch_rtt_max_secs?,
             Metric::AbortedRead => self.consume.as_ref()?.aborted_read as f64,
             Metric::TxnCommitted => self.txn.as_ref()?.committed as f64,

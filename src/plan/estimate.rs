@@ -226,6 +226,8 @@ mod tests {
             backlog: None,
             transaction: None,
             topics: 1,
+            tombstones: 0.0,
+            compaction: None,
         };
         assert_eq!(estimate(&w).total, Some(Duration::from_secs(5)));
         w.rate = RateSpec::Unlimited;

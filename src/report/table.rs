@@ -182,6 +182,7 @@ pub fn write_results(
         }
     }
     super::faults::write(results, out)?;
+    super::compaction::write(results, out)?;
     super::share::write(results, out)?;
     super::capacity::write(results, out)?;
     for n in notes {

@@ -103,10 +103,15 @@ impl<'a> Events<'a> {
         for d in ev.deliveries() {
             r.delivered += 1;
             let opaque = d.opaque();
+            let error = d.error();
+            // Every write counts for a compacted topic's keys, warm-up and backlog too.
+            if let (Some(t), None) = (&mut r.keys, error) {
+                let ((key, null), (p, o)) = (d.key_and_null(), d.position());
+                t.note(key, p, o, null);
+            }
             if opaque & WARMUP_BIT != 0 {
                 continue;
             }
-            let error = d.error();
             if by_topic {
                 tally_topic(
                     &self.producer,

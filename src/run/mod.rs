@@ -11,6 +11,7 @@ mod blocking;
 mod capacity;
 mod clock;
 mod cold;
+mod compaction;
 mod consumer;
 pub(crate) mod cpu;
 mod environment;

@@ -29,10 +29,12 @@ use super::stamp::{self, Stamp};
 mod finish;
 mod start;
 use super::txn::{self, Txn};
+use crate::measure::compaction::KeyTable;
 use crate::measure::{new_histogram, record, ProducerRecording, TopicTally};
 use crate::model::{RateSpec, Warmup, Workload};
 use crate::native::producer as native;
 use crate::plan::STATS_INTERVAL_MS;
+use crate::random::Rng;
 
 /// A wait at least this long blocks on the event queue (millisecond granularity, so it wakes
 /// a millisecond early and finishes with a sleep): delivery reports that arrive meanwhile are
@@ -80,6 +82,8 @@ pub(super) struct ProducerJob {
 pub(super) struct ProducerOutcome {
     pub recording: ProducerRecording,
     pub error: Option<String>,
+    /// Every key's last write (`compaction = verify`).
+    pub keys: Option<KeyTable>,
 }
 
 impl ProducerOutcome {
@@ -87,6 +91,7 @@ impl ProducerOutcome {
         ProducerOutcome {
             recording: ProducerRecording::empty(),
             error: Some(error),
+            keys: None,
         }
     }
 }
@@ -125,6 +130,9 @@ struct Sender<'a> {
     unix_ms_at_t0: u64,
     payload: PayloadGen,
     keys: KeyGen,
+    /// `tombstones = f`: a record is a tombstone when its draw is at most f × 2^64 − 1.
+    tombstone_at_most: Option<u64>,
+    tombstones: Rng,
     seq: u64,
     issued: u64,
     queue_full: u64,
@@ -316,6 +324,9 @@ impl Sender<'_> {
             let seq = self.seq;
             let value = self.payload.next(seq, unix_ms);
             let key = self.keys.next(seq, unix_ms);
+            let tombstone = self
+                .tombstone_at_most
+                .is_some_and(|t| self.tombstones.next_u64() <= t);
             if let Some(p) = &mut self.partitioner {
                 self.ev.producer.set_partition(p.pick(key));
             }
@@ -345,7 +356,9 @@ impl Sender<'_> {
                 0
             };
             loop {
-                let res = if no_copy {
+                let res = if tombstone {
+                    self.ev.producer.produce_tombstone(key, opaque, headers)
+                } else if no_copy {
                     // Constant and file payloads are handed to librdkafka by reference: no
                     // copy and no allocation per record, which is most of the hot path's
                     // cost at large payloads.
@@ -508,6 +521,9 @@ pub(super) fn run(job: ProducerJob) -> ProducerOutcome {
     let paced = !matches!(job.workload.rate, RateSpec::Unlimited);
     let layout = Layout::of(job.share.index, job.share.of, job.topics.len());
     let mut recorder = Recorder::new(paced, job.interval.as_nanos() as u64);
+    if job.workload.compaction.is_some() {
+        recorder.keys = KeyTable::new(&job.workload.key);
+    }
     recorder.live = (shared.live.as_ref())
         .and_then(|l| l.ack.get(job.ordinal as usize))
         .cloned();
@@ -517,6 +533,8 @@ pub(super) fn run(job: ProducerJob) -> ProducerOutcome {
         unix_ms_at_t0,
         payload: PayloadGen::new(&job.workload.payload, seed),
         keys: KeyGen::new(&job.workload.key, seed),
+        tombstone_at_most: tombstone_threshold(job.workload.tombstones),
+        tombstones: Rng::new(seed ^ TOMBSTONE_STREAM),
         seq: 0,
         issued: 0,
         queue_full: 0,
@@ -598,6 +616,14 @@ pub(super) fn run(job: ProducerJob) -> ProducerOutcome {
     let mut out = finish::finish(s, start_ns, sent, flushed);
     out.recording.busy = busy;
     out
+}
+
+/// Mixed into the producer's seed for its tombstone draws ("tomb"), a stream of their own.
+const TOMBSTONE_STREAM: u64 = 0x746f_6d62;
+
+/// The highest draw that makes a record a tombstone, for a fraction `f` of them (None: none).
+fn tombstone_threshold(f: f64) -> Option<u64> {
+    (f > 0.0).then(|| ((f.min(1.0) * 2f64.powi(64)) as u64).saturating_sub(1))
 }
 
 /// The topic of the next record, selected: a round-robin producer's only work per record

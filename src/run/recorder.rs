@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 use rdkafka::statistics::Statistics;
 
+use crate::measure::compaction::KeyTable;
 use crate::measure::flat_histogram::FlatHistogram;
 use crate::measure::{
     new_histogram, record, AckTimeline, IntervalRecorder, ProducerStats, TopicTally,
@@ -45,6 +46,8 @@ pub(super) struct Recorder {
     pub by_topic: Vec<TopicTally>,
     /// This thread's live ack-latency buckets (`--metrics`).
     pub live: Option<std::sync::Arc<super::live::LiveHistogram>>,
+    /// Every key's last write, when the run checks its compacted topic afterwards.
+    pub keys: Option<KeyTable>,
 }
 
 /// librdkafka's cumulative counters: their values when the measured phase starts (the
@@ -83,6 +86,7 @@ impl Recorder {
             stats: StatsCounters::default(),
             stats_seen: 0,
             live: None,
+            keys: None,
             by_topic: Vec::new(),
         }
     }

@@ -138,6 +138,7 @@ pub(super) async fn measure(
     }
     let (disk_by_topic, disk_bytes) =
         disk_growth_of(rp, &shared, start.disk, start.disk_before, notes).await?;
+    let compaction = compaction_of(rp, brokers, &t, &prods, notes).await;
     for e in outcomes.iter().filter_map(|c| c.error.as_ref()) {
         let note = format!("run {}: {e}", RunNo(rp.index));
         if !notes.contains(&note) {
@@ -177,6 +178,7 @@ pub(super) async fn measure(
     if let Some(actions) = fault_actions {
         r.faults = Some(crate::measure::fault::derive(actions, &r, &recorded));
     }
+    r.compaction = compaction;
     r.unavailable = super::availability::outages(&shared, shared.measure_origin());
     if let (Some(crate::model::Warmup::Auto { max }), Some((took, bound))) =
         (&w.warmup, shared.auto_warmup())
@@ -527,6 +529,45 @@ async fn join_consumers(
         outcomes.push(o.map_err(|_| RunError::ThreadPanicked("a consumer thread"))?);
     }
     Ok(outcomes)
+}
+
+/// The compacted topic checked after the run (`compaction = verify`), against every key's
+/// last write as the producers' delivery reports told it. Not after a run cut short: what
+/// the producers wrote last is then not known.
+async fn compaction_of(
+    rp: &RunPlan,
+    brokers: &[String],
+    t: &Threads,
+    prods: &[ProducerOutcome],
+    notes: &mut Vec<String>,
+) -> Option<crate::measure::compaction::CompactionFigures> {
+    rp.workload.compaction.as_ref()?;
+    let shared = &t.shared;
+    let why = if shared.interrupted() || shared.lost() {
+        Some("the run was cut short")
+    } else if t.shard.is_some() {
+        // Every shard writes the same keys: one shard's last writes are not the run's.
+        Some("a shard knows only its own writes of each key")
+    } else {
+        None
+    };
+    if let Some(why) = why {
+        notes.push(format!(
+            "run {}: no compaction check: {why}",
+            RunNo(rp.index)
+        ));
+        return None;
+    }
+    let mut tables = prods.iter().filter_map(|p| p.keys.as_ref());
+    let mut table = tables.next()?.clone();
+    tables.for_each(|t| table.absorb(t));
+    let (rp, brokers, sh) = (rp.clone(), brokers.to_vec(), shared.clone());
+    let (figures, note) =
+        blocking(move || super::compaction::verify(&rp, &brokers, &table, &|| sh.interrupted()))
+            .await
+            .unwrap_or((None, None));
+    notes.extend(note);
+    figures
 }
 
 /// The topics' growth on disk over the measured phase, per topic and summed; None (with a note

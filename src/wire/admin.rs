@@ -166,6 +166,42 @@ pub(crate) fn alter_group_configs(
     group: &str,
     configs: &[(&str, &str)],
 ) -> Result<(), WireError> {
+    alter_configs(
+        bootstrap,
+        security,
+        32,
+        group,
+        &format!("group {group}"),
+        configs,
+    )
+}
+
+/// Set configs of topic `topic` (resource type TOPIC = 2, operation SET), leaving its other
+/// configs as they are (which the older AlterConfigs would reset).
+pub(crate) fn alter_topic_configs(
+    bootstrap: &[String],
+    security: &Security,
+    topic: &str,
+    configs: &[(&str, &str)],
+) -> Result<(), WireError> {
+    alter_configs(
+        bootstrap,
+        security,
+        2,
+        topic,
+        &format!("topic {topic}"),
+        configs,
+    )
+}
+
+fn alter_configs(
+    bootstrap: &[String],
+    security: &Security,
+    resource_type: i8,
+    name: &str,
+    what: &str,
+    configs: &[(&str, &str)],
+) -> Result<(), WireError> {
     let mut conn = bootstrap_conn(
         bootstrap,
         security,
@@ -174,8 +210,8 @@ pub(crate) fn alter_group_configs(
     )?;
     let req = IncrementalAlterConfigsRequest::default().with_resources(vec![
         AlterConfigsResource::default()
-            .with_resource_type(32)
-            .with_resource_name(StrBytes::from_string(group.to_string()))
+            .with_resource_type(resource_type)
+            .with_resource_name(StrBytes::from_string(name.to_string()))
             .with_configs(
                 configs
                     .iter()
@@ -195,7 +231,7 @@ pub(crate) fn alter_group_configs(
                 ApiKey::IncrementalAlterConfigs as i16,
                 r.error_code,
                 r.error_message.as_ref(),
-                &format!("group {group}"),
+                what,
             ));
         }
     }

@@ -33,6 +33,7 @@ pub(crate) fn better(m: Metric) -> Better {
         | Metric::FetchBytes
         | Metric::TxnCommitted
         | Metric::ShareAccepted
+        | Metric::CompactionRatio
         | Metric::Capacity => Better::Higher,
         Metric::Failed
         | Metric::QueueFull
@@ -57,7 +58,12 @@ pub(crate) fn better(m: Metric) -> Better {
         | Metric::RecoveryTime
         | Metric::FaultLatency(..)
         | Metric::FaultFailed
-        | Metric::ShareLockTimeouts => Better::Lower,
+        | Metric::ShareLockTimeouts
+        | Metric::CompactionLost
+        | Metric::CompactionMissing
+        | Metric::CompactionResurrected
+        | Metric::CompactionTombstonesLeft
+        | Metric::CompactionTime => Better::Lower,
         // What a scenario's acknowledgement mix asks for: more is neither better nor worse.
         // How cold the backlog was is the experiment's condition, not its outcome.
         Metric::Sent
@@ -69,7 +75,9 @@ pub(crate) fn better(m: Metric) -> Better {
         | Metric::ShareRejected
         | Metric::ShareArchived
         | Metric::ShareRedelivered
-        | Metric::ShareDeliveryMax => Better::Neither,
+        | Metric::ShareDeliveryMax
+        | Metric::CompactionKeys
+        | Metric::CompactionSurviving => Better::Neither,
     }
 }
 

@@ -73,5 +73,10 @@ pub(super) fn finish(mut s: Sender, start_ns: u64, sent: Sent, flushed: bool) ->
         ack_timeline: std::mem::take(&mut r.ack_timeline),
         busy: None,
     };
-    ProducerOutcome { recording, error }
+    let keys = r.keys.take();
+    ProducerOutcome {
+        recording,
+        error,
+        keys,
+    }
 }

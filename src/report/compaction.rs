@@ -1,0 +1,71 @@
+//! The compaction check's line under the table (`compaction = verify`): what the topic kept
+//! of the keys the run wrote.
+
+use std::io::{self, Write};
+
+use crate::format::{human_bytes, human_duration};
+use crate::measure::compaction::CompactionFigures;
+use crate::measure::RunResult;
+
+/// One line per run that checked its compacted topic; nothing for the others.
+pub(super) fn write(results: &[RunResult], out: &mut dyn Write) -> io::Result<()> {
+    for r in results {
+        if let Some(c) = &r.compaction {
+            writeln!(out, "  compaction of {}: {}", r.label, line(c))?;
+        }
+    }
+    Ok(())
+}
+
+/// `2000 keys written (1904 live), 1904 with a value; lost 0 (missing 0), resurrected 0,
+/// tombstones left 0; on disk 5.5MiB → 240.6KiB (23.3x), cleaned in 11.2s`.
+fn line(c: &CompactionFigures) -> String {
+    let mut s = format!(
+        "{} keys written ({} live), {} with a value; lost {} (missing {}), resurrected {}, tombstones left {}",
+        c.keys, c.live, c.surviving, c.lost, c.missing, c.resurrected, c.tombstones_left
+    );
+    if c.foreign > 0 {
+        s += &format!("; {} records of keys kafkabench did not write", c.foreign);
+    }
+    if let (Some(b), Some(a)) = (c.bytes_before, c.bytes_after) {
+        s += &format!(
+            "; on disk {} → {}",
+            human_bytes(b as f64),
+            human_bytes(a as f64)
+        );
+        if let Some(r) = c.ratio() {
+            s += &format!(" ({r:.1}x)");
+        }
+    }
+    match c.cleaner_secs {
+        Some(t) => s += &format!(", cleaned in {}", human_duration(t)),
+        None => s += ", never cleaned",
+    }
+    if !c.finished {
+        s += " (not finished: see the note)";
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_line_names_every_figure_and_an_unfinished_check() {
+        let c = CompactionFigures {
+            keys: 2000,
+            live: 1904,
+            surviving: 1904,
+            foreign: 100,
+            bytes_before: Some(5_728_494),
+            bytes_after: Some(246_339),
+            cleaner_secs: Some(11.2),
+            ..CompactionFigures::default()
+        };
+        let l = line(&c);
+        assert!(l.starts_with("2000 keys written (1904 live), 1904 with a value; lost 0 (missing 0), resurrected 0, tombstones left 0; 100 records of keys kafkabench did not write; on disk "), "{l}");
+        assert!(l.contains("(23.3x), cleaned in "), "{l}");
+        assert!(l.ends_with("(not finished: see the note)"), "{l}");
+    }
+}
