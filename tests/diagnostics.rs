@@ -29,6 +29,8 @@ each_fixture!(
     byte_rate,
     capacity_mistakes,
     cascades,
+    compaction_mistakes,
+    compaction_unchecked,
     empty_matrix,
     five_mistakes,
     habit_counts,

@@ -36,6 +36,7 @@ each_scenario!(
     codecs_by_encoding,
     codecs_random_vs_orders,
     cold_reads,
+    compacted_topic,
     consumer_group,
     group_protocols,
     latency_timers,

@@ -419,6 +419,18 @@ pub fn workload_text(w: &Workload) -> String {
         KeySpec::Fixed(k) => format!("key \"{k}\""),
         KeySpec::Schema(s) => format!("keys: {}", s.describe()),
     });
+    if w.tombstones > 0.0 {
+        parts.push(format!(
+            "{}% tombstones",
+            (w.tombstones * 100.0 * 1e6).round() / 1e6
+        ));
+    }
+    if let Some(c) = &w.compaction {
+        parts.push(format!(
+            "compaction verified after the run (within {})",
+            human_duration(c.within.as_secs_f64())
+        ));
+    }
     if let Some(t) = &w.transaction {
         let size = match t.size {
             crate::model::TxnSize::Messages(n) => format!("transactions of {n} records"),
