@@ -19,7 +19,7 @@ pub(super) fn write(results: &[RunResult], out: &mut dyn Write) -> io::Result<()
 
 /// `2000 keys written (1904 live), 1904 with a value; lost 0 (missing 0), resurrected 0,
 /// tombstones left 0; on disk 5.5MiB → 240.6KiB (23.3x), cleaned in 11.2s`.
-fn line(c: &CompactionFigures) -> String {
+pub(crate) fn line(c: &CompactionFigures) -> String {
     let mut s = format!(
         "{} keys written ({} live), {} with a value; lost {} (missing {}), resurrected {}, tombstones left {}",
         c.keys, c.live, c.surviving, c.lost, c.missing, c.resurrected, c.tombstones_left

@@ -308,6 +308,14 @@ fn run(h: &mut String, r: &RunResult, total: usize) {
             esc(&crate::report::share::figures(s))
         );
     }
+    if let Some(c) = &r.compaction {
+        // The same words as the terminal's line under the table.
+        let _ = write!(
+            h,
+            "<p>compaction: {}</p>",
+            esc(&crate::report::compaction::line(c))
+        );
+    }
     h.push_str("<div class=\"plots\">");
     h.push_str(&plots::percentiles(r));
     match &r.series {
