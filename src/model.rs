@@ -25,7 +25,7 @@ use seconds::{duration_opt, duration_secs};
 pub use assertion::{Assertion, BinOp, Clause, CmpOp, Expr, Test};
 pub use capacity::CapacitySearch;
 pub use fault::{BrokerTarget, Fault, FaultAction};
-pub use props::{is_secret, Prop, Props, LIBRDKAFKA_SENSITIVE, MASK};
+pub use props::{is_secret, Prop, Props, CONSUMER_GROUP_CONFIGS, LIBRDKAFKA_SENSITIVE, MASK};
 pub use rate::{RateSegment, RateSpec};
 pub use schema::SchemaPayload;
 pub use share::{Ack, AckClass, AckMode, ShareSpec};

@@ -33,6 +33,7 @@ each_fixture!(
     compaction_unchecked,
     empty_matrix,
     five_mistakes,
+    group_configs,
     habit_counts,
     habit_files,
     habit_lists,

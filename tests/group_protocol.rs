@@ -189,3 +189,74 @@ fn a_generation_completes_when_the_coordinator_receives_its_assignment() {
         .collect();
     assert_eq!(done, [(1, 1, true), (2, 2, false), (3, 3, true)]);
 }
+
+/// `consumer.heartbeat.interval.ms` in `consumer { }` is the group's own config under the
+/// consumer protocol: set on the group before its members join (Kafka's ConfigCommand reads
+/// it back from the broker), never given to librdkafka (which would refuse the name). A value
+/// below the broker's floor is refused before the run measures, in the broker's words.
+#[test]
+fn a_consumer_group_config_is_set_on_the_group_and_a_refused_one_fails_the_run() {
+    common::require_broker();
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = |group: &str, ms: u32| {
+        format!(
+            r#"
+scenario "heartbeat" {{
+  topic "kb-test-heartbeat" {{ partitions = 2 }}
+  consumer {{
+    group.protocol                 = consumer
+    group.id                       = "{group}"
+    consumer.heartbeat.interval.ms = {ms}
+  }}
+  workload {{
+    duration  = 2s
+    rate      = 100/s
+    consumers = 2
+  }}
+}}
+"#
+        )
+    };
+    let group = common::unique("kb-heartbeat");
+    let (_, v) = common::run_json_with(dir.path(), "heartbeat", &scenario(&group, 1000), &[], 0);
+    let run = &v["runs"][0];
+    assert_eq!(run["delivery"]["lost"], 0, "{run}");
+    let set = run["consumer_config"]
+        .as_array()
+        .expect("the consumer's properties")
+        .iter()
+        .find(|p| p["key"] == "consumer.heartbeat.interval.ms")
+        .map(|p| p["value"].clone());
+    assert_eq!(
+        set,
+        Some("1000".into()),
+        "the result file says what was set"
+    );
+    let b = bootstrap();
+    let described = reader::kafka_tool(
+        "org.apache.kafka.tools.ConfigCommand",
+        &[
+            "--bootstrap-server",
+            &b,
+            "--entity-type",
+            "groups",
+            "--entity-name",
+            &group,
+            "--describe",
+        ],
+    );
+    assert!(
+        described.contains("consumer.heartbeat.interval.ms=1000"),
+        "the broker holds the group's config:\n{described}"
+    );
+    // Below the broker's floor (5 s by default, 1 s on kafka-local): refused, exit 3.
+    let file = dir.path().join("refused.kbs");
+    std::fs::write(&file, scenario(&common::unique("kb-heartbeat"), 500)).unwrap();
+    let out = common::kafkabench(&["run", file.to_str().unwrap(), "--quiet"]);
+    let stderr = common::text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("INVALID_CONFIG") && stderr.contains("consumer.heartbeat.interval.ms"),
+        "{stderr}"
+    );
+}

@@ -184,6 +184,9 @@ impl Checker<'_> {
                 }
                 "cluster" => self.prop(&mut client, e, ctx),
                 "producer" => self.prop(&mut producer, e, ctx),
+                "consumer" if crate::model::CONSUMER_GROUP_CONFIGS.contains(&key) => {
+                    self.group_config(&mut consumer, e, ctx)
+                }
                 "consumer" => self.prop(&mut consumer, e, ctx),
                 "share" => self.share_key(&mut share, e, ctx),
                 "workload" if key == "ack" || key == "processing" => {
@@ -226,7 +229,7 @@ impl Checker<'_> {
         );
         self.workload_transaction(&w, &producer);
         if consumer_on {
-            self.group_protocol(&consumer);
+            self.group_protocol(&consumer, w.consumers.is_some());
         }
         self.topics_fit(&topic, w.topics);
         let search = self.finish_capacity(search, capacity, settings);

@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use super::axes::Picks;
 use super::workload::WorkloadDraft;
-use super::Checker;
+use super::{Checker, Setting};
 use crate::diagnostic::{closest, Diagnostic, Kind};
-use crate::model::{Backlog, CommitPolicy, Props, Scalar, TopicSpec};
+use crate::model::{Backlog, CommitPolicy, Props, Scalar, TopicSpec, CONSUMER_GROUP_CONFIGS};
 use crate::syntax::{Value, ValueKind};
 
 /// The most records a commit may wait for, and the longest auto-commit interval: past these
@@ -245,10 +245,66 @@ impl Checker<'_> {
     /// Under `group.protocol = consumer` (KIP-848) librdkafka refuses the classic protocol's
     /// properties when it creates the consumer, which would fail the run: each is reported at
     /// its key, with what takes its place.
-    pub(super) fn group_protocol(&mut self, consumer: &Props) {
+    /// A group config of the consumer protocol in `consumer { }` (Kafka's name, in ms as
+    /// Kafka writes it, or a duration): set on the group, not given to librdkafka.
+    pub(super) fn group_config(&mut self, consumer: &mut Props, e: &Setting, ctx: &Picks) {
+        let key = e.key.node.as_str();
+        let ms = match self.scalar(&e.value, ctx) {
+            None => return,
+            Some(Scalar::Duration(d)) if d.as_millis() >= 1 => d.as_millis() as u64,
+            Some(Scalar::Number(n)) if n.fract() == 0.0 && (1.0..=3_600_000.0).contains(&n) => {
+                n as u64
+            }
+            Some(_) => {
+                self.err(
+                    Diagnostic::new(Kind::Value, e.value.span, format!("`{key}` is a time in milliseconds"))
+                        .label("expected e.g. 1000 or 1s")
+                        .help(format!("e.g. `{key} = 1000`: the group's own setting, within the broker's bounds (`group.consumer.min.*` and `group.consumer.max.*`)")),
+                );
+                return;
+            }
+        };
+        consumer.0.push(crate::model::Prop {
+            key: key.into(),
+            value: ms.to_string(),
+            span: Some(e.key.span),
+        });
+    }
+
+    /// What the consumer protocol (KIP-848) refuses: the classic protocol's properties; and
+    /// what only it takes: its group configs, which need a group (`consumers = N`).
+    pub(super) fn group_protocol(&mut self, consumer: &Props, group: bool) {
         let kip848 = consumer
             .iter()
             .any(|p| p.key == "group.protocol" && p.value.eq_ignore_ascii_case("consumer"));
+        for p in consumer.iter() {
+            let Some(span) = p
+                .span
+                .filter(|_| CONSUMER_GROUP_CONFIGS.contains(&p.key.as_str()))
+            else {
+                continue;
+            };
+            if !kip848 {
+                self.err(
+                    Diagnostic::new(Kind::Property, span, format!("`{}` is a group config of the consumer protocol (KIP-848)", p.key))
+                        .label("the classic protocol has no such setting")
+                        .help("add `group.protocol = consumer`; under the classic protocol librdkafka's `heartbeat.interval.ms` and `session.timeout.ms` set them"),
+                );
+            } else if !group {
+                self.err(
+                    Diagnostic::new(
+                        Kind::Missing,
+                        span,
+                        format!(
+                            "`{}` configures a consumer group, and this run has none",
+                            p.key
+                        ),
+                    )
+                    .label("no group: one consumer reads by assignment")
+                    .help("add `consumers = 3` to `workload { }` for a group of three"),
+                );
+            }
+        }
         if !kip848 {
             return;
         }

@@ -81,6 +81,30 @@ pub const LIBRDKAFKA_SENSITIVE: &[&str] = &[
 /// pasted from an article is echoed in its diagnostic). A `*.key.location` or `*.key.file` is a
 /// path, not a secret, so the name rule stops at `.key`; librdkafka's own list still masks the
 /// two it redacts. `key` is the property name, optionally after a section (`cluster.x`).
+/// The consumer protocol's group configs (KIP-848) a `consumer { }` block may set: Kafka's
+/// names, set on the group (IncrementalAlterConfigs) before its members join, never given to
+/// librdkafka.
+pub const CONSUMER_GROUP_CONFIGS: &[&str] = &[
+    "consumer.heartbeat.interval.ms",
+    "consumer.session.timeout.ms",
+];
+
+impl Props {
+    /// The properties for librdkafka and the group configs, apart.
+    pub fn split_group_configs(&self) -> (Props, Vec<(String, String)>) {
+        let (group, client): (Vec<&Prop>, Vec<&Prop>) = self
+            .iter()
+            .partition(|p| CONSUMER_GROUP_CONFIGS.contains(&p.key.as_str()));
+        (
+            Props(client.into_iter().cloned().collect()),
+            group
+                .into_iter()
+                .map(|p| (p.key.clone(), p.value.clone()))
+                .collect(),
+        )
+    }
+}
+
 pub fn is_secret(key: &str) -> bool {
     let k = key.to_ascii_lowercase();
     // A step's `workload.key = uniform(100)` is the key pattern, not a private key.

@@ -37,6 +37,17 @@ pub enum RunError {
     /// The share group could not be set up (its configs refused, the cluster unreachable).
     #[error("{0}")]
     ShareGroup(ShareGroupError),
+    /// The consumer protocol's group configs were refused (outside the broker's bounds), or
+    /// could not be set.
+    #[error(
+        "setting consumer group {group}'s configs: {error} (the broker bounds them: \
+         group.consumer.min.heartbeat.interval.ms, 5 s by default, 1 s on scripts/kafka-local; \
+         group.consumer.min.session.timeout.ms, 45 s)"
+    )]
+    GroupConfigs {
+        group: String,
+        error: Box<dyn std::error::Error + Send + Sync>,
+    },
     #[error("{0} panicked")]
     ThreadPanicked(&'static str),
     #[error("internal task failed: {0}")]

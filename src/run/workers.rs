@@ -306,7 +306,9 @@ async fn start_consumers(
         .get("fetch.wait.max.ms")
         .and_then(|v| v.parse().ok())
         .unwrap_or(DEFAULT_FETCH_WAIT_MS);
-    let mut config = admin::config(c);
+    let (c, group_configs) = c.split_group_configs();
+    set_group_configs(rp, &c, group_configs).await?;
+    let mut config = admin::config(&c);
     // Partition ends tell a consumer it is ready (its fetchers run) and a backlog drained.
     config.set("enable.partition.eof", "true");
     let base = if rp.topic.existing {
@@ -529,6 +531,35 @@ async fn join_consumers(
         outcomes.push(o.map_err(|_| RunError::ThreadPanicked("a consumer thread"))?);
     }
     Ok(outcomes)
+}
+
+/// The consumer protocol's group configs (`consumer.heartbeat.interval.ms` …) set on the
+/// group before its members join; a refusal (a value outside the broker's bounds) fails the
+/// run before it measures.
+async fn set_group_configs(
+    rp: &RunPlan,
+    client: &crate::model::Props,
+    configs: Vec<(String, String)>,
+) -> Result<(), RunError> {
+    if configs.is_empty() {
+        return Ok(());
+    }
+    let group = client.get("group.id").unwrap_or_default().to_string();
+    let security = super::logdirs::security(&rp.admin).map_err(RunError::TopicLookup)?;
+    let brokers = crate::wire::admin::bootstrap_list(&rp.bootstrap);
+    let name = group.clone();
+    blocking(move || {
+        let pairs: Vec<(&str, &str)> = configs
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        crate::wire::admin::alter_group_configs(&brokers, &security, &name, &pairs)
+    })
+    .await?
+    .map_err(|error| RunError::GroupConfigs {
+        group,
+        error: Box::new(error),
+    })
 }
 
 /// The compacted topic checked after the run (`compaction = verify`), against every key's
