@@ -295,6 +295,7 @@ fn the_report_lists_every_action_and_the_fault_figures() {
                 stalls: 12,
                 stalled_secs: 4.1,
                 longest_secs: 1.9,
+                redelivered: 420,
                 lag_back_secs: Some(3.0),
             },
             ChurnEvent {
@@ -303,6 +304,7 @@ fn the_report_lists_every_action_and_the_fault_figures() {
                 stalls: 1,
                 stalled_secs: 0.5,
                 longest_secs: 0.5,
+                redelivered: 0,
                 lag_back_secs: Some(0.0),
             },
         ],

@@ -161,6 +161,10 @@ pub struct ReadSums {
     /// Every partition stall, (from, to) in ns after the measured start (the join's begin
     /// before it).
     pub stalls: Vec<(i64, i64)>,
+    /// Redeliveries by when: (start of a 100 ms slot in ns after the measured start, records
+    /// redelivered in it), the slots with any; absent in files of an older kafkabench.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub redeliveries: Vec<(i64, u64)>,
     /// The group's rebalances (distinct assignment epochs).
     pub rebalances: u64,
     /// When every partition had been read to its end (ns after the measured start).
@@ -194,6 +198,13 @@ impl ReadSums {
             first_read_ns: read(c.first_read_ns),
             last_read_ns: read(c.last_read_ns),
             stalls: c.stalls.iter().map(|&(f, t)| (at(f), at(t))).collect(),
+            redeliveries: c
+                .redelivered_at
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| **n > 0)
+                .map(|(i, n)| (at(i as u64 * REDELIVERY_SLOT_NS), *n))
+                .collect(),
             rebalances: side.rebalances,
             drained_ns: side.drained_ns.map(|t| at(t).max(0)),
             cold_records: side.cold.map(|c| c.0),
@@ -221,6 +232,7 @@ impl ReadSums {
         self.first_read_ns = either(self.first_read_ns, o.first_read_ns, i64::min);
         self.last_read_ns = either(self.last_read_ns, o.last_read_ns, i64::max);
         self.stalls.extend_from_slice(&o.stalls);
+        self.redeliveries.extend_from_slice(&o.redeliveries);
         // A sharded run has no group (each shard is assigned its partitions by hand).
         self.rebalances += o.rebalances;
         // The read side is drained when the last shard's is.
@@ -331,6 +343,9 @@ pub struct ConsumerRecording {
     pub backlog_read: u64,
     /// Records read again at a (partition, offset) already read, by any consumer of the run.
     pub redelivered: u64,
+    /// The same by when: per slot of [`REDELIVERY_SLOT_NS`] on the run's clock (grown only
+    /// when a redelivery comes, so nothing per record).
+    pub redelivered_at: Vec<u64>,
     /// Records of transactions their producer aborted, read anyway.
     pub aborted_read: u64,
     /// Records read per topic, in the order of the run's topic list.
@@ -383,7 +398,20 @@ impl ReaderQueue {
     }
 }
 
+/// The resolution of redeliveries by when (`ConsumerRecording::redelivered_at`).
+pub(crate) const REDELIVERY_SLOT_NS: u64 = 100_000_000;
+
 impl ConsumerRecording {
+    /// A record read again, at `now` on the run's clock.
+    pub fn redelivered_now(&mut self, now: u64) {
+        self.redelivered += 1;
+        let slot = (now / REDELIVERY_SLOT_NS) as usize;
+        if slot >= self.redelivered_at.len() {
+            self.redelivered_at.resize(slot + 1, 0);
+        }
+        self.redelivered_at[slot] += 1;
+    }
+
     /// A consumer that has read nothing yet.
     pub fn empty() -> ConsumerRecording {
         ConsumerRecording {
@@ -397,6 +425,7 @@ impl ConsumerRecording {
             bytes: 0,
             backlog_read: 0,
             redelivered: 0,
+            redelivered_at: Vec::new(),
             aborted_read: 0,
             consumed_by_topic: Vec::new(),
             stalls: Vec::new(),
@@ -441,6 +470,12 @@ impl ConsumerRecording {
             out.bytes += c.bytes;
             out.backlog_read += c.backlog_read;
             out.redelivered += c.redelivered;
+            if out.redelivered_at.len() < c.redelivered_at.len() {
+                out.redelivered_at.resize(c.redelivered_at.len(), 0);
+            }
+            for (o, n) in out.redelivered_at.iter_mut().zip(&c.redelivered_at) {
+                *o += n;
+            }
             out.aborted_read += c.aborted_read;
             if out.consumed_by_topic.len() < c.consumed_by_topic.len() {
                 out.consumed_by_topic.resize(c.consumed_by_topic.len(), 0);

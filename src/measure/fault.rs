@@ -69,6 +69,10 @@ pub struct ChurnEvent {
     pub stalls: u64,
     pub stalled_secs: f64,
     pub longest_secs: f64,
+    /// Records read again from it until the next event (a handover re-reads from the last
+    /// commit), to 100 ms: the redeliveries' slots that begin in that span.
+    #[serde(default)]
+    pub redelivered: u64,
     /// The event → the end of the first interval of the time series whose lag was back at its
     /// level before the event, after rising above it (`lag_back`; the series' resolution); 0
     /// when it did not rise before the next event. None without a series with lag, or not
@@ -205,6 +209,10 @@ pub(crate) fn derive(
         churn: churn(
             &actions,
             result.raw_read.as_ref().map_or(&[][..], |r| &r.stalls[..]),
+            result
+                .raw_read
+                .as_ref()
+                .map_or(&[][..], |r| &r.redeliveries[..]),
             result.series.as_ref(),
         ),
         actions,
@@ -218,6 +226,7 @@ pub(crate) fn derive(
 pub(crate) fn churn(
     actions: &[FaultRecord],
     stalls: &[(i64, i64)],
+    redeliveries: &[(i64, u64)],
     series: Option<&TimeSeries>,
 ) -> Vec<ChurnEvent> {
     let mut events: Vec<(f64, String)> = Vec::new();
@@ -248,6 +257,11 @@ pub(crate) fn churn(
                 stalls: mine.len() as u64,
                 stalled_secs: mine.iter().sum::<i64>() as f64 / 1e9,
                 longest_secs: mine.iter().max().copied().unwrap_or(0) as f64 / 1e9,
+                redelivered: redeliveries
+                    .iter()
+                    .filter(|(slot, _)| *slot >= ns(at) && *slot < until)
+                    .map(|(_, n)| n)
+                    .sum(),
                 lag_back_secs: series.and_then(|s| lag_back(s, at, next)),
             }
         })

@@ -223,6 +223,9 @@ fn each_leave_and_rejoin_owns_the_stalls_that_began_until_the_next_and_its_lags_
         // The rejoin: one partition moved, 0.5 s.
         (s(6.0), s(6.5)),
     ];
+    // Records read twice: 7 in the join (before the clock), 40 + 2 after the leave, 5 after
+    // the rejoin (its slot begins at the event itself).
+    let redeliveries = [(s(-0.4), 7), (s(3.1), 40), (s(5.9), 2), (s(6.0), 5)];
     // Lag at each 1 s interval's end: about 100, up to 4000 after the leave, back at 5 s.
     let lags = [100, 120, 90, 2500, 4000, 80, 300, 110, 100, 100];
     let series = TimeSeries {
@@ -238,7 +241,7 @@ fn each_leave_and_rejoin_owns_the_stalls_that_began_until_the_next_and_its_lags_
             })
             .collect(),
     };
-    let c = churn(&actions, &stalls, Some(&series));
+    let c = churn(&actions, &stalls, &redeliveries, Some(&series));
     assert_eq!(c.len(), 2);
     assert_eq!(c[0].event, "consumer 2 left");
     assert_eq!((c[0].at_secs, c[0].stalls), (3.0, 3));
@@ -251,8 +254,9 @@ fn each_leave_and_rejoin_owns_the_stalls_that_began_until_the_next_and_its_lags_
     // The level before 6 s is the median of 120, 90, 2500, 4000, 80 (120, not the leave's
     // spike): 300 at 7 s, 110 at 8 s.
     assert_eq!(c[1].lag_back_secs, Some(2.0));
+    assert_eq!((c[0].redelivered, c[1].redelivered), (42, 5));
     // Without a series the stalls still count.
-    assert_eq!(churn(&actions, &stalls, None)[0].lag_back_secs, None);
+    assert_eq!(churn(&actions, &stalls, &[], None)[0].lag_back_secs, None);
     // A lag that never rose above its level: back at once.
     let flat = TimeSeries {
         interval_secs: 1.0,
@@ -266,7 +270,7 @@ fn each_leave_and_rejoin_owns_the_stalls_that_began_until_the_next_and_its_lags_
             .collect(),
     };
     assert_eq!(
-        churn(&actions, &[], Some(&flat))[0].lag_back_secs,
+        churn(&actions, &[], &[], Some(&flat))[0].lag_back_secs,
         Some(0.0)
     );
 }

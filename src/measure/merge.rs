@@ -276,6 +276,7 @@ fn older_read_sums(c: &ConsumeFigures) -> ReadSums {
         first_read_ns: reading.map(|_| 0),
         last_read_ns: reading,
         stalls: Vec::new(),
+        redeliveries: Vec::new(),
         rebalances: c.rebalances,
         drained_ns: c.drain_secs.map(ns),
         // Older files had no cold backlog, nor fetch round trips.

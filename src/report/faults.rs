@@ -48,11 +48,14 @@ fn action_line(a: &FaultRecord) -> String {
 /// `consumer 2 left at 15s: 12 partition stalls, 4.1s of partitions unread, the longest 1.9s,
 /// lag back at its level in 3s`.
 fn churn_line(c: &ChurnEvent) -> String {
-    let lag = match c.lag_back_secs {
+    let mut lag = match c.lag_back_secs {
         Some(0.0) => "lag never above its level".to_string(),
         Some(s) => format!("lag back at its level in {}", secs(s)),
         None => "lag not seen back at its level".to_string(),
     };
+    if c.redelivered > 0 {
+        lag = format!("{} records read twice, {lag}", c.redelivered);
+    }
     if c.stalls == 0 {
         return format!(
             "{} at {}: no partition stalled, {lag}",

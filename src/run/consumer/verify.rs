@@ -222,7 +222,7 @@ impl Verifier {
         self.pending_records += 1;
         let next = reads.next[part].fetch_max(offset + 1, Ordering::AcqRel);
         if next > offset {
-            r.redelivered += 1;
+            r.redelivered_now(now);
             return Read::Redelivered;
         }
         if offset < self.base[part] {
