@@ -39,6 +39,7 @@ each_scenario!(
     compacted_topic,
     consumer_group,
     group_protocols,
+    group_scale_out,
     latency_timers,
     linger_load,
     many_topics,

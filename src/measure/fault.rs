@@ -220,26 +220,47 @@ pub(crate) fn derive(
     .with_failed_total()
 }
 
+/// Events of one kind this close together are one: members stopped or started by one line
+/// each at the same time (a scale-out from 2 to 6 is four starts at once).
+const SAME_INSTANT_SECS: f64 = 0.1;
+
 /// The consumers' leaves and rejoins, in time order, each with the stalls that began from it
 /// until the next one and its lag's way back (`ChurnEvent`). `stalls` are the read side's,
-/// `(from, to)` in ns from the measured start.
+/// `(from, to)` in ns from the measured start. Leaves (or rejoins) at the same instant are one
+/// event. A member stopped at 0 s joined with the others before the clock and leaves as it
+/// starts: its leave is an event too.
 pub(crate) fn churn(
     actions: &[FaultRecord],
     stalls: &[(i64, i64)],
     redeliveries: &[(i64, u64)],
     series: Option<&TimeSeries>,
 ) -> Vec<ChurnEvent> {
-    let mut events: Vec<(f64, String)> = Vec::new();
+    // (when, what, which consumer)
+    let mut single: Vec<(f64, &str, u32)> = Vec::new();
     for a in actions {
         let (Some(n), Some(fired)) = (a.consumer, a.fired_secs) else {
             continue;
         };
-        events.push((fired, format!("consumer {n} left")));
+        single.push((fired, "left", n));
         if let Some(ended) = a.ended_secs {
-            events.push((ended, format!("consumer {n} rejoined")));
+            single.push((ended, "rejoined", n));
         }
     }
-    events.sort_by(|a, b| a.0.total_cmp(&b.0));
+    single.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.2.cmp(&b.2)));
+    let mut grouped: Vec<(f64, &str, Vec<u32>)> = Vec::new();
+    for (at, what, n) in single {
+        match grouped.last_mut() {
+            Some(g) if g.1 == what && at - g.0 < SAME_INSTANT_SECS => g.2.push(n),
+            _ => grouped.push((at, what, vec![n])),
+        }
+    }
+    let events: Vec<(f64, String)> = grouped
+        .into_iter()
+        .map(|(at, what, mut ns)| {
+            ns.sort_unstable();
+            (at, format!("{} {what}", members(&ns)))
+        })
+        .collect();
     let ns = |s: f64| (s * 1e9) as i64;
     (0..events.len())
         .map(|i| {
@@ -266,6 +287,18 @@ pub(crate) fn churn(
             }
         })
         .collect()
+}
+
+/// `consumer 2`, `consumers 2 and 3`, `consumers 2, 3, 4 and 5`.
+fn members(ns: &[u32]) -> String {
+    match ns {
+        [n] => format!("consumer {n}"),
+        [init @ .., last] => {
+            let init: Vec<String> = init.iter().map(u32::to_string).collect();
+            format!("consumers {} and {last}", init.join(", "))
+        }
+        [] => "no consumer".into(),
+    }
 }
 
 /// From `at` to the end of the first series interval whose lag is back at its level before

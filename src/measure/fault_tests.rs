@@ -274,3 +274,43 @@ fn each_leave_and_rejoin_owns_the_stalls_that_began_until_the_next_and_its_lags_
         Some(0.0)
     );
 }
+
+#[test]
+fn members_stopped_or_started_at_the_same_instant_are_one_event() {
+    // A scale-out from 2 to 6: consumers 2–5 stopped from 0 s (they leave as the clock starts)
+    // until 8 s; then consumers 1 and 2 leave together at 12 s and come back at 15 s, and 0
+    // alone at 16 s.
+    let stop = |n: u32, at: f64, fired: f64, ended: f64| {
+        let mut r = record(&format!("stop consumer {n}"), fired, Some(ended));
+        r.at_secs = at;
+        r.consumer = Some(n);
+        r
+    };
+    let actions = [
+        stop(5, 0.0, 0.0003, 8.0001),
+        stop(2, 0.0, 0.0001, 8.0),
+        stop(3, 0.0, 0.0002, 8.03),
+        stop(4, 0.0, 0.0002, 8.02),
+        stop(1, 12.0, 12.0, 15.0),
+        stop(2, 12.0, 12.01, 15.02),
+        stop(0, 16.0, 16.0, 17.0),
+    ];
+    let s = |secs: f64| (secs * 1e9) as i64;
+    let stalls = [(s(0.01), s(1.5)), (s(8.05), s(8.3)), (s(12.1), s(13.0))];
+    let c = churn(&actions, &stalls, &[], None);
+    let events: Vec<(&str, f64, u64)> = c
+        .iter()
+        .map(|e| (e.event.as_str(), e.at_secs, e.stalls))
+        .collect();
+    assert_eq!(
+        events,
+        [
+            ("consumers 2, 3, 4 and 5 left", 0.0001, 1),
+            ("consumers 2, 3, 4 and 5 rejoined", 8.0, 1),
+            ("consumers 1 and 2 left", 12.0, 1),
+            ("consumers 1 and 2 rejoined", 15.0, 0),
+            ("consumer 0 left", 16.0, 0),
+            ("consumer 0 rejoined", 17.0, 0),
+        ]
+    );
+}
