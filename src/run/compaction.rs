@@ -10,6 +10,7 @@
 //! tombstones' later pass. Each round reads the topic and stops once every key is read once
 //! and no tombstone of the run is left; `within` bounds it all.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rdkafka::config::ClientConfig;
@@ -18,6 +19,8 @@ use rdkafka::error::KafkaError;
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 use rdkafka::{Message, Offset, TopicPartitionList};
 
+use super::blocking::blocking;
+use super::shared::Shared;
 use crate::measure::compaction::{CompactionFigures, KeyTable, TopicRead};
 use crate::plan::{RunNo, RunPlan};
 use crate::wire::admin::{alter_topic_configs, bootstrap_list};
@@ -32,9 +35,46 @@ const ROUND: Duration = Duration::from_secs(1);
 /// The most one read of the topic may take; a longer one is cut by the check's own bound.
 const READ_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// The check as a stage after the run, against every key's last write as the producers'
+/// delivery reports told it (`tables`, one per producer). Not after a run cut short, nor on
+/// a shard: what was written last is then not known.
+pub(super) async fn after_run<'a>(
+    rp: &RunPlan,
+    brokers: &[String],
+    shared: &Arc<Shared>,
+    sharded: bool,
+    mut tables: impl Iterator<Item = &'a KeyTable>,
+    notes: &mut Vec<String>,
+) -> Option<CompactionFigures> {
+    rp.workload.compaction.as_ref()?;
+    let why = if shared.interrupted() || shared.lost() {
+        Some("the run was cut short")
+    } else if sharded {
+        // Every shard writes the same keys: one shard's last writes are not the run's.
+        Some("a shard knows only its own writes of each key")
+    } else {
+        None
+    };
+    if let Some(why) = why {
+        notes.push(format!(
+            "run {}: no compaction check: {why}",
+            RunNo(rp.index)
+        ));
+        return None;
+    }
+    let mut table = tables.next()?.clone();
+    tables.for_each(|t| table.absorb(t));
+    let (rp, brokers, sh) = (rp.clone(), brokers.to_vec(), shared.clone());
+    let (figures, note) = blocking(move || verify(&rp, &brokers, &table, &|| sh.interrupted()))
+        .await
+        .unwrap_or((None, None));
+    notes.extend(note);
+    figures
+}
+
 /// Compaction forced and checked; the figures with a note when the bound passed first, or
 /// a note alone when the check could not ask the cluster.
-pub(super) fn verify(
+fn verify(
     rp: &RunPlan,
     brokers: &[String],
     table: &KeyTable,

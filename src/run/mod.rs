@@ -19,6 +19,7 @@ mod error;
 mod events;
 pub(crate) mod faults;
 mod follow;
+mod group_configs;
 mod interrupt;
 mod lifecycle;
 pub(crate) mod live;

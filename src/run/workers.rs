@@ -138,7 +138,15 @@ pub(super) async fn measure(
     }
     let (disk_by_topic, disk_bytes) =
         disk_growth_of(rp, &shared, start.disk, start.disk_before, notes).await?;
-    let compaction = compaction_of(rp, brokers, &t, &prods, notes).await;
+    let compaction = super::compaction::after_run(
+        rp,
+        brokers,
+        &t.shared,
+        t.shard.is_some(),
+        prods.iter().filter_map(|p| p.keys.as_ref()),
+        notes,
+    )
+    .await;
     for e in outcomes.iter().filter_map(|c| c.error.as_ref()) {
         let note = format!("run {}: {e}", RunNo(rp.index));
         if !notes.contains(&note) {
@@ -307,7 +315,7 @@ async fn start_consumers(
         .and_then(|v| v.parse().ok())
         .unwrap_or(DEFAULT_FETCH_WAIT_MS);
     let (c, group_configs) = c.split_group_configs();
-    set_group_configs(rp, &c, group_configs).await?;
+    super::group_configs::set(rp, &c, group_configs).await?;
     let mut config = admin::config(&c);
     // Partition ends tell a consumer it is ready (its fetchers run) and a backlog drained.
     config.set("enable.partition.eof", "true");
@@ -531,74 +539,6 @@ async fn join_consumers(
         outcomes.push(o.map_err(|_| RunError::ThreadPanicked("a consumer thread"))?);
     }
     Ok(outcomes)
-}
-
-/// The consumer protocol's group configs (`consumer.heartbeat.interval.ms` …) set on the
-/// group before its members join; a refusal (a value outside the broker's bounds) fails the
-/// run before it measures.
-async fn set_group_configs(
-    rp: &RunPlan,
-    client: &crate::model::Props,
-    configs: Vec<(String, String)>,
-) -> Result<(), RunError> {
-    if configs.is_empty() {
-        return Ok(());
-    }
-    let group = client.get("group.id").unwrap_or_default().to_string();
-    let security = super::logdirs::security(&rp.admin).map_err(RunError::TopicLookup)?;
-    let brokers = crate::wire::admin::bootstrap_list(&rp.bootstrap);
-    let name = group.clone();
-    blocking(move || {
-        let pairs: Vec<(&str, &str)> = configs
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.as_str()))
-            .collect();
-        crate::wire::admin::alter_group_configs(&brokers, &security, &name, &pairs)
-    })
-    .await?
-    .map_err(|error| RunError::GroupConfigs {
-        group,
-        error: Box::new(error),
-    })
-}
-
-/// The compacted topic checked after the run (`compaction = verify`), against every key's
-/// last write as the producers' delivery reports told it. Not after a run cut short: what
-/// the producers wrote last is then not known.
-async fn compaction_of(
-    rp: &RunPlan,
-    brokers: &[String],
-    t: &Threads,
-    prods: &[ProducerOutcome],
-    notes: &mut Vec<String>,
-) -> Option<crate::measure::compaction::CompactionFigures> {
-    rp.workload.compaction.as_ref()?;
-    let shared = &t.shared;
-    let why = if shared.interrupted() || shared.lost() {
-        Some("the run was cut short")
-    } else if t.shard.is_some() {
-        // Every shard writes the same keys: one shard's last writes are not the run's.
-        Some("a shard knows only its own writes of each key")
-    } else {
-        None
-    };
-    if let Some(why) = why {
-        notes.push(format!(
-            "run {}: no compaction check: {why}",
-            RunNo(rp.index)
-        ));
-        return None;
-    }
-    let mut tables = prods.iter().filter_map(|p| p.keys.as_ref());
-    let mut table = tables.next()?.clone();
-    tables.for_each(|t| table.absorb(t));
-    let (rp, brokers, sh) = (rp.clone(), brokers.to_vec(), shared.clone());
-    let (figures, note) =
-        blocking(move || super::compaction::verify(&rp, &brokers, &table, &|| sh.interrupted()))
-            .await
-            .unwrap_or((None, None));
-    notes.extend(note);
-    figures
 }
 
 /// The topics' growth on disk over the measured phase, per topic and summed; None (with a note
