@@ -322,11 +322,16 @@ impl Sender<'_> {
             }
             let unix_ms = self.unix_ms_at_t0 + intended / 1_000_000;
             let seq = self.seq;
-            let value = self.payload.next(seq, unix_ms);
-            let key = self.keys.next(seq, unix_ms);
             let tombstone = self
                 .tombstone_at_most
                 .is_some_and(|t| self.tombstones.next_u64() <= t);
+            // A tombstone has no value: none is generated for it.
+            let value = if tombstone {
+                &[][..]
+            } else {
+                self.payload.next(seq, unix_ms)
+            };
+            let key = self.keys.next(seq, unix_ms);
             if let Some(p) = &mut self.partitioner {
                 self.ev.producer.set_partition(p.pick(key));
             }
