@@ -310,7 +310,7 @@ scenario "rebalances" {{
     );
     let stalled: f64 = churn.iter().map(|e| f(&e["stalled_secs"])).sum();
     let first = f(&churn[0]["at_secs"]);
-    let since: f64 = r["raw_read"]["stalls"]
+    let since: f64 = r["recording"]["read"]["stalls"]
         .as_array()
         .unwrap()
         .iter()

@@ -113,7 +113,7 @@ fn delivery(run: &Value, records: i64, protocol: &str) {
     assert_eq!(churn[0]["event"], "consumer 2 left", "{churn:?}");
     assert!(u(&churn[0]["redelivered"]) > 0, "{protocol}: {churn:?}");
     let first_ns = (churn[0]["at_secs"].as_f64().unwrap() * 1e9) as i64;
-    let before: u64 = run["raw_read"]["redeliveries"]
+    let before: u64 = run["recording"]["read"]["redeliveries"]
         .as_array()
         .map(|r| {
             r.iter()

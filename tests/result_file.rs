@@ -1,4 +1,4 @@
-//! The result file (schema_version 2) as a user keeps it: run the real binary against a broker,
+//! The result file (schema_version 3) as a user keeps it: run the real binary against a broker,
 //! read the file back, and hold it to what docs/result-format.md promises — histograms that
 //! decode to the percentiles beside them, a time series that adds up to the run's counts,
 //! warm-up left out, the target rate per interval, the scenario text with secrets masked.

@@ -167,7 +167,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "ID", value_parser = parse_run_id)]
     pub run_id: Option<String>,
     /// Write every figure, histogram, time series and effective setting as JSON
-    /// (schema_version 2, docs/result-format.md). With several files, a directory: one
+    /// (schema_version 3, docs/result-format.md). With several files, a directory: one
     /// NAME.json per scenario file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

@@ -11,7 +11,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use super::intervals::new_interval_histogram;
-use super::{codec, LatencySummary, ProducerRecording, Recordings, RunResult, TimeSeries};
+use super::{codec, LatencySummary, ProducerRecording, RunResult, TimeSeries};
 
 /// A silence between two acknowledgements of one producer shorter than this is not a gap: the
 /// resolution of `unavailable.time`. Records due further apart than this (a producer paced
@@ -81,7 +81,7 @@ pub struct ChurnEvent {
 }
 
 /// One action as it happened.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct FaultRecord {
     /// The action as written.
     pub action: String,
@@ -177,47 +177,114 @@ impl AckTimeline {
     }
 }
 
-/// The figures of a run's faults, from the actions as they happened and what the run
-/// recorded: windows are the actions' [fired, ended] spans on the measured phase's clock.
-pub(crate) fn derive(
-    actions: Vec<FaultRecord>,
-    result: &RunResult,
-    recordings: &Recordings,
-) -> FaultFigures {
-    let end = measured_end(result);
-    let windows = windows(&actions, end);
-    let origin = origin_ns(recordings.producers);
-    FaultFigures {
-        unavailable_secs: origin.and_then(|o| unavailable(recordings.producers, o)),
-        recovery_secs: result
-            .series
-            .as_ref()
-            .and_then(|s| recovery(s, &windows, end)),
-        ack: result
-            .series
-            .as_ref()
-            .and_then(|s| within(s, &windows, |p| p.ack_histogram.as_deref())),
-        e2e: result
-            .series
-            .as_ref()
-            .and_then(|s| within(s, &windows, |p| p.e2e_histogram.as_deref())),
-        failed_by_kind: origin.map_or_else(BTreeMap::new, |o| {
-            failed_within(recordings.producers, o, &windows)
-        }),
-        failed: 0,
-        windows: windows.iter().map(|(a, b)| [*a, *b]).collect(),
-        churn: churn(
-            &actions,
-            result.raw_read.as_ref().map_or(&[][..], |r| &r.stalls[..]),
-            result
-                .raw_read
-                .as_ref()
-                .map_or(&[][..], |r| &r.redeliveries[..]),
-            result.series.as_ref(),
-        ),
-        actions,
+/// What a run's fault timeline needs besides the time series and the read side's sums: the
+/// actions as they happened, the stretches in which no producer got an acknowledgement, and
+/// every failure report. Times are nanoseconds from the start of the measured phase. Shards of
+/// one run absorb each other's exactly: a stretch without an ack anywhere is the intersection
+/// of every side's stretches, as a single machine intersects its producers'.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FaultSums {
+    pub actions: Vec<FaultRecord>,
+    /// `[from, to]`, sorted and disjoint; None without producers.
+    pub silences: Option<Vec<[u64; 2]>>,
+    /// Failure reports, one per kind per delivery event (rare: the success path never writes
+    /// one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<FailureAt>,
+}
+
+/// One failure report: when it was reported, when its record was due (0 for before the
+/// measured phase), its kind and how many records.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FailureAt {
+    pub reported_ns: u64,
+    pub due_ns: u64,
+    pub kind: String,
+    pub records: u64,
+}
+
+impl FaultSums {
+    /// The actions as they happened and the producers' acknowledgement timelines.
+    pub(crate) fn of(actions: Vec<FaultRecord>, producers: &[ProducerRecording]) -> FaultSums {
+        let Some(origin) = origin_ns(producers) else {
+            return FaultSums {
+                actions,
+                silences: None,
+                failures: Vec::new(),
+            };
+        };
+        let rel = |ns: u64| ns.saturating_sub(origin);
+        FaultSums {
+            actions,
+            silences: common_silences(producers, origin).map(|c| {
+                c.iter()
+                    .map(|&(a, b)| [rel(a), rel(b)])
+                    .filter(|[a, b]| a < b)
+                    .collect()
+            }),
+            failures: producers
+                .iter()
+                .flat_map(|p| &p.ack_timeline.failures)
+                .map(|f| FailureAt {
+                    reported_ns: rel(f.reported_ns),
+                    due_ns: rel(f.due_ns),
+                    kind: f.kind.clone(),
+                    records: f.records,
+                })
+                .collect(),
+        }
     }
-    .with_failed_total()
+
+    /// Another side of the same run (a shard): the actions are the first side's that has any
+    /// (one participant executes the timeline), silences intersected, failures together.
+    pub(crate) fn absorb(&mut self, other: &FaultSums) {
+        if self.actions.is_empty() {
+            self.actions = other.actions.clone();
+        }
+        self.silences = match (self.silences.take(), &other.silences) {
+            (Some(a), Some(b)) => {
+                let pairs = |v: &[[u64; 2]]| v.iter().map(|[a, b]| (*a, *b)).collect::<Vec<_>>();
+                Some(
+                    intersect(&pairs(&a), &pairs(b))
+                        .into_iter()
+                        .map(|(a, b)| [a, b])
+                        .collect(),
+                )
+            }
+            (a, b) => a.or_else(|| b.clone()),
+        };
+        self.failures.extend(other.failures.iter().cloned());
+    }
+
+    /// The figures, derived here only (a run and a merge alike): the windows from the actions,
+    /// unavailability from the silences, recovery and the latencies within the windows from the
+    /// time series, failures within them from the reports, churn from the read side's sums.
+    pub(crate) fn figures(&self, result: &RunResult) -> FaultFigures {
+        let end = measured_end(result);
+        let windows = windows(&self.actions, end);
+        let series = result.series.as_ref();
+        let read = result.recording.read.as_ref();
+        FaultFigures {
+            unavailable_secs: self
+                .silences
+                .as_ref()
+                .map(|s| s.iter().map(|[a, b]| b - a).max().unwrap_or(0) as f64 / 1e9),
+            recovery_secs: series.and_then(|s| recovery(s, &windows, end)),
+            ack: series.and_then(|s| within(s, &windows, |p| p.ack_histogram.as_deref())),
+            e2e: series.and_then(|s| within(s, &windows, |p| p.e2e_histogram.as_deref())),
+            failed_by_kind: failed_within(&self.failures, &windows),
+            failed: 0,
+            windows: windows.iter().map(|(a, b)| [*a, *b]).collect(),
+            churn: churn(
+                &self.actions,
+                read.map_or(&[][..], |r| &r.stalls[..]),
+                read.map_or(&[][..], |r| &r.redeliveries[..]),
+                series,
+            ),
+            actions: self.actions.clone(),
+        }
+        .with_failed_total()
+    }
 }
 
 /// Events of one kind this close together are one: members stopped or started by one line
@@ -397,9 +464,9 @@ pub(crate) fn windows(actions: &[FaultRecord], end: f64) -> Vec<(f64, f64)> {
     merged
 }
 
-/// The longest stretch in which no producer got an acknowledgement: the producers' silences
-/// intersected, in seconds. None without producers.
-fn unavailable(producers: &[ProducerRecording], origin: u64) -> Option<f64> {
+/// The stretches in which no producer got an acknowledgement: the producers' silences
+/// intersected (on the run's clock). None without producers.
+fn common_silences(producers: &[ProducerRecording], origin: u64) -> Option<Vec<(u64, u64)>> {
     let mut common: Option<Vec<(u64, u64)>> = None;
     for p in producers {
         let s = p.ack_timeline.silences(origin, p.raw.span.last_send_ns);
@@ -408,8 +475,7 @@ fn unavailable(producers: &[ProducerRecording], origin: u64) -> Option<f64> {
             Some(c) => intersect(&c, &s),
         });
     }
-    let longest = common?.iter().map(|(a, b)| b - a).max().unwrap_or(0);
-    Some(longest as f64 / 1e9)
+    common
 }
 
 /// The intersection of two sorted lists of disjoint stretches.
@@ -483,15 +549,11 @@ fn within(
 }
 
 /// Records failed within the windows, by kind: due in one, or reported failed in one.
-fn failed_within(
-    producers: &[ProducerRecording],
-    origin: u64,
-    windows: &[(f64, f64)],
-) -> BTreeMap<String, u64> {
-    let secs = |ns: u64| ns.saturating_sub(origin) as f64 / 1e9;
+fn failed_within(failures: &[FailureAt], windows: &[(f64, f64)]) -> BTreeMap<String, u64> {
+    let secs = |ns: u64| ns as f64 / 1e9;
     let inside = |t: f64| windows.iter().any(|(a, b)| *a <= t && t <= *b);
     let mut out = BTreeMap::new();
-    for f in producers.iter().flat_map(|p| &p.ack_timeline.failures) {
+    for f in failures {
         if inside(secs(f.due_ns)) || inside(secs(f.reported_ns)) {
             *out.entry(f.kind.clone()).or_default() += f.records;
         }

@@ -67,19 +67,58 @@ fn unavailable_is_the_longest_stretch_no_producer_got_an_ack() {
     b.extend(every(7 * S, 8_500 * MS, 10 * MS));
     b.extend(every(9_500 * MS, 10 * S, 10 * MS));
     let producers = [producer(&a, 10 * S), producer(&b, 10 * S)];
-    let u = unavailable(&producers, 0).unwrap();
+    let u = unavailable(&producers).unwrap();
     assert!((u - 2.0).abs() < 0.02, "{u}");
+}
+
+/// `unavailable.time` as a run derives it: from its producers' sums.
+fn unavailable(producers: &[ProducerRecording]) -> Option<f64> {
+    let sums = FaultSums::of(Vec::new(), producers);
+    sums.figures(&RunResult::default()).unavailable_secs
+}
+
+#[test]
+fn shards_silences_intersect_as_one_machines_producers_do() {
+    // The same two producers as above, one per shard: the merged figure is the single
+    // machine's (2 s), not the shorter of the shards' (5 s and 2 s) nor either alone.
+    let mut a = every(0, 3 * S, 10 * MS);
+    a.extend(every(8 * S, 10 * S, 10 * MS));
+    let mut b = every(0, 5 * S, 10 * MS);
+    b.extend(every(7 * S, 8_500 * MS, 10 * MS));
+    b.extend(every(9_500 * MS, 10 * S, 10 * MS));
+    let one = FaultSums::of(Vec::new(), &[producer(&a, 10 * S), producer(&b, 10 * S)]);
+    let mut merged = FaultSums::of(Vec::new(), &[producer(&a, 10 * S)]);
+    merged.absorb(&FaultSums::of(Vec::new(), &[producer(&b, 10 * S)]));
+    assert_eq!(merged, one);
+    let u = merged
+        .figures(&RunResult::default())
+        .unavailable_secs
+        .unwrap();
+    assert!((u - 2.0).abs() < 0.02, "{u}");
+    // Failures of both sides count; the actions are the side's that executed them.
+    let mut x = producer(&a, 10 * S);
+    x.ack_timeline.failed(4 * S, 4 * S, "MsgTimedOut");
+    let mut y = producer(&b, 10 * S);
+    y.ack_timeline.failed(6 * S, 6 * S, "MsgTimedOut");
+    let mut m = FaultSums::of(vec![record("pause broker 1 for 4s", 3.0, Some(7.0))], &[x]);
+    m.absorb(&FaultSums::of(Vec::new(), &[y]));
+    let f = m.figures(&RunResult {
+        elapsed_secs: 10.0,
+        ..RunResult::default()
+    });
+    assert_eq!(f.actions.len(), 1);
+    assert_eq!(f.failed, 2);
 }
 
 #[test]
 fn a_producer_silent_to_the_end_is_unavailable_until_its_last_send() {
     let a = every(0, 4 * S, 10 * MS);
-    let u = unavailable(&[producer(&a, 10 * S)], 0).unwrap();
+    let u = unavailable(&[producer(&a, 10 * S)]).unwrap();
     assert!((u - 6.0).abs() < 0.02, "{u}");
-    let never = unavailable(&[producer(&[], 10 * S)], 0).unwrap();
+    let never = unavailable(&[producer(&[], 10 * S)]).unwrap();
     assert_eq!(never, 10.0, "no ack at all: the whole phase");
     assert_eq!(
-        unavailable(&[producer(&every(0, 10 * S, MS), 10 * S)], 0),
+        unavailable(&[producer(&every(0, 10 * S, MS), 10 * S)]),
         Some(0.0)
     );
 }
@@ -168,7 +207,8 @@ fn failures_count_when_due_or_reported_within_a_window() {
     p.ack_timeline.failed(11 * S, 3 * S, "MsgTimedOut");
     p.ack_timeline.failed(4 * S, S, "NotLeaderForPartition"); // reported in the window
     p.ack_timeline.failed(8 * S, 7 * S, "MsgTimedOut"); // neither
-    let by_kind = failed_within(&[p], 0, &[(2.0, 5.0)]);
+    let by_kind = FaultSums::of(Vec::new(), &[p]).failures;
+    let by_kind = failed_within(&by_kind, &[(2.0, 5.0)]);
     assert_eq!(by_kind.get("MsgTimedOut"), Some(&2));
     assert_eq!(by_kind.get("NotLeaderForPartition"), Some(&1));
 }
@@ -177,29 +217,12 @@ fn failures_count_when_due_or_reported_within_a_window() {
 fn derive_keeps_every_action_and_totals_the_failures() {
     let mut p = producer(&every(0, 3 * S, 10 * MS), 3 * S);
     p.ack_timeline.failed(2 * S, 2 * S, "MsgTimedOut");
-    let producers = [p];
-    let rate = RateSpec::Fixed(100.0);
-    let recordings = Recordings {
-        producers: &producers,
-        consumer: None,
-        rate: &rate,
-        disk_bytes: None,
-        duration: None,
-        messages: None,
-        cut_short: false,
-        backlog: 0,
-        read_side: None,
-        shares: 1,
-    };
     let result = RunResult {
         elapsed_secs: 3.0,
         ..RunResult::default()
     };
-    let f = derive(
-        vec![record("pause broker 1 for 1s", 1.5, Some(2.5))],
-        &result,
-        &recordings,
-    );
+    let f =
+        FaultSums::of(vec![record("pause broker 1 for 1s", 1.5, Some(2.5))], &[p]).figures(&result);
     assert_eq!(f.actions.len(), 1);
     assert_eq!(f.windows, [[1.5, 2.5]]);
     assert_eq!(f.failed, 1);

@@ -9,10 +9,7 @@
 //! t = 0 are taken as the same instant everywhere below: the send spans overlay, and the time
 //! series align by interval index.
 
-mod extras;
 mod series;
-
-use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
@@ -62,6 +59,11 @@ pub enum Problem {
         "it sent {sent} records and kept no time series, so the merged series would not add up"
     )]
     NoSeries { sent: u64 },
+    #[error(
+        "its fault figures come without their recording (`recording.faults`: an older \
+         kafkabench's file), so the merged unavailability could not be exact"
+    )]
+    NoFaultRecording,
 }
 
 impl Problem {
@@ -113,45 +115,35 @@ pub(crate) fn merge(shards: &[&RunResult], schedule: &Planned) -> Result<RunResu
     // Every shard measured the growth of the whole topic (they share it) over its own window;
     // the largest is the one that saw every shard's records. Summing would count it N times.
     m.set_disk_total(shards.iter().filter_map(|s| s.disk_bytes).max());
-    m.raw_read = read_side(shards);
-    m.consume = m.raw_read.as_ref().map(|r| r.figures(m.series.as_ref()));
-    m.txn = extras::txn(shards)?;
-    m.faults = extras::faults(shards)?;
-    m.topics = extras::topics(shards);
+    m.recording.read = read_side(shards);
+    for (k, s) in shards.iter().enumerate() {
+        if s.faults.is_some() && s.recording.faults.is_none() {
+            return Err(Problem::NoFaultRecording.at(k));
+        }
+        m.recording
+            .absorb_other_sides(&s.recording)
+            .map_err(|p| p.at(k))?;
+    }
+    m.derive_sides();
     Ok(m)
 }
 
-pub(super) fn add_counts(into: &mut BTreeMap<String, u64>, from: &BTreeMap<String, u64>) {
-    for (kind, n) in from {
-        *into.entry(kind.clone()).or_default() += n;
-    }
-}
-
-/// One latency family of every shard, added into one histogram and summarised again. None
-/// when no shard has the family (e.g. no consumer); a shard that recorded values but kept no
-/// histogram is refused: its percentiles cannot be merged.
-pub(super) fn latency(
-    shards: &[&RunResult],
+/// `summary`'s histogram added into `total` (started when None): refused when it has
+/// records and no histogram.
+pub(crate) fn add_summary(
+    total: &mut Option<Histogram<u64>>,
+    summary: &LatencySummary,
     family: &str,
-    get: impl Fn(&RunResult) -> Option<&LatencySummary>,
-) -> Result<Option<LatencySummary>, MergeError> {
-    let mut sum: Option<Histogram<u64>> = None;
-    for (k, s) in shards.iter().enumerate() {
-        let Some(summary) = get(s) else { continue };
-        let total = sum.get_or_insert_with(new_histogram);
-        match summary.histogram() {
-            Some(h) => add(total, h, family).map_err(|p| p.at(k))?,
-            None if summary.count == 0 => {}
-            None => {
-                return Err(Problem::NoHistogram {
-                    family: family.to_string(),
-                    count: summary.count,
-                }
-                .at(k))
-            }
-        }
+) -> Result<(), Problem> {
+    let sum = total.get_or_insert_with(new_histogram);
+    match summary.histogram() {
+        Some(h) => add(sum, h, family),
+        None if summary.count == 0 => Ok(()),
+        None => Err(Problem::NoHistogram {
+            family: family.to_string(),
+            count: summary.count,
+        }),
     }
-    Ok(sum.map(|h| LatencySummary::from_histogram(&h)))
 }
 
 /// `h` added into `total`, value by value: exact for histograms of one configuration (every
@@ -182,14 +174,18 @@ fn recording(s: &RunResult, intervals: Option<Intervals>) -> Result<Recording, P
             count: summary.count,
         }),
     };
-    let raw = s.raw.unwrap_or_else(|| older_sums(s));
+    let raw = s
+        .recording
+        .producer
+        .clone()
+        .unwrap_or_else(|| older_sums(s));
     Ok(Recording {
-        sent: s.sent,
-        acked: s.acked,
-        failed: s.failed,
-        failed_by_kind: s.failed_by_kind.clone(),
-        queue_full: s.queue_full,
-        key_value_bytes: s.key_value_bytes,
+        sent: raw.sent,
+        acked: raw.acked,
+        failed: raw.failed,
+        failed_by_kind: raw.failed_by_kind,
+        queue_full: raw.queue_full,
+        key_value_bytes: raw.key_value_bytes,
         ack: hist("ack", &s.ack)?,
         service: hist("service", &s.service)?,
         send_delay: hist("send delay", &s.send_delay)?,
@@ -204,7 +200,7 @@ fn recording(s: &RunResult, intervals: Option<Intervals>) -> Result<Recording, P
 /// the barrier and lasts (sent - 1) / achieved rate; the batches behind the averages are
 /// estimated from the acked records (acked / records per batch), so a shard weighs by its
 /// batches as a single machine's average does.
-fn older_sums(s: &RunResult) -> RawSums {
+pub(super) fn older_sums(s: &RunResult) -> RawSums {
     let ns = |secs: f64| (secs * 1e9).round() as u64;
     let span = SendSpan {
         start_ns: Some(0),
@@ -237,7 +233,24 @@ fn older_sums(s: &RunResult) -> RawSums {
         record_bytes: wire_ratio.map_or(0, |w| n(w * batch_bytes)),
         produce_requests,
     };
-    RawSums { span, stats }
+    RawSums {
+        span,
+        stats,
+        ..counts_of(s)
+    }
+}
+
+/// The counters of a file that kept them only as the run's fields (schema version 2).
+pub(super) fn counts_of(s: &RunResult) -> RawSums {
+    RawSums {
+        sent: s.sent,
+        acked: s.acked,
+        failed: s.failed,
+        failed_by_kind: s.failed_by_kind.clone(),
+        queue_full: s.queue_full,
+        key_value_bytes: s.key_value_bytes,
+        ..RawSums::default()
+    }
 }
 
 /// The shards' read sides as one, from their sums, so the figures are derived as one
@@ -246,7 +259,11 @@ fn read_side(shards: &[&RunResult]) -> Option<ReadSums> {
     let mut all: Option<ReadSums> = None;
     for s in shards {
         let Some(c) = &s.consume else { continue };
-        let sums = s.raw_read.clone().unwrap_or_else(|| older_read_sums(c));
+        let sums = s
+            .recording
+            .read
+            .clone()
+            .unwrap_or_else(|| older_read_sums(c));
         match &mut all {
             Some(all) => all.absorb(&sums),
             None => all = Some(sums),
@@ -258,7 +275,7 @@ fn read_side(shards: &[&RunResult]) -> Option<ReadSums> {
 /// The read sums of a file of an older kafkabench, which kept figures only: reading spans
 /// (records / rate) from the measured start, the bytes fetched are requests × their average.
 /// Its stalls are not in the file (a sharded run has no group, so it had none).
-fn older_read_sums(c: &ConsumeFigures) -> ReadSums {
+pub(super) fn older_read_sums(c: &ConsumeFigures) -> ReadSums {
     let ns = |secs: f64| (secs * 1e9).round() as i64;
     let reading = (c.records > 0 && c.throughput_msgs > 0.0)
         .then(|| ns(c.records as f64 / c.throughput_msgs));

@@ -16,11 +16,12 @@ pub(crate) mod intervals;
 pub(crate) mod merge;
 pub mod outage;
 pub(crate) mod recording;
+pub mod run_recording;
 pub mod sequential;
 pub(crate) mod series;
 pub mod share;
 pub mod stats;
-pub(crate) mod status;
+pub mod status;
 pub mod steady;
 pub(crate) mod topics;
 pub mod trials;
@@ -35,7 +36,7 @@ use serde::{Deserialize, Serialize};
 pub use capacity::{CapacityFigures, GeneratorLoad};
 pub use consume::{ConsumeFigures, ConsumerRecording, ReadSums, ReaderQueue};
 pub use environment::Environment;
-pub use fault::{AckTimeline, ChurnEvent, FaultFigures, FaultRecord};
+pub use fault::{AckTimeline, ChurnEvent, FaultFigures, FaultRecord, FaultSums};
 pub use intervals::{IntervalRecorder, IntervalRecording};
 pub use recording::{ProducerStats, RawSums, Recording, SendSpan};
 pub use series::{Intervals, SeriesPoint, TimeSeries};
@@ -268,14 +269,16 @@ pub struct RunResult {
     /// Per-topic figures of a run over several topics (empty for one topic).
     #[serde(default)]
     pub topics: Vec<TopicFigures>,
-    /// The sums the producer figures were derived from, so merged results derive from sums
-    /// too; None in files of an older kafkabench.
+    /// Every side's raw recording, what the figures above are derived from; a reader
+    /// derives them again from it (`rederive`).
     #[serde(default)]
-    pub raw: Option<RawSums>,
-    /// The sums the read side's figures were derived from; None without a consumer, and in
-    /// files of an older kafkabench.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub raw_read: Option<ReadSums>,
+    pub recording: run_recording::RunRecording,
+    /// Version 2 files kept the producer's and the read side's sums here (`upgrade_v2`
+    /// moves them into `recording`); never written.
+    #[serde(default, rename = "raw", skip_serializing)]
+    pub legacy_raw: Option<RawSums>,
+    #[serde(default, rename = "raw_read", skip_serializing)]
+    pub legacy_raw_read: Option<ReadSums>,
     /// kafkabench's own CPU over the measured phase (None in files of an older kafkabench,
     /// and for merged shards).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -591,7 +594,7 @@ impl RunResult {
             backlog: rec.backlog,
         };
         all.derive(self, &planned, rec.shares);
-        self.txn = txn::merge(rec.producers.iter().filter_map(|p| p.txn.as_ref()));
+        self.recording.txn = txn::merge(rec.producers.iter().filter_map(|p| p.txn.as_ref()));
         if let Some(c) = rec.consumer {
             let (lost, failed_but_delivered) = account(rec.producers, c);
             let lost = lost + rec.backlog.saturating_sub(c.backlog_read);
@@ -605,9 +608,7 @@ impl RunResult {
             });
         }
         if let (Some(c), Some(side)) = (rec.consumer, rec.read_side) {
-            let sums = consume::ReadSums::of(c, side);
-            self.consume = Some(sums.figures(self.series.as_ref()));
-            self.raw_read = Some(sums);
+            self.recording.read = Some(consume::ReadSums::of(c, side));
             if let (Some(r), Some(s)) = (&c.share, &side.share) {
                 self.share = Some(ShareFigures::of(
                     r,
@@ -619,6 +620,7 @@ impl RunResult {
             }
         }
         self.set_disk_total(rec.disk_bytes);
+        self.derive_sides();
     }
 }
 

@@ -62,12 +62,54 @@ pub struct ProducerStats {
     pub produce_requests: u64,
 }
 
-/// What a result file keeps of its recording beyond the figures, so that `kafkabench merge`
-/// derives from sums too: the send span (relative to the measured start) and the statistics.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// The producer side's recording as a result file keeps it (`recording.producer`): the
+/// counters, the send span (relative to the measured start) and the statistics. Its latency
+/// histograms are the run's `ack`, `service`, `send_delay` and `e2e` summaries' (encoded
+/// there, as in every version), and its intervals are the time series'.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RawSums {
     pub span: SendSpan,
     pub stats: ProducerStats,
+    /// The counters (absent in version 2 files, whose run fields held them).
+    #[serde(default)]
+    pub sent: u64,
+    #[serde(default)]
+    pub acked: u64,
+    #[serde(default)]
+    pub failed: u64,
+    #[serde(default)]
+    pub failed_by_kind: BTreeMap<String, u64>,
+    #[serde(default)]
+    pub queue_full: u64,
+    #[serde(default)]
+    pub key_value_bytes: u64,
+}
+
+impl RawSums {
+    /// The producer figures that come from the counters and the span alone, the same for a
+    /// run, a merge and a file read back: counts, elapsed time, throughput, achieved rate and
+    /// librdkafka's averages.
+    pub fn apply(&self, r: &mut RunResult) {
+        r.sent = self.sent;
+        r.acked = self.acked;
+        r.failed = self.failed;
+        r.failed_by_kind = self.failed_by_kind.clone();
+        r.queue_full = self.queue_full;
+        r.key_value_bytes = self.key_value_bytes;
+        r.elapsed_secs = self.span.elapsed_ns() as f64 / 1e9;
+        let (tm, tb) = if r.elapsed_secs > 0.0 {
+            (
+                r.acked as f64 / r.elapsed_secs,
+                r.key_value_bytes as f64 / r.elapsed_secs,
+            )
+        } else {
+            (0.0, 0.0)
+        };
+        r.throughput_msgs = tm;
+        r.throughput_bytes = tb;
+        r.achieved_rate = self.span.achieved_rate(self.sent);
+        r.internals = self.stats.internals();
+    }
 }
 
 impl SendSpan {
@@ -76,6 +118,16 @@ impl SendSpan {
         self.first_send_ns = min_some(self.first_send_ns, o.first_send_ns);
         self.last_send_ns = self.last_send_ns.max(o.last_send_ns);
         self.last_ack_ns = self.last_ack_ns.max(o.last_ack_ns);
+    }
+
+    /// Sends per second over the gaps between sends: n records span n - 1 intervals.
+    fn achieved_rate(&self, sent: u64) -> f64 {
+        match self.first_send_ns {
+            Some(first) if sent > 1 && self.last_send_ns > first => {
+                (sent - 1) as f64 / ((self.last_send_ns - first) as f64 / 1e9)
+            }
+            _ => 0.0,
+        }
     }
 
     /// From the measured start to the last send or acknowledgement, nanoseconds.
@@ -190,18 +242,9 @@ impl Recording {
     /// The producer figures of `r`, once, from this (merged) recording. `shares` is how many
     /// shards split the schedule (1 unsharded): a shard's target is its share of the rate.
     pub fn derive(&self, r: &mut RunResult, planned: &Planned, shares: u32) {
-        r.sent = self.sent;
-        r.acked = self.acked;
-        r.failed = self.failed;
-        r.failed_by_kind = self.failed_by_kind.clone();
-        r.queue_full = self.queue_full;
-        r.key_value_bytes = self.key_value_bytes;
-        r.elapsed_secs = self.span.elapsed_ns() as f64 / 1e9;
-        if r.elapsed_secs > 0.0 {
-            r.throughput_msgs = r.acked as f64 / r.elapsed_secs;
-            r.throughput_bytes = r.key_value_bytes as f64 / r.elapsed_secs;
-        }
-        r.achieved_rate = self.achieved_rate();
+        let sums = self.sums();
+        sums.apply(r);
+        r.recording.producer = Some(sums);
         r.target_rate = planned.rate.average().map(|t| t / f64::from(shares.max(1)));
         r.schedule_slip_secs = planned
             .duration
@@ -210,24 +253,22 @@ impl Recording {
         r.service = LatencySummary::from_histogram(&self.service);
         r.send_delay = LatencySummary::from_histogram(&self.send_delay);
         r.e2e = self.e2e.as_ref().map(LatencySummary::from_histogram);
-        r.internals = self.stats.internals();
         r.series = self.intervals.as_ref().map(|i| i.derive(planned));
         // Judged on the series as the result file keeps it, for shards merged alike.
         r.steady_after = r.series.as_ref().map(super::steady::detect);
-        r.raw = Some(RawSums {
-            span: self.span.relative(),
-            stats: self.stats,
-        });
     }
 
-    /// Sends per second over the gaps between sends: n records span n - 1 intervals.
-    fn achieved_rate(&self) -> f64 {
-        let (first, last) = (self.span.first_send_ns, self.span.last_send_ns);
-        match first {
-            Some(first) if self.sent > 1 && last > first => {
-                (self.sent - 1) as f64 / ((last - first) as f64 / 1e9)
-            }
-            _ => 0.0,
+    /// What a result file keeps of this recording besides its histograms and intervals.
+    fn sums(&self) -> RawSums {
+        RawSums {
+            span: self.span.relative(),
+            stats: self.stats,
+            sent: self.sent,
+            acked: self.acked,
+            failed: self.failed,
+            failed_by_kind: self.failed_by_kind.clone(),
+            queue_full: self.queue_full,
+            key_value_bytes: self.key_value_bytes,
         }
     }
 }

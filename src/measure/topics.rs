@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::run_recording::TopicSums;
 use super::{ConsumerRecording, ProducerRecording, RunResult};
 
 /// One topic's share of a run; the run's own figures are the totals.
@@ -33,7 +34,8 @@ impl RunResult {
     /// Each topic's figures, from the producers' tallies (`ProducerRecording::by_topic`), the
     /// consumer's per-topic count and each topic's disk growth, once the run's own figures
     /// are derived (they give the measured time). Nothing for a run over one topic: its
-    /// figures are the run's.
+    /// figures are the run's. Every side's figures are then derived (`derive_sides`): this
+    /// is the last of a run's recordings to be made.
     pub fn derive_topics(
         &mut self,
         names: &[String],
@@ -41,18 +43,11 @@ impl RunResult {
         consumer: Option<&ConsumerRecording>,
         disk: Option<&[u64]>,
     ) {
-        if names.len() < 2 {
-            return;
-        }
-        let per_sec = |n: u64| {
-            if self.elapsed_secs > 0.0 {
-                n as f64 / self.elapsed_secs
-            } else {
-                0.0
-            }
-        };
-        self.topics = names
+        // Recorded for a run over several topics only: one topic's figures are the run's.
+        let several = names.len() >= 2;
+        self.recording.topics = names
             .iter()
+            .filter(|_| several)
             .enumerate()
             .map(|(i, name)| {
                 let mut t = TopicTally::default();
@@ -63,17 +58,17 @@ impl RunResult {
                         t.failed += x.failed;
                     }
                 }
-                TopicFigures {
+                TopicSums {
                     topic: name.clone(),
                     sent: t.sent,
                     acked: t.acked,
                     failed: t.failed,
-                    throughput_msgs: per_sec(t.acked),
                     consumed: consumer.map(|c| c.consumed_by_topic.get(i).copied().unwrap_or(0)),
                     disk_bytes: disk.and_then(|d| d.get(i).copied()),
                 }
             })
             .collect();
+        self.derive_sides();
     }
 }
 
@@ -92,9 +87,10 @@ impl RunResult {
     /// collector): the total, its ratio to the bytes sent, and each topic's.
     pub fn set_disk(&mut self, each: Option<&[u64]>, total: Option<u64>) {
         self.set_disk_total(total);
-        for (i, t) in self.topics.iter_mut().enumerate() {
+        for (i, t) in self.recording.topics.iter_mut().enumerate() {
             t.disk_bytes = each.and_then(|e| e.get(i).copied());
         }
+        self.derive_sides();
     }
 }
 

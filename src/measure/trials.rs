@@ -133,6 +133,18 @@ pub fn combine_at(mut results: Vec<RunResult>, level: f64) -> RunResult {
     run
 }
 
+/// A repeated run made again from its trials (read back from a file and derived again), at
+/// the level it was made at, keeping what an automatic repetition reached.
+pub fn recombine(t: Trials) -> RunResult {
+    let level = t.auto.as_ref().map_or(LEVEL, |a| a.look_level);
+    let auto = t.auto;
+    let mut r = combine_at(t.results, level);
+    if let Some(made) = r.trials.as_mut() {
+        made.auto = auto;
+    }
+    r
+}
+
 /// The run's own fields made of its trials, as `metric` reads them: counts summed, rates,
 /// times and ratios the median over the trials, each latency percentile the median of the
 /// trials' (its histogram the trials' added together). What is not here (internals, the time

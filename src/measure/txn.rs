@@ -5,6 +5,7 @@ use std::ops::Range;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+use super::merge::{add_summary, Problem};
 use super::{new_histogram, LatencySummary, SeqSet};
 
 /// Figures of a transactional run; None on a run without transactions.
@@ -17,6 +18,33 @@ pub struct TxnFigures {
     pub aborted_records: u64,
     /// commit_transaction() latency.
     pub commit: LatencySummary,
+}
+
+impl TxnFigures {
+    /// Another side's transactions of the same run (each shard's producers have their own
+    /// transactional ids): counts summed, commit latency histograms added.
+    pub(crate) fn absorb(&mut self, o: &TxnFigures) -> Result<(), Problem> {
+        self.committed += o.committed;
+        self.aborted += o.aborted;
+        self.committed_records += o.committed_records;
+        self.aborted_records += o.aborted_records;
+        let mut total = None;
+        add_summary(&mut total, &self.commit, "transaction commit")?;
+        add_summary(&mut total, &o.commit, "transaction commit")?;
+        self.commit = total.map_or_else(LatencySummary::default, |h| {
+            LatencySummary::from_histogram(&h)
+        });
+        Ok(())
+    }
+
+    /// The figures of these sums: the commit percentiles read off its histogram.
+    pub(crate) fn summarised(&self) -> TxnFigures {
+        let mut t = self.clone();
+        if let Some(h) = self.commit.histogram() {
+            t.commit = LatencySummary::from_histogram(&h.clone());
+        }
+        t
+    }
 }
 
 /// What one transactional producer recorded over the measured phase.

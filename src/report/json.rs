@@ -18,8 +18,14 @@ use crate::source::Sources;
 
 use super::verdict::VerdictRecord;
 
-/// Version 2 added the encoded histograms, the time series, the scenario text and versions.
-pub const SCHEMA_VERSION: u32 = 2;
+/// Version 2 added the encoded histograms, the time series, the scenario text and versions;
+/// version 3 keeps each run's whole recording (`recording`), from which a reader derives every
+/// figure again.
+pub const SCHEMA_VERSION: u32 = 3;
+
+/// The oldest version read: its runs are upgraded (`RunResult::upgrade_v2`) and keep the
+/// figures they were written with.
+pub const OLDEST_READ: u32 = 2;
 
 /// One invocation's results, as written and as read back.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -75,8 +81,8 @@ pub enum ReadError {
     #[error("{path} is not a kafkabench result file: {reason}")]
     NotAResult { path: String, reason: String },
     #[error(
-        "{path} has result schema version {found}; this kafkabench reads version {SCHEMA_VERSION} \
-         (version 1 files have no histograms: re-run the scenario with --json)"
+        "{path} has result schema version {found}; this kafkabench reads versions {OLDEST_READ} \
+         to {SCHEMA_VERSION} (version 1 files have no histograms: re-run the scenario with --json)"
     )]
     Version { path: String, found: u64 },
 }
@@ -151,6 +157,11 @@ impl ResultFile {
         writeln!(out)
     }
 
+    /// The version this kafkabench writes.
+    pub fn current_version() -> u32 {
+        SCHEMA_VERSION
+    }
+
     /// Reads a result file, refusing other versions with what to do about them.
     pub fn read(path: &Path) -> Result<ResultFile, ReadError> {
         let shown = path.display().to_string();
@@ -173,13 +184,23 @@ impl ResultFile {
             .get("schema_version")
             .and_then(serde_json::Value::as_u64)
             .ok_or_else(|| not("no schema_version field".to_string()))?;
-        if found != u64::from(SCHEMA_VERSION) {
+        if !(u64::from(OLDEST_READ)..=u64::from(SCHEMA_VERSION)).contains(&found) {
             return Err(ReadError::Version {
                 path: path.to_string(),
                 found,
             });
         }
-        serde_json::from_value(value).map_err(|e| not(e.to_string()))
+        let mut file: ResultFile = serde_json::from_value(value).map_err(|e| not(e.to_string()))?;
+        for r in &mut file.runs {
+            if found < u64::from(SCHEMA_VERSION) {
+                r.upgrade_v2();
+            } else {
+                r.rederive();
+            }
+        }
+        // Read is read as this version: what it holds is now in this version's places.
+        file.schema_version = SCHEMA_VERSION;
+        Ok(file)
     }
 }
 
@@ -248,17 +269,28 @@ mod tests {
     /// back to the same status and the same bytes.
     #[test]
     fn every_run_status_reads_back_and_writes_the_same_bytes() {
+        use crate::measure::status::Cause;
         use crate::measure::RunStatus;
         let mut f = file_with_one_run();
         let statuses = [
             RunStatus::Complete,
             RunStatus::Interrupted,
             RunStatus::ClusterLost {
-                reason: "all brokers are down (1/1 brokers are down)".into(),
+                cause: Cause::said("all brokers are down (1/1 brokers are down)"),
             },
             RunStatus::Failed {
-                reason: "nothing was delivered: no record could be sent".into(),
+                cause: Cause::NothingDelivered {
+                    detail: "nothing was delivered: no record could be sent".into(),
+                },
             },
+            RunStatus::merged(&[
+                RunStatus::Complete,
+                RunStatus::Failed {
+                    cause: Cause::Workers {
+                        errors: vec!["producer 1: x".into()],
+                    },
+                },
+            ]),
             RunStatus::default(),
         ];
         f.runs = statuses
@@ -274,6 +306,7 @@ mod tests {
         assert!(text.contains(
             "\"topic\": \"\",\n      \"status\": \"cluster_lost\",\n      \"complete\": false,\n      \
              \"cluster_lost\": true,\n      \"error\": \"all brokers are down (1/1 brokers are down)\",\n      \
+             \"cause\": {\n        \"kind\": \"said\",\n        \"text\": \"all brokers are down (1/1 brokers are down)\"\n      },\n      \
              \"sent\": 0,"
         ));
         let back = ResultFile::parse(&text, "r.json").unwrap();

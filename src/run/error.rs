@@ -68,7 +68,7 @@ pub enum RunError {
     Interrupted,
     /// The measured phase ran and did not complete: the run's own status (the cluster lost,
     /// or failed with why: a producer that could not finish, nothing delivered), as it is.
-    #[error("{}", .0.reason().unwrap_or("the run did not complete"))]
+    #[error("{}", .0.reason().unwrap_or_else(|| "the run did not complete".into()))]
     Ended(RunStatus),
     /// A shard's result for the run cannot be merged with the others' (`collect`).
     #[error("{file}'s result cannot be merged: {error}")]
@@ -180,7 +180,7 @@ mod tests {
     #[test]
     fn a_run_that_ended_early_says_its_status_own_words_and_counts_as_measured() {
         let lost = RunError::Ended(RunStatus::ClusterLost {
-            reason: "all brokers are down".into(),
+            cause: crate::measure::status::Cause::said("all brokers are down"),
         });
         assert_eq!(lost.to_string(), "all brokers are down");
         assert!(lost.during_measurement());

@@ -11,6 +11,7 @@ use super::lifecycle;
 use super::options::RunOptions;
 use super::progress::Position;
 use super::shard::{Coordination, Next};
+use crate::measure::status::Cause;
 use crate::measure::{RunResult, RunStatus};
 use crate::plan::{Plan, RunNo};
 
@@ -101,11 +102,11 @@ pub(super) async fn follow(
             Ok(r) => {
                 if let Err(e) = s.report(r).await {
                     // The cluster stays lost when it was (the flag is kept).
-                    let reason = format!("the collector did not get the result: {e}");
+                    let cause = Cause::said(format!("the collector did not get the result: {e}"));
                     r.status = if r.status.is_cluster_lost() {
-                        RunStatus::ClusterLost { reason }
+                        RunStatus::ClusterLost { cause }
                     } else {
-                        RunStatus::Failed { reason }
+                        RunStatus::Failed { cause }
                     };
                 }
             }

@@ -20,6 +20,7 @@ use super::shard::{Coordination, Phase, Shard};
 use super::shared::Shared;
 use super::topic::{self, Disk};
 use crate::measure::consume::{group_rebalances, ReadSide, ShareSide};
+use crate::measure::status::Cause;
 use crate::measure::{ConsumerRecording, GeneratorLoad, Recordings, RunResult, RunStatus};
 use crate::model::{Backlog, Workload};
 use crate::plan::RunNo;
@@ -184,7 +185,7 @@ pub(super) async fn measure(
         reader_queue_full: reader_queue.full,
     });
     if let Some(actions) = fault_actions {
-        r.faults = Some(crate::measure::fault::derive(actions, &r, &recorded));
+        r.recording.faults = Some(crate::measure::FaultSums::of(actions, &recordings));
     }
     r.compaction = compaction;
     r.unavailable = super::availability::outages(&shared, shared.measure_origin());
@@ -209,18 +210,22 @@ pub(super) async fn measure(
     r.status = match (shared.lost_reason(), shared.interrupted()) {
         // The interrupt is the reason given, even when the cluster was lost too.
         (Some(_), true) => RunStatus::ClusterLost {
-            reason: "interrupted".into(),
+            cause: Cause::Interrupted,
         },
-        (Some(reason), false) => RunStatus::ClusterLost { reason },
+        (Some(reason), false) => RunStatus::ClusterLost {
+            cause: Cause::said(reason),
+        },
         (None, true) => RunStatus::Interrupted,
         (None, false) if !errors.is_empty() => RunStatus::Failed {
-            reason: errors.join("; "),
+            cause: Cause::Workers { errors },
         },
         // (`messages = 0` sends nothing on purpose: the run only drains its backlog.)
         // Nothing delivered is a failed run, never a pass (`failed == 0` would hold for a run
         // that could not even send).
         (None, false) if r.acked == 0 && w.messages != Some(0) => RunStatus::Failed {
-            reason: nothing_delivered(&r, shared.first_client_error()),
+            cause: Cause::NothingDelivered {
+                detail: nothing_delivered(&r, shared.first_client_error()),
+            },
         },
         (None, false) => RunStatus::Complete,
     };

@@ -11,6 +11,7 @@ use super::error::ShardError;
 use super::letdown::{Letdown, Missed};
 use crate::measure::merge::merge;
 use crate::measure::series::Planned;
+use crate::measure::status::Cause;
 use crate::measure::{RunResult, RunStatus};
 use crate::plan::{Plan, RunNo, RunPlan, Selection};
 use crate::run::admin::Admin;
@@ -243,7 +244,7 @@ impl Collector {
         }
         if !problems.is_empty() && m.status.is_complete() {
             m.status = RunStatus::Failed {
-                reason: RunError::PartialShards(problems).to_string(),
+                cause: Cause::said(RunError::PartialShards(problems).to_string()),
             };
         }
         Ok(m)

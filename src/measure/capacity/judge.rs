@@ -13,9 +13,7 @@ pub const GENERATOR_BUSY: f64 = 0.9;
 pub fn judge(r: &RunResult, target: f64, search: &CapacitySearch) -> Vec<Miss> {
     let mut misses = Vec::new();
     if let Some(reason) = r.status.reason() {
-        misses.push(Miss::Incomplete {
-            reason: reason.to_string(),
-        });
+        misses.push(Miss::Incomplete { reason });
     }
     let tol = search.tolerance;
     let least = (1.0 - tol) * target;

@@ -301,14 +301,17 @@ fn a_shard_that_failed_before_measuring_adds_nothing_and_does_not_block_the_merg
         index: 1,
         label: "codec=zstd".into(),
         status: RunStatus::Failed {
-            reason: "topic not ready".into(),
+            cause: crate::measure::status::Cause::said("topic not ready"),
         },
         ..RunResult::default()
     };
     let m = merge(&[&a, &failed], &unlimited()).unwrap();
     assert_eq!(m.acked, 4);
     assert!(!m.status.is_complete());
-    assert_eq!(m.status.reason(), Some("shard 1: topic not ready"));
+    assert_eq!(
+        m.status.reason().as_deref(),
+        Some("shard 1: topic not ready")
+    );
     assert_eq!(m.series.unwrap().points[0].acked, 4);
 }
 
@@ -336,7 +339,7 @@ fn reading_shard(acked: &[u64], read: &[u64], requests: u64, fetched: u64) -> Ru
         ..ReadSums::default()
     };
     s.consume = Some(sums.figures(None));
-    s.raw_read = Some(sums);
+    s.recording.read = Some(sums);
     s
 }
 
@@ -386,7 +389,8 @@ fn a_merged_lag_max_is_the_highest_summed_lag_over_time_not_a_sum_of_peaks() {
     );
     // The file keeps the merged sums, so the figures re-derive from it.
     assert_eq!(
-        m.raw_read
+        m.recording
+            .read
             .as_ref()
             .unwrap()
             .figures(m.series.as_ref())
@@ -399,7 +403,7 @@ fn a_merged_lag_max_is_the_highest_summed_lag_over_time_not_a_sum_of_peaks() {
 fn a_shard_file_without_read_sums_merges_from_its_figures() {
     let a = reading_shard(&[10, 0, 0], &[0, 10, 0], 10, 1_000);
     let mut older = reading_shard(&[0, 10, 0], &[0, 0, 10], 1, 1_000);
-    older.raw_read = None;
+    older.recording.read = None;
     let m = merge(&[&a, &older], &unlimited()).unwrap();
     let c = m.consume.as_ref().unwrap();
     assert_eq!(c.lag_max, Some(10));

@@ -258,7 +258,10 @@ pub(crate) fn analyse(loaded: &[Loaded], o: &Options, notes: Vec<String>) -> His
             });
             let s = &mut series[at];
             if !r.status.is_complete() {
-                let why = r.status.reason().unwrap_or("it did not complete");
+                let why = r
+                    .status
+                    .reason()
+                    .unwrap_or_else(|| "it did not complete".into());
                 s.left_out.push(LeftOut {
                     file: l.path.clone(),
                     reason: format!("run `{}` did not complete: {why}", r.label),

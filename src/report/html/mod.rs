@@ -278,7 +278,7 @@ fn run(h: &mut String, r: &RunResult, total: usize) {
     );
     let _ = write!(h, "<p>topic <code>{}</code>", esc(&r.topic));
     if let Some(e) = r.status.reason() {
-        let _ = write!(h, " · <span class=\"fail\">{}</span>", esc(e));
+        let _ = write!(h, " · <span class=\"fail\">{}</span>", esc(&e));
     }
     if !r.status.is_complete() {
         h.push_str(" · <span class=\"fail\">incomplete: cut short</span>");
