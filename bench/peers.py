@@ -35,6 +35,8 @@ COMMON = {
     "enable.idempotence": "false",
 }
 TOOLS = ["kafkabench", "perf-test", "rdkafka_perf"]
+# The throughput section's name for `--baseline`'s build, run in the same repetitions.
+BASELINE = "kafkabench (baseline)"
 # The read side's two (consume: a backlog drained by each tool; verifier: the producers with
 # and without `consumer { }`) are in peers_read.py; share groups (KIP-932) against
 # kafka-share-consumer-perf-test in peers_share.py.
@@ -184,7 +186,7 @@ class Bench:
 
     # --- one run per tool -------------------------------------------------------------------
 
-    def kafkabench(self, label, size, codec, n, rate=None, payload=None):
+    def kafkabench(self, label, size, codec, n, rate=None, payload=None, binary=None):
         path = os.path.join(self.out, f"{label}.kbs")
         props = dict(COMMON, **{"compression.type": codec})
         props_text = "\n    ".join(f"{k} = {v}" for k, v in props.items())
@@ -201,7 +203,8 @@ class Bench:
             )
         js = os.path.join(self.out, f"{label}.json")
         code, out, cpu, rss, wall = run_wait4(
-            [self.kafkabench_bin, "run", path, "--quiet", "--json", js], self.args.timeout)
+            [binary or self.kafkabench_bin, "run", path, "--quiet", "--json", js],
+            self.args.timeout)
         if code != 0:
             self.log(out)
             raise SystemExit(f"kafkabench failed (exit {code}) on {label}")
@@ -275,11 +278,15 @@ class Bench:
             for size, codec in configs:
                 n = self.args.small if size < 1000 else self.args.large
                 # Rotate the order each repetition: no tool always runs first (or last).
-                order = TOOLS[rep % 3:] + TOOLS[:rep % 3]
+                tools = TOOLS + ([BASELINE] if self.args.baseline else [])
+                k = rep % len(tools)
+                order = tools[k:] + tools[:k]
                 for t in order:
-                    label = f"tp-{size}-{codec}-{t}-{rep}"
+                    label = f"tp-{size}-{codec}-{t.replace(' ', '-').strip('()')}-{rep}"
                     if t == "kafkabench":
                         r = self.kafkabench(label, size, codec, n)
+                    elif t == BASELINE:
+                        r = self.kafkabench(label, size, codec, n, binary=self.args.baseline)
                     elif t == "perf-test":
                         r = self.perf_test(label, size, codec, n)
                     else:
@@ -346,9 +353,10 @@ def report(rows, args):
         lines.append("| record | codec | tool | msg/s (median) | msg/s spread | MB/s | CPU s per M msgs | peak RSS MiB |")
         lines.append("|---|---|---|---:|---:|---:|---:|---:|")
         verdict = []
+        before_after = []
         for size, codec in sorted({(r["size"], r["codec"]) for r in tp}):
             med_by = {}
-            for t in TOOLS:
+            for t in TOOLS + [BASELINE]:
                 rs = [r for r in tp if r["size"] == size and r["codec"] == codec and r["tool"] == t]
                 if not rs:
                     continue
@@ -365,11 +373,22 @@ def report(rows, args):
                     f"| {size} B | {codec} | "
                     + (f"{kb[0] / pp[0]:.2f}× | " if pp else "- | ")
                     + (f"{kb[0] / rk[0]:.2f}× | {kb[1] / rk[1]:.2f}× |" if rk else "- | - |"))
+            base = med_by.get(BASELINE)
+            if kb and base:
+                before_after.append(f"| {size} B | {codec} | {kb[0] / base[0]:.3f}× | "
+                                    f"{kb[1] / base[1]:.3f}× |")
         lines.append("\nkafkabench relative to its peers (medians; goal: ≥ 1.00× perf-test and "
                      "≥ 0.95× rdkafka_performance in throughput, ≤ 1.15× rdkafka_performance in CPU):\n")
         lines.append("| record | codec | throughput vs perf-test | throughput vs rdkafka_perf | CPU per msg vs rdkafka_perf |")
         lines.append("|---|---|---:|---:|---:|")
         lines.extend(verdict)
+        if before_after:
+            lines.append("\nkafkabench against `--baseline`'s build, same repetitions (medians; "
+                         "goal: within 3 %):\n")
+            lines.append("| record | codec | throughput, current / baseline | "
+                         "CPU per msg, current / baseline |")
+            lines.append("|---|---|---:|---:|")
+            lines.extend(before_after)
     rt = [r for r in rows if r["section"] == "rate"]
     if rt:
         lines.append(f"\n### Fixed rate, 100 B, {args.rate_secs} s per rate\n")
@@ -439,9 +458,9 @@ def main():
                     help="the kafkabench binary to measure (default target/release/kafkabench; "
                          "another build, for a before/after comparison)")
     ap.add_argument("--baseline", metavar="BIN",
-                    help="the verifier and consume sections also run this kafkabench binary, "
-                         "interleaved with the measured one (before/after on the same machine "
-                         "state)")
+                    help="the throughput, verifier and consume sections also run this "
+                         "kafkabench binary, interleaved with the measured one (before/after on "
+                         "the same machine state)")
     ap.add_argument("--out", help="output directory (default bench/out/<time>)")
     ap.add_argument("--rdkafka-performance", required=True, help=argparse.SUPPRESS)
     args = ap.parse_args()

@@ -63,21 +63,8 @@ scenario "sharded_search" {
 }
 KBS
 
-# `sharded NAME FILE`: FILE run by $shards shards and a collector, into $out/NAME.json.
-sharded() {
-  local name=$1 file=$2 id pids=() i status=0
-  id="sb$$${name//[^a-z0-9]/}"
-  $kb collect "$file" --run-id "$id" --shards "$shards" --json "$out/$name.json" \
-    >"$out/$name.txt" 2>&1 &
-  local collector=$!
-  for ((i = 0; i < shards; i++)); do
-    $kb run "$file" --quiet --shard "$i/$shards" --run-id "$id" >"$out/$name-shard$i.txt" 2>&1 &
-    pids+=($!)
-  done
-  for p in "${pids[@]}"; do wait "$p" || status=$?; done
-  wait "$collector" || status=$?
-  return "$status"
-}
+# shellcheck source=lib/sharded.sh
+. bench/lib/sharded.sh
 
 capacity() {
   python3 - "$1" <<'PY'

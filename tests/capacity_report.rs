@@ -273,6 +273,7 @@ pub(crate) fn file(runs: Vec<RunResult>) -> ResultFile {
         assertions: vec![],
         notes: vec![],
         environment: None,
+        shard_environments: Vec::new(),
     }
 }
 

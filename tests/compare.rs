@@ -49,6 +49,7 @@ fn file(runs: Vec<RunResult>) -> ResultFile {
         assertions: vec![],
         notes: vec![],
         environment: None,
+        shard_environments: Vec::new(),
     }
 }
 

@@ -58,6 +58,7 @@ fn result(i: usize, drop_at: usize, rng: &mut Rng) -> ResultFile {
                 ..Host::default()
             }),
         }),
+        shard_environments: Vec::new(),
     }
 }
 

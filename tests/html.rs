@@ -245,6 +245,7 @@ fn synthetic() -> ResultFile {
         ],
         notes: vec![],
         environment: None,
+        shard_environments: Vec::new(),
     }
 }
 

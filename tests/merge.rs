@@ -95,7 +95,13 @@ fn shard_file(runs: Vec<RunResult>) -> ResultFile {
         runs,
         assertions: vec![],
         notes: vec![],
-        environment: None,
+        environment: Some(kafkabench::measure::Environment {
+            kafkabench: "0.1.0".into(),
+            librdkafka: "2.12.1".into(),
+            cluster: None,
+            host: None,
+        }),
+        shard_environments: Vec::new(),
     }
 }
 
@@ -168,6 +174,9 @@ fn the_merged_result_file_adds_up_and_holds_the_merged_histograms() {
     );
     assert_eq!(v["outcome"], "ok");
     assert_eq!(v["assertions"].as_array().unwrap().len(), 4);
+    // Each shard's machine is kept, and no one machine is claimed for the merge.
+    assert_eq!(v["shard_environments"].as_array().unwrap().len(), 2);
+    assert!(v["environment"].is_null());
     let merged: ResultFile = ResultFile::read(&out_json).unwrap();
     let mut one = new_histogram();
     for k in 0..2u64 {

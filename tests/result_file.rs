@@ -74,7 +74,7 @@ fn families(r: &RunResult) -> Vec<(&'static str, &LatencySummary)> {
 #[test]
 fn a_nine_run_matrix_keeps_every_histogram_decodable_to_the_percentiles_beside_it() {
     let (json, file) = matrix();
-    assert_eq!(json["schema_version"], 2);
+    assert_eq!(json["schema_version"], 3);
     assert_eq!(file.runs.len(), 9);
     for (i, run) in json["runs"].as_array().unwrap().iter().enumerate() {
         for family in ["ack", "service", "send_delay", "e2e"] {

@@ -456,6 +456,16 @@ fn trials_across_shards_are_each_merged_from_every_shard_and_combined_as_on_one_
             .expect("the throughput over the trials");
         assert_eq!(fig["values"].as_array().unwrap().len(), 3, "{fig}");
     }
+    // The merged file keeps each shard's machine, and claims no single one.
+    let machines = v["shard_environments"]
+        .as_array()
+        .expect("the shards' machines");
+    assert_eq!(machines.len(), 2, "{machines:?}");
+    assert!(
+        machines.iter().all(|m| m["host"].is_object()),
+        "{machines:?}"
+    );
+    assert!(v["environment"].is_null());
     assert_eq!(
         topics_with(&id),
         Vec::<String>::new(),

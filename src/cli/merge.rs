@@ -159,6 +159,12 @@ fn report(
         result.librdkafka_version = first.librdkafka_version.clone();
         result.started_at = files.iter().filter_map(|(_, f)| f.started_at.clone()).min();
         result.interval_secs = first.interval_secs;
+        // Each shard file's machine (a file merged before keeps its shards').
+        result.shard_environments = files
+            .iter()
+            .flat_map(|(_, f)| f.environment.iter().chain(&f.shard_environments))
+            .cloned()
+            .collect();
         result
     })
 }

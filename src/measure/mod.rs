@@ -290,6 +290,10 @@ pub struct RunResult {
     /// A share group's figures (KIP-932), when one read the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub share: Option<ShareFigures>,
+    /// The machine that measured it, when it is not the file's: a shard's result as it goes
+    /// to its collector (the merged file keeps them all, `shard_environments`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<Environment>,
     /// A repeated run (`repeat = N`): every trial. The run's own fields are its median
     /// trial's; `metric` reads counts summed and figures as medians over the trials.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -117,21 +117,26 @@ impl RunRecording {
 impl RunResult {
     /// The sides' figures derived from the recording, the one place a run, a merge and a
     /// file read back derive them: the read side (with the lag from the series), transactions,
-    /// faults (after the read side: churn needs its stalls) and topics.
+    /// faults (after the read side: churn needs its stalls) and topics. A side with no
+    /// recording keeps the figures it has (none, but in a file that kept only figures).
     pub(crate) fn derive_sides(&mut self) {
-        self.consume = self
-            .recording
-            .read
-            .as_ref()
-            .map(|r| r.figures(self.series.as_ref()));
-        self.txn = self.recording.txn.as_ref().map(TxnFigures::summarised);
-        self.faults = self.recording.faults.as_ref().map(|f| f.figures(self));
-        self.topics = self
-            .recording
-            .topics
-            .iter()
-            .map(|t| t.figures(self.elapsed_secs))
-            .collect();
+        let rec = &self.recording;
+        if let Some(r) = &rec.read {
+            self.consume = Some(r.figures(self.series.as_ref()));
+        }
+        if let Some(t) = &rec.txn {
+            self.txn = Some(t.summarised());
+        }
+        if let Some(f) = &rec.faults {
+            self.faults = Some(f.figures(self));
+        }
+        if !rec.topics.is_empty() {
+            self.topics = rec
+                .topics
+                .iter()
+                .map(|t| t.figures(self.elapsed_secs))
+                .collect();
+        }
     }
 
     /// Every measured figure derived again from the recording, ignoring the derived fields a

@@ -63,6 +63,9 @@ pub struct ResultFile {
     /// in files of an older kafkabench and for merged shards.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub environment: Option<crate::measure::Environment>,
+    /// A merged file's (`collect`, `merge`): each shard's machine, in shard order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shard_environments: Vec<crate::measure::Environment>,
 }
 
 /// One included file of the scenario.
@@ -114,6 +117,7 @@ impl ResultFile {
             assertions: verdicts.iter().map(VerdictRecord::of).collect(),
             notes: exec.notes.clone(),
             environment: exec.environment.clone(),
+            shard_environments: exec.shard_environments.clone(),
         }
     }
 
@@ -250,6 +254,7 @@ mod tests {
             assertions: vec![],
             notes: vec![],
             environment: None,
+            shard_environments: Vec::new(),
         }
     }
 

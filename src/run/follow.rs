@@ -43,6 +43,8 @@ pub(super) async fn follow(
     interrupt: Arc<AtomicBool>,
 ) -> Followed {
     let mut exec = Followed::default();
+    // Said with every result: the merged file keeps each shard's machine.
+    let here = super::environment::local();
     let failure = |index: usize, error: RunError| RunFailure {
         index,
         label: label_of(plan, index),
@@ -100,6 +102,7 @@ pub(super) async fn follow(
         // The collector judges: every result goes to it, complete or not.
         match &mut outcome {
             Ok(r) => {
+                r.environment = Some(here.clone());
                 if let Err(e) = s.report(r).await {
                     // The cluster stays lost when it was (the flag is kept).
                     let cause = Cause::said(format!("the collector did not get the result: {e}"));

@@ -71,6 +71,8 @@ pub struct Execution {
     /// Where it was measured: the client machine before the first run, the cluster once it
     /// answered.
     pub environment: Option<crate::measure::Environment>,
+    /// A sharded run's: each shard's machine (and its view of the cluster), by shard.
+    pub shard_environments: Vec<crate::measure::Environment>,
 }
 
 impl Execution {
@@ -98,6 +100,7 @@ pub(crate) async fn execute(
         interrupted: false,
         notes: Vec::new(),
         environment: Some(environment::local()),
+        shard_environments: Vec::new(),
     };
     if let Some(s) = &opts.shard {
         // A shard runs the rounds its collector names, not the plan's order of its own.

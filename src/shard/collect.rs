@@ -2,6 +2,7 @@
 //! each run's topics, holds the two barriers, measures the disk once, gathers every shard's
 //! result and deletes what it created. Merging and judging are the caller's.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -95,6 +96,7 @@ pub(crate) async fn collect(
         session: control::new_session(),
         round: 0,
         reported: 0,
+        environments: BTreeMap::new(),
     };
     // A run id used before whose control topic was left behind (a collector that was
     // killed): its messages would be taken for this run's.
@@ -129,9 +131,10 @@ pub(crate) async fn collect(
         ..RunOptions::default()
     };
     let mut exec = run::execute(plan, &Selection::all(plan), &opts, interrupt).await;
-    // Many machines measured it; their environments are not one (yet).
+    // Many machines measured it: each is its shard's.
     exec.environment = None;
     let c = collector.state.lock().await;
+    exec.shard_environments = c.environments.values().cloned().collect();
     let reported = c.reported;
     let ended = if exec.interrupted {
         Some("the collector was interrupted".to_string())
@@ -218,6 +221,11 @@ impl Collector {
             .filter_map(|s| Some((s, c.shards.results.remove(&(s, number))?)))
             .collect();
         c.reported = results.len();
+        for (s, r) in &results {
+            if let Some(e) = &r.environment {
+                c.environments.entry(*s).or_insert_with(|| e.clone());
+            }
+        }
         let problems: Vec<String> = c
             .shards
             .problems
@@ -323,6 +331,8 @@ struct Coordinator {
     round: u32,
     /// How many shards' results went into the last round.
     reported: usize,
+    /// Each shard's machine, as its first result said.
+    environments: BTreeMap<u32, crate::measure::Environment>,
 }
 
 impl Coordinator {

@@ -79,8 +79,9 @@ pub(crate) fn execution(
         failure,
         interrupted,
         notes,
-        // Many machines measured it; their environments are not one (yet).
+        // Many machines measured it: each is its shard's.
         environment: None,
+        shard_environments: Vec::new(),
     })
 }
 

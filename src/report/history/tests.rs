@@ -71,6 +71,7 @@ fn loaded(i: usize, scenario: &str, runs: Vec<RunResult>, environment: Environme
             assertions: vec![],
             notes: vec![],
             environment: Some(environment),
+            shard_environments: Vec::new(),
         },
         started_at,
         started_ms,
