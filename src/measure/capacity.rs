@@ -274,6 +274,10 @@ pub struct GeneratorLoad {
     /// librdkafka's fetchers: the records then wait on the broker for kafkabench.
     #[serde(default)]
     pub reader_queue_full: u64,
+    /// A merged run's (shards): the shard whose machine was the busiest, whose sender and
+    /// process figures these are (0-based, in the collector's shard order).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<usize>,
 }
 
 /// A wait in kafkabench's own reader at least this long (seconds) means it, not the cluster,
@@ -318,6 +322,35 @@ impl GeneratorLoad {
         } else {
             None
         }
+    }
+
+    /// The shards' loads as one run's: a load machine with no CPU to spare limits the whole
+    /// run, so the sender and process figures are the busiest shard's (named), and the reader
+    /// fell behind if any shard's did (the longest wait, every full-queue sample). None when
+    /// no shard measured its load.
+    pub fn busiest(shards: impl IntoIterator<Item = (usize, GeneratorLoad)>) -> Option<Self> {
+        let all: Vec<(usize, GeneratorLoad)> = shards.into_iter().collect();
+        let load = |g: &GeneratorLoad| {
+            let process = if g.cores > 0 {
+                g.process_cores / f64::from(g.cores)
+            } else {
+                0.0
+            };
+            g.sender_busy.max(process)
+        };
+        let (k, top) = all
+            .iter()
+            .max_by(|a, b| load(&a.1).total_cmp(&load(&b.1)))?;
+        Some(GeneratorLoad {
+            reader_busy: all.iter().map(|(_, g)| g.reader_busy).fold(0.0, f64::max),
+            reader_wait_secs: all
+                .iter()
+                .map(|(_, g)| g.reader_wait_secs)
+                .fold(0.0, f64::max),
+            reader_queue_full: all.iter().map(|(_, g)| g.reader_queue_full).sum(),
+            shard: (all.len() > 1).then_some(*k),
+            ..*top
+        })
     }
 
     /// Whether kafkabench had no CPU to spare: a sending thread, or the process as a whole.

@@ -116,6 +116,13 @@ pub(crate) fn merge(shards: &[&RunResult], schedule: &Planned) -> Result<RunResu
     // the largest is the one that saw every shard's records. Summing would count it N times.
     m.set_disk_total(shards.iter().filter_map(|s| s.disk_bytes).max());
     m.recording.read = read_side(shards);
+    // A shard that had no CPU to spare limits the merged run as it would one machine's.
+    m.generator = crate::measure::GeneratorLoad::busiest(
+        shards
+            .iter()
+            .enumerate()
+            .filter_map(|(k, s)| Some((k, s.generator?))),
+    );
     for (k, s) in shards.iter().enumerate() {
         if s.faults.is_some() && s.recording.faults.is_none() {
             return Err(Problem::NoFaultRecording.at(k));

@@ -131,8 +131,11 @@ fn trim(x: f64) -> String {
 
 /// kafkabench's own load when it had no CPU to spare.
 pub(crate) fn generator(g: &GeneratorLoad) -> String {
+    let whose = g
+        .shard
+        .map_or_else(String::new, |k| format!(" (shard {k})"));
     let mut s = format!(
-        "load generator busy: sender thread {:.0}%",
+        "load generator{whose} busy: sender thread {:.0}%",
         g.sender_busy * 100.0
     );
     if g.reader_busy > 0.0 {
@@ -568,6 +571,15 @@ mod tests {
         assert_eq!(
             generator(&g),
             "load generator busy: sender thread 97%, process 1.8 of 2 cores"
+        );
+        // A merged run's: the shard whose machine it was.
+        let sharded = GeneratorLoad {
+            shard: Some(2),
+            ..g
+        };
+        assert_eq!(
+            generator(&sharded),
+            "load generator (shard 2) busy: sender thread 97%, process 1.8 of 2 cores"
         );
     }
 }

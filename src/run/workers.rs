@@ -183,6 +183,7 @@ pub(super) async fn measure(
         cores: super::cpu::cores(),
         reader_wait_secs: reader_queue.wait_max_ns as f64 / 1e9,
         reader_queue_full: reader_queue.full,
+        shard: None,
     });
     if let Some(actions) = fault_actions {
         r.recording.faults = Some(crate::measure::FaultSums::of(actions, &recordings));

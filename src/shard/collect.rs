@@ -243,6 +243,10 @@ impl Collector {
                 file: format!("shard {}", results[error.shard].0),
                 error,
             })?;
+        // The merge names a shard by its place among the results; the table by its number.
+        if let Some(g) = m.generator.as_mut() {
+            g.shard = g.shard.map(|k| results[k].0 as usize);
+        }
         m.set_disk(
             disk.as_ref().map(|(each, _)| each.as_slice()),
             disk.as_ref().map(|(_, total)| *total),

@@ -294,6 +294,39 @@ fn series_of_different_interval_widths_are_refused() {
 }
 
 #[test]
+fn a_shard_with_no_cpu_to_spare_is_named_and_limits_the_merged_run() {
+    use crate::measure::GeneratorLoad;
+    let load = |sender_busy: f64, process_cores: f64, reader_wait_secs: f64| GeneratorLoad {
+        sender_busy,
+        process_cores,
+        cores: 2,
+        reader_wait_secs,
+        ..GeneratorLoad::default()
+    };
+    let mut shards: Vec<RunResult> = (0..3).map(|_| shard(&[MS; 4])).collect();
+    shards[0].generator = Some(load(0.40, 0.6, 0.01));
+    shards[1].generator = Some(load(0.99, 1.1, 0.02));
+    shards[2].generator = Some(load(0.30, 0.5, 0.30));
+    let refs: Vec<&RunResult> = shards.iter().collect();
+    let g = merge(&refs, &unlimited()).unwrap().generator.unwrap();
+    assert_eq!(g.shard, Some(1), "the busiest machine is named");
+    assert!(
+        g.saturated(),
+        "its sender saturated: the merged run is generator-bound"
+    );
+    assert_eq!(
+        g.reader_wait_secs, 0.30,
+        "any shard's reader that fell behind counts"
+    );
+    // None saturated: the merged run is not generator-bound either.
+    shards[1].generator = Some(load(0.50, 0.7, 0.02));
+    let refs: Vec<&RunResult> = shards.iter().collect();
+    let g = merge(&refs, &unlimited()).unwrap().generator.unwrap();
+    assert!(!g.saturated());
+    assert_eq!(g.shard, Some(1));
+}
+
+#[test]
 fn a_shard_that_failed_before_measuring_adds_nothing_and_does_not_block_the_merge() {
     let mut a = shard(&[MS; 4]);
     a.series = series(vec![point(4, 4, None, &[MS; 4])]);
