@@ -282,7 +282,7 @@ class Bench:
                 k = rep % len(tools)
                 order = tools[k:] + tools[:k]
                 for t in order:
-                    label = f"tp-{size}-{codec}-{t.replace(' ', '-').strip('()')}-{rep}"
+                    label = f"tp-{size}-{codec}-{t.replace(' (baseline)', '-baseline')}-{rep}"
                     if t == "kafkabench":
                         r = self.kafkabench(label, size, codec, n)
                     elif t == BASELINE:
