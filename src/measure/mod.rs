@@ -279,8 +279,8 @@ pub struct RunResult {
     pub legacy_raw: Option<RawSums>,
     #[serde(default, rename = "raw_read", skip_serializing)]
     pub legacy_raw_read: Option<ReadSums>,
-    /// kafkabench's own CPU over the measured phase (None in files of an older kafkabench,
-    /// and for merged shards).
+    /// kafkabench's own CPU over the measured phase (None in files of an older kafkabench);
+    /// a merged run's is its busiest shard's, named (`GeneratorLoad::busiest`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generator: Option<GeneratorLoad>,
     /// A capacity search: every probe and what it found (None for a fixed run). The run's
