@@ -130,11 +130,18 @@ impl RunResult {
         if let Some(f) = &rec.faults {
             self.faults = Some(f.figures(self));
         }
-        if !rec.topics.is_empty() {
-            self.topics = rec
+        self.derive_topic_figures();
+    }
+
+    /// The topics' figures from their counts (none recorded: as they are).
+    pub(crate) fn derive_topic_figures(&mut self) {
+        if !self.recording.topics.is_empty() {
+            let elapsed = self.elapsed_secs;
+            self.topics = self
+                .recording
                 .topics
                 .iter()
-                .map(|t| t.figures(self.elapsed_secs))
+                .map(|t| t.figures(elapsed))
                 .collect();
         }
     }
@@ -145,6 +152,20 @@ impl RunResult {
     /// repeated run's trials and a search's probes are derived alike; a repeated run's own
     /// figures, made of its trials, are made again from them.
     pub fn rederive(&mut self) {
+        if let Some(t) = self.trials.take() {
+            let mut t = *t;
+            for r in &mut t.results {
+                r.rederive();
+            }
+            let mut made = super::trials::recombine(t);
+            // The run's own name and place, not its shown trial's.
+            made.index = self.index;
+            made.label = std::mem::take(&mut self.label);
+            made.coords = std::mem::take(&mut self.coords);
+            made.topic = std::mem::take(&mut self.topic);
+            *self = made;
+            return;
+        }
         if let Some(sums) = self.recording.producer.clone() {
             sums.apply(self);
             for s in [&mut self.ack, &mut self.service, &mut self.send_delay] {
@@ -159,19 +180,6 @@ impl RunResult {
             for p in &mut c.probes {
                 p.result.rederive();
             }
-        }
-        if let Some(t) = self.trials.take() {
-            let mut t = *t;
-            for r in &mut t.results {
-                r.rederive();
-            }
-            let mut made = super::trials::recombine(t);
-            // The run's own name and place, not its shown trial's.
-            made.index = self.index;
-            made.label = std::mem::take(&mut self.label);
-            made.coords = std::mem::take(&mut self.coords);
-            made.topic = std::mem::take(&mut self.topic);
-            *self = made;
         }
     }
 

@@ -34,8 +34,7 @@ impl RunResult {
     /// Each topic's figures, from the producers' tallies (`ProducerRecording::by_topic`), the
     /// consumer's per-topic count and each topic's disk growth, once the run's own figures
     /// are derived (they give the measured time). Nothing for a run over one topic: its
-    /// figures are the run's. Every side's figures are then derived (`derive_sides`): this
-    /// is the last of a run's recordings to be made.
+    /// figures are the run's.
     pub fn derive_topics(
         &mut self,
         names: &[String],
@@ -68,7 +67,7 @@ impl RunResult {
                 }
             })
             .collect();
-        self.derive_sides();
+        self.derive_topic_figures();
     }
 }
 
@@ -90,7 +89,7 @@ impl RunResult {
         for (i, t) in self.recording.topics.iter_mut().enumerate() {
             t.disk_bytes = each.and_then(|e| e.get(i).copied());
         }
-        self.derive_sides();
+        self.derive_topic_figures();
     }
 }
 

@@ -161,11 +161,6 @@ impl ResultFile {
         writeln!(out)
     }
 
-    /// The version this kafkabench writes.
-    pub fn current_version() -> u32 {
-        SCHEMA_VERSION
-    }
-
     /// Reads a result file, refusing other versions with what to do about them.
     pub fn read(path: &Path) -> Result<ResultFile, ReadError> {
         let shown = path.display().to_string();

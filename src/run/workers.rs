@@ -20,8 +20,7 @@ use super::shard::{Coordination, Phase, Shard};
 use super::shared::Shared;
 use super::topic::{self, Disk};
 use crate::measure::consume::{group_rebalances, ReadSide, ShareSide};
-use crate::measure::status::Cause;
-use crate::measure::{ConsumerRecording, GeneratorLoad, Recordings, RunResult, RunStatus};
+use crate::measure::{ConsumerRecording, GeneratorLoad, Recordings, RunResult};
 use crate::model::{Backlog, Workload};
 use crate::plan::RunNo;
 use crate::plan::RunPlan;
@@ -29,7 +28,7 @@ use crate::plan::RunPlan;
 mod about;
 mod registry;
 
-use about::{commit_text, nothing_delivered, unmeasured};
+use about::{commit_text, ended, unmeasured};
 
 /// librdkafka's default `delivery.timeout.ms`, when the scenario does not set it.
 const DEFAULT_DELIVERY_TIMEOUT_MS: u64 = 300_000;
@@ -175,6 +174,10 @@ pub(super) async fn measure(
         // whole schedule's again).
         shares: t.shard.map_or(1, |s| s.count),
     };
+    if let Some(actions) = fault_actions {
+        r.recording.faults = Some(crate::measure::FaultSums::of(actions, &recordings));
+    }
+    // Every side's figures, the fault timeline's included, derived once.
     r.derive_figures(&recorded);
     r.generator = Some(GeneratorLoad {
         sender_busy: recordings.iter().filter_map(|p| p.busy).fold(0.0, f64::max),
@@ -185,9 +188,6 @@ pub(super) async fn measure(
         reader_queue_full: reader_queue.full,
         shard: None,
     });
-    if let Some(actions) = fault_actions {
-        r.recording.faults = Some(crate::measure::FaultSums::of(actions, &recordings));
-    }
     r.compaction = compaction;
     r.unavailable = super::availability::outages(&shared, shared.measure_origin());
     if let (Some(crate::model::Warmup::Auto { max }), Some((took, bound))) =
@@ -207,29 +207,14 @@ pub(super) async fn measure(
         disk_by_topic.as_deref(),
     );
 
-    let errors: Vec<String> = errors.into_iter().flatten().collect();
-    r.status = match (shared.lost_reason(), shared.interrupted()) {
-        // The interrupt is the reason given, even when the cluster was lost too.
-        (Some(_), true) => RunStatus::ClusterLost {
-            cause: Cause::Interrupted,
-        },
-        (Some(reason), false) => RunStatus::ClusterLost {
-            cause: Cause::said(reason),
-        },
-        (None, true) => RunStatus::Interrupted,
-        (None, false) if !errors.is_empty() => RunStatus::Failed {
-            cause: Cause::Workers { errors },
-        },
-        // (`messages = 0` sends nothing on purpose: the run only drains its backlog.)
-        // Nothing delivered is a failed run, never a pass (`failed == 0` would hold for a run
-        // that could not even send).
-        (None, false) if r.acked == 0 && w.messages != Some(0) => RunStatus::Failed {
-            cause: Cause::NothingDelivered {
-                detail: nothing_delivered(&r, shared.first_client_error()),
-            },
-        },
-        (None, false) => RunStatus::Complete,
-    };
+    r.status = ended(
+        &r,
+        shared.lost_reason(),
+        shared.interrupted(),
+        errors.into_iter().flatten().collect(),
+        w.messages,
+        || shared.first_client_error(),
+    );
     Ok(r)
 }
 
