@@ -163,7 +163,10 @@ fn expect_code(o: &Outcome, code: i32) {
 /// topics on the same broker at the same time.
 fn topics_of(o: &Outcome) -> Vec<String> {
     let doc = report(o);
-    let id = doc["run_id"].as_str().expect("the report names its run id").to_string();
+    let id = doc["run_id"]
+        .as_str()
+        .expect("the report names its run id")
+        .to_string();
     topics().into_iter().filter(|t| t.contains(&id)).collect()
 }
 
@@ -205,7 +208,11 @@ fn scram_sha_512_over_tls_runs_end_to_end_with_secrets_from_the_environment() {
     assert!(!o.everything().contains(PASSWORD), "{}", o.everything());
     // DescribeLogDirs speaks SASL_SSL too: the disk bytes are measured.
     assert!(r["disk_bytes"].as_u64().is_some_and(|b| b > 0), "{doc}");
-    assert_eq!(topics_of(&o), Vec::<String>::new(), "the run's topic is deleted");
+    assert_eq!(
+        topics_of(&o),
+        Vec::<String>::new(),
+        "the run's topic is deleted"
+    );
 }
 
 #[test]
@@ -344,7 +351,11 @@ fn a_wrong_password_is_an_authentication_failure_that_leaks_nothing_and_leaves_n
         "{}",
         o.everything()
     );
-    assert_eq!(topics_of(&o), Vec::<String>::new(), "no topic is left behind");
+    assert_eq!(
+        topics_of(&o),
+        Vec::<String>::new(),
+        "no topic is left behind"
+    );
 }
 
 #[test]
