@@ -342,6 +342,38 @@ fn a_paused_broker_is_measured_unavailability_not_the_end_of_the_run() {
 }
 
 #[test]
+fn a_share_groups_acknowledgements_unanswered_through_a_pause_are_not_counted_lost() {
+    let broker = SecondBroker::up(19092);
+    // The event: the broker frozen for 5 s, past the members' 2 s request timeout, while their
+    // fetches carry acknowledgements; it applies them when it wakes, the answers go nowhere.
+    let (code, out, err, r) = run_through_a_pause(
+        &broker,
+        "share/paused.kbs",
+        Duration::from_secs(1),
+        Duration::from_secs(5),
+    );
+    assert_eq!(code, 0, "stderr:\n{err}\nstdout:\n{out}");
+    let share = &r["share"];
+    let unanswered = share["unanswered"].as_u64().unwrap_or(0);
+    assert!(unanswered > 0, "no acknowledgement was in flight: {r}");
+    // Against the topic read back by another client: every record written was accepted once
+    // by the group (the log's copies, a producer's retries included), and none is lost.
+    let topic = r["topic"].as_str().unwrap();
+    let bootstrap = format!("127.0.0.1:{}", broker.port);
+    let c = crate::common::reader::read_topic(&bootstrap, topic, "read_committed");
+    let in_log = c.measured().count() as u64;
+    assert_eq!(share["accepted"].as_u64().unwrap(), in_log, "{r}");
+    assert_eq!(r["delivery"]["lost"], 0, "{r}");
+    let acked = r["acked"].as_u64().unwrap();
+    let failed_but_delivered = r["delivery"]["failed_but_delivered"].as_u64().unwrap();
+    assert_eq!(acked + failed_but_delivered, c.distinct_measured(), "{r}");
+    assert!(
+        out.contains("acknowledgements unanswered (their request failed"),
+        "{out}"
+    );
+}
+
+#[test]
 fn a_pause_after_an_idle_stretch_is_measured_from_the_silence_not_the_last_record() {
     let broker = SecondBroker::up(19092);
     // Paused 17 s to 24 s into the shape: the last record is 14 s old, and sending resumes

@@ -29,6 +29,7 @@ const CLIENT_SETTINGS: &[&str] = &[
     "fetch.max.wait.ms",
     "fetch.min.bytes",
     "fetch.max.bytes",
+    "request.timeout.ms",
 ];
 
 /// The longest simulated processing of one record.

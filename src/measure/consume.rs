@@ -506,6 +506,8 @@ impl ConsumerRecording {
                 out.intervals.absorb(c.intervals);
             }
         }
+        // A share group's unanswered acknowledgements: known only over every member's reads.
+        super::share::settle_unanswered(&mut out);
         out
     }
 }

@@ -40,7 +40,7 @@ pub use fault::{AckTimeline, ChurnEvent, FaultFigures, FaultRecord, FaultSums};
 pub use intervals::{IntervalRecorder, IntervalRecording};
 pub use recording::{ProducerStats, RawSums, Recording, SendSpan};
 pub use series::{Intervals, SeriesPoint, TimeSeries};
-pub use share::{ShareFigures, ShareRecording};
+pub use share::{InDoubt, ShareFigures, ShareRecording};
 pub use status::RunStatus;
 pub use topics::{TopicFigures, TopicTally};
 pub use txn::{TxnFigures, TxnRecording};

@@ -1,6 +1,7 @@
 //! Figures from recordings without a broker: delivery accounting, cut-short runs, slip, series.
 
 use super::*;
+use crate::model::Ack;
 
 /// A producer that sent `0..sent`, of which `failed` were reported failed.
 fn producer(sent: u64, failed: &[u64]) -> ProducerRecording {
@@ -145,4 +146,49 @@ fn a_sequence_read_by_two_group_members_is_one_duplicate_and_one_consumed() {
     assert_eq!(merged.duplicated, 1);
     let producers = [producer(5, &[])];
     assert_eq!(account(&producers, &merged), (0, 0), "nothing lost");
+}
+
+#[test]
+fn an_unanswered_acknowledgement_is_accounted_once_whether_or_not_its_record_came_back() {
+    let doubt = |seq, ack, delivery| InDoubt {
+        producer: 0,
+        seq,
+        backlog: false,
+        ack,
+        delivery,
+        archived: false,
+    };
+    // Member a's answers for 3, 4 and 5 were lost; 4 came back and member b accepted it; 5
+    // was a release below the limit (taken, it would have come back). 0..3 were answered.
+    let mut a = consumer(&[&[0, 1, 2]]);
+    a.share = Some(ShareRecording {
+        accepted: 3,
+        unanswered: 3,
+        in_doubt: vec![
+            doubt(3, Ack::Accept, 1),
+            doubt(4, Ack::Accept, 1),
+            doubt(5, Ack::Release, 1),
+        ],
+        ..ShareRecording::default()
+    });
+    let mut b = consumer(&[&[4]]);
+    b.share = Some(ShareRecording {
+        accepted: 1,
+        ..ShareRecording::default()
+    });
+    let merged = ConsumerRecording::merge(vec![a, b]);
+    let share = merged.share.as_ref().unwrap();
+    assert_eq!((merged.consumed, merged.duplicated), (5, 0));
+    assert_eq!(
+        (share.accepted, share.unanswered, share.unanswered_taken),
+        (5, 3, 1)
+    );
+    assert!(share.in_doubt.is_empty());
+    assert_eq!(
+        share.deliveries,
+        vec![0, 1],
+        "the taken record, at delivery 1"
+    );
+    // 5 was never settled: lost, as it is.
+    assert_eq!(account(&[producer(6, &[])], &merged), (1, 0));
 }

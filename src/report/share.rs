@@ -46,6 +46,13 @@ pub(crate) fn figures(s: &ShareFigures) -> String {
             s.refused
         ));
     }
+    if s.unanswered > 0 {
+        line.push_str(&format!(
+            ", {} acknowledgements unanswered (their request failed; {} of their records never \
+             came back: the broker had taken them)",
+            s.unanswered, s.unanswered_taken
+        ));
+    }
     if s.ack.count > 0 {
         line.push_str(&format!(
             "; ack p50 {} p99 {} max {}",

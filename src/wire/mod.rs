@@ -22,4 +22,4 @@ mod tests;
 pub(crate) use admin::alter_group_configs;
 pub(crate) use error::{code_name, WireError};
 pub(crate) use security::Security;
-pub(crate) use share::{AckKind, AckReport, ShareConfig, ShareConsumer};
+pub(crate) use share::{AckKind, AckReport, ShareConfig, ShareConsumer, NETWORK_EXCEPTION};

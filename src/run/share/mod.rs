@@ -7,7 +7,7 @@
 //! An acknowledgement counts only once the broker has taken it: a member whose acquisition
 //! lock expired is refused, and the record is someone else's by then.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
@@ -19,9 +19,11 @@ pub(super) use start::{start, watermarks, Members};
 use super::consumer::{ConsumerOutcome, Layout, Reads};
 use super::shared::{meet, skip_meetings, Shared};
 use super::stamp;
-use crate::measure::{record, ConsumerRecording, IntervalRecorder, ShareRecording};
+use crate::measure::{record, ConsumerRecording, InDoubt, IntervalRecorder, ShareRecording};
 use crate::model::{Ack, ShareSpec};
-use crate::wire::{AckKind, AckReport, ShareConfig, ShareConsumer};
+// NETWORK_EXCEPTION: what the wire settles an acknowledgement lost with its request with;
+// the broker's answer never came, so the broker may have taken it.
+use crate::wire::{AckKind, AckReport, ShareConfig, ShareConsumer, NETWORK_EXCEPTION};
 
 /// How long members wait for an assignment before the clock starts without them.
 const READY_BOUND: Duration = Duration::from_secs(20);
@@ -142,7 +144,10 @@ pub(super) fn run(job: ShareJob) -> ConsumerOutcome {
         m.sent = std::mem::take(&mut m.decided);
         match c.close() {
             Ok(report) => m.answered(&report),
-            Err(e) => m.note(format!("share consumer close: {e}")),
+            Err(e) => {
+                m.unanswered();
+                m.note(format!("share consumer close: {e}"));
+            }
         }
     }
     m.flush();
@@ -256,7 +261,7 @@ impl Member<'_> {
         match c.commit() {
             Ok(report) => self.answered(&report),
             Err(e) => {
-                self.sent.clear();
+                self.unanswered();
                 self.note(format!("share consumer: {e}"));
             }
         }
@@ -318,9 +323,8 @@ impl Member<'_> {
         let outcome = match result {
             Ok(o) => o,
             Err(e) => {
-                // Whether the broker took what was sent is unknown: it is not counted, and
-                // the records come back to the group if it did not.
-                self.sent.clear();
+                // Whether the broker took what was sent is unknown: settled at the end.
+                self.unanswered();
                 return Err(e);
             }
         };
@@ -362,10 +366,10 @@ impl Member<'_> {
 
     /// The broker's answer to the acknowledgements sent with the last poll.
     fn answered(&mut self, report: &AckReport) {
-        let refused: HashSet<(usize, i32, i64)> = report
+        let refused: HashMap<(usize, i32, i64), i16> = report
             .refused
             .iter()
-            .map(|&(t, p, o, _)| (t, p, o))
+            .map(|&(t, p, o, code)| ((t, p, o), code))
             .collect();
         // Every acknowledgement sent with a poll is answered by it; were one left for later,
         // it would be counted here as taken: say so rather than count silently.
@@ -379,9 +383,16 @@ impl Member<'_> {
         let now = self.now();
         let sent = std::mem::take(&mut self.sent);
         for p in &sent {
-            if refused.contains(&(p.topic, p.partition, p.offset)) {
-                self.share.refused += 1;
-                continue;
+            match refused.get(&(p.topic, p.partition, p.offset)) {
+                Some(&NETWORK_EXCEPTION) => {
+                    self.in_doubt(p);
+                    continue;
+                }
+                Some(_) => {
+                    self.share.refused += 1;
+                    continue;
+                }
+                None => {}
             }
             record(&mut self.share.ack, now.saturating_sub(p.acquired_ns));
             let accounted = match p.ack {
@@ -412,6 +423,33 @@ impl Member<'_> {
         }
         self.sent = sent;
         self.sent.clear();
+    }
+
+    /// The acknowledgements sent with a request whose answer was lost: each in doubt.
+    fn unanswered(&mut self) {
+        let sent = std::mem::take(&mut self.sent);
+        for p in &sent {
+            self.in_doubt(p);
+        }
+        self.sent = sent;
+        self.sent.clear();
+    }
+
+    /// An acknowledgement the broker may or may not have taken. Its record, if the broker
+    /// did not take it, comes back to the group and is accounted then; the merge of the
+    /// members' reads settles the rest as taken (`measure::share::settle_unanswered`).
+    fn in_doubt(&mut self, p: &Pending) {
+        self.share.unanswered += 1;
+        if p.counted && p.producer != u32::MAX {
+            self.share.in_doubt.push(InDoubt {
+                producer: p.producer,
+                seq: p.seq,
+                backlog: p.backlog,
+                ack: p.ack,
+                delivery: p.delivery,
+                archived: p.ack == Ack::Release && p.delivery >= self.limit,
+            });
+        }
     }
 
     /// A record of the run settled for good: accepted, rejected or archived, once.

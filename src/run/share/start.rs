@@ -84,7 +84,7 @@ pub(in crate::run) async fn start(
         max_records: num("max.poll.records", 500) as i32,
         max_bytes: num("fetch.max.bytes", 50 * 1024 * 1024) as i32,
         min_bytes: num("fetch.min.bytes", 1) as i32,
-        request_timeout: Duration::from_secs(30),
+        request_timeout: Duration::from_millis(num("request.timeout.ms", 30_000) as u64),
         security,
     };
     let fetch_wait = config.max_wait;

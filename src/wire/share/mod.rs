@@ -15,6 +15,7 @@ use kafka_protocol::messages::ApiKey;
 use uuid::Uuid;
 
 pub(crate) use acks::{AckKind, AckReport};
+pub(crate) use session::NETWORK_EXCEPTION;
 pub(crate) use types::{Acquired, PollOutcome, ShareConfig};
 
 use super::admin;
@@ -24,7 +25,7 @@ use super::WireError;
 use acks::Acks;
 use deliver::deliver;
 use group::Group;
-use session::{Ctx, Session, NETWORK_EXCEPTION};
+use session::{Ctx, Session};
 
 /// Topic ids, leaders and broker addresses, as last asked.
 #[derive(Debug, Default)]

@@ -21,7 +21,7 @@ use super::ShareConfig;
 pub(super) const SHARE_FETCH: i16 = ApiKey::ShareFetch as i16;
 pub(super) const SHARE_ACK: i16 = ApiKey::ShareAcknowledge as i16;
 /// NETWORK_EXCEPTION: what an acknowledgement lost with its connection is refused with.
-pub(super) const NETWORK_EXCEPTION: i16 = 13;
+pub(crate) const NETWORK_EXCEPTION: i16 = 13;
 
 /// Errors after which the broker has no session for us any more: open a new one.
 pub(super) fn session_lost(code: i16) -> bool {
