@@ -140,11 +140,16 @@ fn a_search_under_a_quota_finds_it_and_fixed_runs_confirm_the_answer() {
     assert!(shown <= cap && shown >= 0.9 * low, "{run}");
 
     // Plain fixed-rate runs, which know nothing of the search: 0.9 × C meets the SLO and
-    // keeps up, 1.2 × C does not.
+    // keeps up, 1.2 × C does not. Under a client id of their own with the same quota: the
+    // broker measures a client's rate over the last 11 s, so under the search's id the bytes
+    // of its last probes above the quota would throttle the first one.
+    let fixed_client = format!("{client}-fixed");
+    quota(&fixed_client, Some(512_000));
+    let _fixed_guard = QuotaGuard(fixed_client.clone());
     let fixed = common::run_text_json(
         dir.path(),
         "fixed",
-        &fixed_runs(&client, &[0.9 * cap, 1.2 * cap]),
+        &fixed_runs(&fixed_client, &[0.9 * cap, 1.2 * cap]),
         1,
     )
     .1;
