@@ -29,6 +29,7 @@ each_fixture!(
     byte_rate,
     capacity_mistakes,
     cascades,
+    cascades_into_expect,
     compaction_mistakes,
     compaction_unchecked,
     empty_matrix,
