@@ -13,6 +13,7 @@ use crate::source::Span;
 
 mod assertion;
 pub mod capacity;
+mod client;
 pub(crate) mod fault;
 mod props;
 mod rate;
@@ -24,6 +25,7 @@ use seconds::{duration_opt, duration_secs};
 
 pub use assertion::{Assertion, BinOp, Clause, CmpOp, Expr, Test};
 pub use capacity::CapacitySearch;
+pub use client::ClientKind;
 pub use fault::{BrokerTarget, Fault, FaultAction};
 pub use props::{is_secret, Prop, Props, CONSUMER_GROUP_CONFIGS, LIBRDKAFKA_SENSITIVE, MASK};
 pub use rate::{RateSegment, RateSpec};
@@ -234,6 +236,10 @@ pub struct RunSpec {
     /// `cluster { lost_after }`: how long no broker may answer before the run ends as
     /// *cluster lost*; a shorter silence is measured unavailability.
     pub lost_after: Duration,
+    /// The client library each side runs on (`client = java` in `producer { }` or
+    /// `consumer { }`); librdkafka unless the scenario says.
+    pub producer_client: ClientKind,
+    pub consumer_client: ClientKind,
 }
 
 /// How long no broker may answer before a run ends as *cluster lost*, when the scenario does
@@ -282,6 +288,10 @@ pub struct Workload {
     /// `compaction = verify`: after the run, compaction is forced and the topic read whole to
     /// check what it kept (`run::compaction`).
     pub compaction: Option<CompactionCheck>,
+    /// `seed = 42`: the run's seed, from which every generator (payloads, keys, tombstones,
+    /// sizes) draws, so a run can be repeated exactly and two clients send the same records.
+    /// None until `plan` takes one from the clock when the scenario gives none.
+    pub seed: Option<u64>,
 }
 
 /// `compaction = verify(within: 2m)`: the after-run check of a compacted topic, bounded.

@@ -227,6 +227,9 @@ pub struct RunPlan {
     /// A capacity search (`capacity { }`), scaled: the run is its probes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub capacity: Option<CapacitySearch>,
+    /// The client library each side runs on.
+    pub producer_client: ClientKind,
+    pub consumer_client: ClientKind,
 }
 
 impl RunPlan {
@@ -352,6 +355,8 @@ pub fn plan(scenario: &Scenario, opts: &PlanOptions) -> Plan {
                 admin: base(&Props::default()),
                 workload,
                 faults: scale_faults(&spec.faults, opts.scale),
+                producer_client: spec.producer_client,
+                consumer_client: spec.consumer_client,
             }
         })
         .collect::<Vec<RunPlan>>();

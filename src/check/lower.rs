@@ -7,7 +7,7 @@ use super::axes::{Axis, Picks};
 use super::capacity::{CapacityBlock, CapacityDraft};
 use super::{Checker, Sections, Setting};
 use crate::diagnostic::{Diagnostic, Kind};
-use crate::model::{Cell, Coord, Props, RunSpec, Scalar, TopicSpec};
+use crate::model::{Cell, ClientKind, Coord, Props, RunSpec, Scalar, TopicSpec};
 use crate::source::Span;
 use crate::syntax::ValueKind;
 
@@ -266,6 +266,8 @@ impl Checker<'_> {
             capacity: search,
             share,
             lost_after,
+            producer_client: ClientKind::default(),
+            consumer_client: ClientKind::default(),
         })
     }
 }

@@ -538,6 +538,7 @@ impl Checker<'_> {
             topics: w.topics.map_or(1, |(n, _)| n),
             tombstones: w.compaction.tombstones(),
             compaction: w.compaction.check(),
+            seed: None,
         })
     }
 }

@@ -228,6 +228,7 @@ mod tests {
             topics: 1,
             tombstones: 0.0,
             compaction: None,
+            seed: None,
         };
         assert_eq!(estimate(&w).total, Some(Duration::from_secs(5)));
         w.rate = RateSpec::Unlimited;
