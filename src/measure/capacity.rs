@@ -1,18 +1,25 @@
 //! What a capacity search found: every probe with its full result and verdict, the capacity
-//! (the rate at which the SLO holds with the stated reliability, with its band), and what
-//! limited it. The search's steps are
-//! `capacity/search.rs` (a state machine the run stage drives and the tests simulate); a
-//! probe's verdict is `capacity/judge.rs`.
+//! (the rate at which the SLO holds with the stated reliability, with its band), how long a
+//! rate holds (`hold`), and what limited it. The search's steps are `capacity/search.rs` (a
+//! state machine the run stage drives and the tests simulate), what they say
+//! `capacity/answer.rs`, its long phase `capacity/hold.rs`; a probe's verdict is
+//! `capacity/judge.rs`; the band's coverage with the search in the loop
+//! `capacity/coverage.rs`.
 
+mod answer;
+pub mod coverage;
+mod hold;
 mod judge;
 pub mod logistic;
 mod search;
 
 use serde::{Deserialize, Serialize};
 
-pub use judge::{judge, GENERATOR_BUSY};
+pub use answer::{Answer, NARROWED};
+pub use hold::{Held, Hold};
+pub use judge::{judge, unsteady, GENERATOR_BUSY};
 
-pub use search::{Answer, Canary, Search, Step, Verdict, CANARIES_AFTER_FAILURE};
+pub use search::{BandRule, Canary, Search, Step, Verdict, CANARIES_AFTER_FAILURE, LOOK_ABOVE};
 
 use super::RunResult;
 use crate::model::Unit;
@@ -65,6 +72,33 @@ pub struct CapacityFigures {
     /// (`capacity/search.rs`, *Recovery*).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub canaries: Vec<CanaryRun>,
+    /// Each short probe's measured phase, seconds: what the capacity is a burst of. 0 in files
+    /// from before it was kept.
+    #[serde(default)]
+    pub probe_secs: f64,
+    /// What the passing probes at the capacity acknowledged per second, scaled to the
+    /// capacity: below it when they passed while carrying less than their target (within
+    /// `tolerance`). None without a capacity, and in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carried: Option<f64>,
+    /// Not narrowed because the probes could not rule out a curve too shallow for its band to
+    /// be claimed (`logistic::MIN_SLOPE`): by how much they did rule it out (a deviance, below
+    /// `logistic::STEEP_CUTOFF`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shallow: Option<f64>,
+    /// The long phase (`hold`), when the search asked for one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold: Option<HoldFigures>,
+}
+
+/// The long phase: how long probes went, what they found, and every long probe.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct HoldFigures {
+    /// Each long probe's measured phase, seconds.
+    pub secs: f64,
+    pub answer: Held,
+    /// Every long probe, in the order it ran (numbered on from the short probes).
+    pub probes: Vec<Probe>,
 }
 
 /// A canary: a probe at a rate known to pass, run after a failed probe only to learn whether
@@ -124,6 +158,7 @@ pub fn search_settings(
         reliability: DEFAULT_RELIABILITY,
         probes: DEFAULT_PROBES,
         budget: None,
+        hold: None,
         tolerance: DEFAULT_TOLERANCE,
         slo: Vec::new(),
         span: Default::default(),
@@ -214,6 +249,9 @@ pub struct Probe {
     pub misses: Vec<Miss>,
     /// Everything the probe measured: histograms, series, internals.
     pub result: Box<RunResult>,
+    /// Its wall time, set-up and drain included; 0 in older files.
+    #[serde(default)]
+    pub secs: f64,
 }
 
 /// One reason a probe failed.
@@ -245,12 +283,22 @@ pub enum Miss {
     },
     /// The probe was cut short (an interrupt, a lost cluster) or could not run.
     Incomplete { reason: String },
+    /// A long probe's series still trended at its end (the steady-state detector found it
+    /// never steady): the rate does not hold, whatever the figures over the whole probe.
+    Unsteady { series: super::steady::SteadySeries },
 }
 
 impl Miss {
     /// Whether the miss is the cluster not keeping up (rather than an SLO condition).
     pub fn is_sustain(&self) -> bool {
-        !matches!(self, Miss::Slo { .. })
+        !matches!(self, Miss::Slo { .. } | Miss::Unsteady { .. })
+    }
+
+    /// Whether the miss says the rate was not carried: acknowledged too little, or sending
+    /// fell behind its schedule. Either way the backlog grows with every second; a probe that
+    /// misses so is an overload, not a sporadic failure.
+    pub fn is_overload(&self) -> bool {
+        matches!(self, Miss::Rate { .. } | Miss::Slip { .. })
     }
 }
 

@@ -1,7 +1,11 @@
 //! A probe's verdict: did it sustain its target, and did it meet every condition of the SLO?
-//! Each miss carries its figures, so a failed probe says what failed and by how much.
+//! Each miss carries its figures, so a failed probe says what failed and by how much. A long
+//! probe (`hold`) must also end steady.
+
+use std::time::Duration;
 
 use super::Miss;
+use crate::measure::steady::SteadyAfter;
 use crate::measure::RunResult;
 use crate::model::{BinOp, CapacitySearch, Expr, Test};
 
@@ -9,8 +13,9 @@ use crate::model::{BinOp, CapacitySearch, Expr, Test};
 /// capacity to spare: the load generator, not the cluster, is then the limit.
 pub const GENERATOR_BUSY: f64 = 0.9;
 
-/// Why the probe of `r` at `target` records per second failed; empty when it passed.
-pub fn judge(r: &RunResult, target: f64, search: &CapacitySearch) -> Vec<Miss> {
+/// Why the probe of `r` at `target` records per second, measured for `length`, failed; empty
+/// when it passed.
+pub fn judge(r: &RunResult, target: f64, search: &CapacitySearch, length: Duration) -> Vec<Miss> {
     let mut misses = Vec::new();
     if let Some(reason) = r.status.reason() {
         misses.push(Miss::Incomplete { reason });
@@ -24,7 +29,7 @@ pub fn judge(r: &RunResult, target: f64, search: &CapacitySearch) -> Vec<Miss> {
         });
     }
     // How far the last sends fell behind their due times.
-    let allowed_secs = tol * search.probe.as_secs_f64();
+    let allowed_secs = tol * length.as_secs_f64();
     if let Some(behind_secs) = r.send_delay.stat_secs(crate::model::Stat::Max) {
         if behind_secs > allowed_secs {
             misses.push(Miss::Slip {
@@ -70,6 +75,16 @@ pub fn judge(r: &RunResult, target: f64, search: &CapacitySearch) -> Vec<Miss> {
         }
     }
     misses
+}
+
+/// A long probe whose series still trended at its end: the steady-state detector (run on
+/// every run's series as it is derived) found one never steady. A probe too short for the
+/// detector to tell is not judged so.
+pub fn unsteady(r: &RunResult) -> Option<Miss> {
+    match r.steady_after.as_ref()? {
+        SteadyAfter::Never { series } => Some(Miss::Unsteady { series: *series }),
+        _ => None,
+    }
 }
 
 /// The value of an SLO expression on one probe (an SLO reads only its own probe).

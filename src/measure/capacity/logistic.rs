@@ -8,8 +8,12 @@
 //! with the rate at slope b ≥ 0. The slope is capped at `max_slope` (a step narrower than the
 //! search's precision cannot be told from a step), which also keeps the fit finite when the
 //! probes separate perfectly. θ is profiled on a grid: for each θ the likelihood is maximised
-//! over b (concave in b), and the band is every θ whose deviance from the best is within the
-//! χ²₁ quantile of the band's confidence (Wilks).
+//! over b (concave in b), and the band is every θ whose deviance from the best is within a
+//! cutoff. Wilks' χ²₁ quantile (3.84 for 95 %) is the asymptotic cutoff; with 24 probes, a
+//! capped slope and a search that stops when its band happens to be narrow, it covers far less
+//! than it says, so the cutoff is [`CUTOFF`], calibrated by simulating the search
+//! (`coverage.rs`, `bench/capacity-coverage.sh`). The band's ends are the first grid points
+//! outside it, so rounding never narrows it.
 //!
 //! A quiet machine still fails a probe now and then at any rate (a stall, a log flush): one such
 //! failure among passes is read by a pure logistic as a shallow curve through it, and it pulls
@@ -25,9 +29,28 @@ pub struct Obs {
     pub pass: bool,
 }
 
-/// χ²₁ at 0.95: the band is a two-sided 95 % profile-likelihood interval (nominal: with the
-/// slope capped and few probes, simulation finds it covers the true capacity less often).
+/// χ²₁ at 0.95: Wilks' cutoff for a two-sided 95 % profile-likelihood interval, which the
+/// search's band would be asymptotically.
 pub const CHI2_95: f64 = 3.841_459;
+
+/// The confidence the band states.
+pub const LEVEL: f64 = 0.95;
+
+/// The deviance cutoff of the band: calibrated so that, with the search in the loop (its
+/// adaptive probes, its budget, its stopping rule), the bands of the searches that claim a
+/// capacity cover the true one in at least [`LEVEL`] of them less two points, on curves of
+/// slope 1.5 to 10 with and without a 5 % lapse (docs/results.md, "The band's coverage").
+pub const CUTOFF: f64 = CHI2_95;
+
+/// A band is claimed only when the probes rule out a curve no steeper than this (per unit of
+/// ln rate): on shallower curves a search whose probes happen to separate cleanly fits a steep
+/// curve, and its band misses the true capacity whatever its cutoff (docs/results.md, "The
+/// band's coverage"). A rule on what the search observes, since it never knows the true slope.
+pub const MIN_SLOPE: f64 = 0.0;
+
+/// The deviance by which the probes must rule out a curve no steeper than [`MIN_SLOPE`]
+/// (`Fit::steepness`) for the band to be claimed.
+pub const STEEP_CUTOFF: f64 = 0.0;
 
 /// How a fit is made: the reliability, the slope cap and the grid of θ.
 #[derive(Clone, Copy, Debug)]
@@ -40,6 +63,12 @@ pub struct Model {
     pub step: f64,
     /// The largest lapse (share of probes failing at any rate) the model admits.
     pub max_lapse: f64,
+    /// The deviance within which a θ is in the band ([`CUTOFF`]).
+    pub cutoff: f64,
+    /// The slope a curve must be shown steeper than for its band to be claimed ([`MIN_SLOPE`]),
+    /// and the deviance that shows it ([`STEEP_CUTOFF`]).
+    pub min_slope: f64,
+    pub steep_cutoff: f64,
 }
 
 /// A fit: θ's estimate and band, in rates (records per second).
@@ -47,7 +76,7 @@ pub struct Model {
 pub struct Fit {
     /// The rate at which the SLO holds with the reliability: the likeliest θ.
     pub estimate: f64,
-    /// The band's ends (95 %, nominal).
+    /// The band's ends: the grid's first points outside it (at its ends when it is open).
     pub low: f64,
     pub high: f64,
     /// The band reached the grid's lower (upper) end: the probes cannot bound it there.
@@ -57,6 +86,10 @@ pub struct Fit {
     pub slope: f64,
     /// The fitted lapse at the estimate.
     pub lapse: f64,
+    /// How far the probes rule out a curve no steeper than `Model::min_slope`: the deviance
+    /// of the best such curve from the best fit (a likelihood-ratio statistic, 0 when the
+    /// best fit is that shallow).
+    pub steepness: f64,
 }
 
 impl Fit {
@@ -94,6 +127,9 @@ impl Model {
             max_slope: 4.0 / p,
             step: p / 3.0,
             max_lapse: (0.25 * (1.0 - reliability)).clamp(0.0, 0.05),
+            cutoff: CUTOFF,
+            min_slope: MIN_SLOPE,
+            steep_cutoff: STEEP_CUTOFF,
         }
     }
 
@@ -107,18 +143,24 @@ impl Model {
         logit(self.reliability / (1.0 - lapse))
     }
 
-    fn loglik(&self, obs: &[Obs], theta: f64, b: f64, lapse: f64) -> f64 {
+    fn loglik(&self, obs: &[Group], theta: f64, b: f64, lapse: f64) -> f64 {
         let l = self.offset(lapse);
         if lapse == 0.0 {
             return obs
                 .iter()
                 .map(|o| {
                     let z = l + b * (theta - o.x);
-                    if o.pass {
-                        ln_sigmoid(z)
+                    let pass = if o.passes > 0.0 {
+                        o.passes * ln_sigmoid(z)
                     } else {
-                        ln_sigmoid(-z)
-                    }
+                        0.0
+                    };
+                    let fail = if o.fails > 0.0 {
+                        o.fails * ln_sigmoid(-z)
+                    } else {
+                        0.0
+                    };
+                    pass + fail
                 })
                 .sum();
         }
@@ -126,33 +168,70 @@ impl Model {
         obs.iter()
             .map(|o| {
                 let z = l + b * (theta - o.x);
-                if o.pass {
-                    keep + ln_sigmoid(z)
+                let pass = if o.passes > 0.0 {
+                    o.passes * (keep + ln_sigmoid(z))
                 } else {
-                    // 1 − (1 − λ)σ(z) = λ + (1 − λ)σ(−z)
-                    (lapse + (1.0 - lapse) * sigmoid(-z)).ln()
-                }
+                    0.0
+                };
+                // 1 − (1 − λ)σ(z) = λ + (1 − λ)σ(−z)
+                let fail = if o.fails > 0.0 {
+                    o.fails * (lapse + (1.0 - lapse) * sigmoid(-z)).ln()
+                } else {
+                    0.0
+                };
+                pass + fail
             })
             .sum()
     }
 
-    /// The best (slope, lapse) for θ and its log-likelihood.
-    fn profile(&self, obs: &[Obs], theta: f64) -> (f64, f64, f64) {
+    /// The best (slope, lapse) for θ and its log-likelihood, and the best log-likelihood with
+    /// a slope of at most `min_slope`.
+    fn profile(&self, obs: &[Group], theta: f64) -> Point {
         let (b, ll) = self.profile_pure(obs, theta);
-        if self.max_lapse <= 0.0 || obs.iter().all(|o| o.pass) {
-            return (b, 0.0, ll);
-        }
-        let (bl, lll) = self.profile_lapse(obs, theta, self.max_lapse);
-        if lll > ll {
-            (bl, self.max_lapse, lll)
+        // ℓ is concave in b without a lapse: at most `min_slope`, its best is there or at b.
+        let shallow = if b <= self.min_slope {
+            ll
         } else {
-            (b, 0.0, ll)
+            self.loglik(obs, theta, self.min_slope, 0.0)
+        };
+        let pure = Point {
+            theta,
+            b,
+            lapse: 0.0,
+            ll,
+            shallow,
+        };
+        if self.max_lapse <= 0.0 || obs.iter().all(|o| o.fails == 0.0) {
+            return pure;
+        }
+        let lapse = self.max_lapse;
+        let (bl, lll) = self.profile_lapse(obs, theta, lapse);
+        // With a lapse ℓ need not be concave: the best of three slopes up to `min_slope`.
+        let shallow = if bl <= self.min_slope {
+            lll
+        } else {
+            [0.0, 0.5, 1.0]
+                .map(|f| self.loglik(obs, theta, f * self.min_slope, lapse))
+                .into_iter()
+                .fold(f64::NEG_INFINITY, f64::max)
+        }
+        .max(pure.shallow);
+        if lll > ll {
+            Point {
+                theta,
+                b: bl,
+                lapse,
+                ll: lll,
+                shallow,
+            }
+        } else {
+            Point { shallow, ..pure }
         }
     }
 
     /// The best slope under lapse λ > 0. ℓ is no longer concave in b (a failure's term is
     /// bounded below by ln λ), so a scan finds the best region and a golden section refines it.
-    fn profile_lapse(&self, obs: &[Obs], theta: f64, lapse: f64) -> (f64, f64) {
+    fn profile_lapse(&self, obs: &[Group], theta: f64, lapse: f64) -> (f64, f64) {
         const SCAN: usize = 12;
         let at = |k: usize| self.max_slope * (k as f64 / SCAN as f64).powi(2);
         let ll = |b: f64| self.loglik(obs, theta, b, lapse);
@@ -167,7 +246,7 @@ impl Model {
         let g = 0.5 * (5f64.sqrt() - 1.0);
         let (mut c, mut d) = (hi - g * (hi - lo), lo + g * (hi - lo));
         let (mut fc, mut fd) = (ll(c), ll(d));
-        for _ in 0..16 {
+        for _ in 0..12 {
             if fc > fd {
                 hi = d;
                 (d, fd) = (c, fc);
@@ -191,77 +270,143 @@ impl Model {
     }
 
     /// The best slope for θ without a lapse and its log-likelihood: ℓ is concave in b, so its
-    /// derivative Σ (y − p)(θ − x) falls with b; bisection finds its zero within [0, max_slope].
-    fn profile_pure(&self, obs: &[Obs], theta: f64) -> (f64, f64) {
+    /// derivative Σ (y − p)(θ − x) falls with b; Newton's method, kept inside a bisection's
+    /// bracket, finds its zero within [0, max_slope].
+    fn profile_pure(&self, obs: &[Group], theta: f64) -> (f64, f64) {
         let l = logit(self.reliability);
-        let slope = |b: f64| -> f64 {
-            obs.iter()
-                .map(|o| {
-                    let p = sigmoid(l + b * (theta - o.x));
-                    (f64::from(u8::from(o.pass)) - p) * (theta - o.x)
-                })
-                .sum()
+        // The derivative of ℓ in b, and the second derivative.
+        let slope = |b: f64| -> (f64, f64) {
+            obs.iter().fold((0.0, 0.0), |(g, h), o| {
+                let d = theta - o.x;
+                let p = sigmoid(l + b * d);
+                let n = o.passes + o.fails;
+                (g + (o.passes - n * p) * d, h - n * p * (1.0 - p) * d * d)
+            })
         };
-        let b = if slope(0.0) <= 0.0 {
+        let b = if slope(0.0).0 <= 0.0 {
             0.0
-        } else if slope(self.max_slope) >= 0.0 {
+        } else if slope(self.max_slope).0 >= 0.0 {
             self.max_slope
         } else {
             let (mut lo, mut hi) = (0.0, self.max_slope);
-            for _ in 0..22 {
-                let mid = 0.5 * (lo + hi);
-                if slope(mid) > 0.0 {
-                    lo = mid
+            let mut b = 0.5 * hi;
+            for _ in 0..60 {
+                let (g, h) = slope(b);
+                if g > 0.0 {
+                    lo = b
                 } else {
-                    hi = mid
+                    hi = b
+                }
+                let newton = b - g / h;
+                let next = if h < 0.0 && newton > lo && newton < hi {
+                    newton
+                } else {
+                    0.5 * (lo + hi)
+                };
+                let done = (next - b).abs() < 1e-6 || hi - lo < 1e-6;
+                b = next;
+                if done {
+                    break;
                 }
             }
-            0.5 * (lo + hi)
+            b
         };
         (b, self.loglik(obs, theta, b, 0.0))
     }
 
     /// The fit over ln rates `[lo, hi]` (the grid's ends); None without probes.
     pub fn fit(&self, obs: &[Obs], lo: f64, hi: f64) -> Option<Fit> {
-        self.fit_with(obs, lo, hi, self.step)
+        self.fit_with(&group(obs), lo, hi, self.step)
     }
 
-    fn fit_with(&self, obs: &[Obs], lo: f64, hi: f64, step: f64) -> Option<Fit> {
-        if obs.is_empty() || hi <= lo {
+    /// The fit over a grid of θ from `lo` to `hi` at `step`. Every [`STRIDE`]th point is
+    /// profiled first, then every point between two of those either of which comes within
+    /// the cutoff and [`MARGIN`] of the best so far: the rest lie far outside the band, and
+    /// profiling them would only say so (three times the work, in a simulation of thousands
+    /// of searches).
+    fn fit_with(&self, obs: &[Group], lo: f64, hi: f64, step: f64) -> Option<Fit> {
+        self.fits_with(obs, (lo, hi, step), &[self.cutoff])
+            .map(|mut f| f.remove(0))
+    }
+
+    /// The fit at each of `cutoffs` from one profile of the grid: what a calibration compares
+    /// (`coverage.rs`). None without probes.
+    pub fn fits(&self, obs: &[Obs], lo: f64, hi: f64, cutoffs: &[f64]) -> Option<Vec<Fit>> {
+        self.fits_with(&group(obs), (lo, hi, self.step), cutoffs)
+    }
+
+    fn fits_with(
+        &self,
+        obs: &[Group],
+        (lo, hi, step): (f64, f64, f64),
+        cutoffs: &[f64],
+    ) -> Option<Vec<Fit>> {
+        if obs.is_empty() || hi <= lo || cutoffs.is_empty() {
             return None;
         }
+        let widest = cutoffs.iter().copied().fold(0.0, f64::max);
         let n = ((hi - lo) / step).ceil() as usize + 1;
-        let grid: Vec<(f64, f64, f64, f64)> = (0..n)
-            .map(|k| {
-                let theta = (lo + k as f64 * step).min(hi);
-                let (b, lapse, ll) = self.profile(obs, theta);
-                (theta, b, lapse, ll)
-            })
+        let theta_at = |k: usize| (lo + k as f64 * step).min(hi);
+        let eval = |k: usize| self.profile(obs, theta_at(k));
+        let mut grid: Vec<Option<Point>> = vec![None; n];
+        let coarse: Vec<usize> = (0..n)
+            .step_by(STRIDE)
+            .chain((n % STRIDE != 1).then_some(n - 1))
             .collect();
-        let best = grid.iter().map(|g| g.3).fold(f64::NEG_INFINITY, f64::max);
+        for &k in &coarse {
+            grid[k] = Some(eval(k));
+        }
+        let ll = |g: &Option<Point>| g.map_or(f64::NEG_INFINITY, |g| g.ll);
+        let coarse_best = grid.iter().map(ll).fold(f64::NEG_INFINITY, f64::max);
+        let reach = coarse_best - widest / 2.0 - MARGIN;
+        for w in coarse.windows(2) {
+            if ll(&grid[w[0]]) >= reach || ll(&grid[w[1]]) >= reach {
+                for (k, g) in grid.iter_mut().enumerate().take(w[1]).skip(w[0] + 1) {
+                    *g = Some(eval(k));
+                }
+            }
+        }
+        let best = grid.iter().map(ll).fold(f64::NEG_INFINITY, f64::max);
+        let shallow = grid
+            .iter()
+            .flatten()
+            .map(|g| g.shallow)
+            .fold(f64::NEG_INFINITY, f64::max);
         // A plateau of equally likely θ (a flat fit) takes its middle.
-        let tops: Vec<usize> = (0..n).filter(|&k| grid[k].3 >= best - 1e-9).collect();
-        let top = tops[tops.len() / 2];
-        let inside: Vec<usize> = (0..n)
-            .filter(|&k| 2.0 * (best - grid[k].3) <= CHI2_95)
-            .collect();
-        let (first, last) = (inside[0], inside[inside.len() - 1]);
-        Some(Fit {
-            estimate: grid[top].0.exp(),
-            low: grid[first].0.exp(),
-            high: grid[last].0.exp(),
-            low_open: first == 0,
-            high_open: last == n - 1,
-            slope: grid[top].1,
-            lapse: grid[top].2,
-        })
+        let tops: Vec<usize> = (0..n).filter(|&k| ll(&grid[k]) >= best - 1e-9).collect();
+        let top = grid[tops[tops.len() / 2]].expect("profiled");
+        let band = |cutoff: f64| {
+            let inside: Vec<usize> = (0..n)
+                .filter(|&k| 2.0 * (best - ll(&grid[k])) <= cutoff)
+                .collect();
+            let (first, last) = (inside[0], inside[inside.len() - 1]);
+            // The band's edge lies between its last point inside and the next one outside:
+            // the one outside is its end, so the grid never narrows it.
+            Fit {
+                estimate: top.theta.exp(),
+                low: theta_at(first.saturating_sub(1)).exp(),
+                high: theta_at((last + 1).min(n - 1)).exp(),
+                low_open: first == 0,
+                high_open: last == n - 1,
+                slope: top.b,
+                lapse: top.lapse,
+                steepness: (2.0 * (best - shallow)).max(0.0),
+            }
+        };
+        Some(cutoffs.iter().map(|&c| band(c)).collect())
     }
 
     /// The rate among `candidates` whose probe is expected to leave the narrowest band: each
-    /// outcome's band weighted by its fitted probability. The grid is coarser here (the choice
+    /// outcome's band weighted by the probability `now` (the fit of `obs` over `[lo, hi]`)
+    /// gives it. The grid is coarser here (the choice
     /// needs no finer), and ties go to the rate nearest the estimate.
-    pub fn most_telling(&self, obs: &[Obs], lo: f64, hi: f64, candidates: &[f64]) -> Option<f64> {
-        let now = self.fit(obs, lo, hi)?;
+    pub fn most_telling(
+        &self,
+        obs: &[Obs],
+        now: &Fit,
+        (lo, hi): (f64, f64),
+        candidates: &[f64],
+    ) -> Option<f64> {
         let (theta, b, lapse) = (now.estimate.ln(), now.slope, now.lapse);
         // One probe moves the band little: half a doubling beyond it is grid enough.
         let margin = std::f64::consts::LN_2 / 2.0;
@@ -273,7 +418,7 @@ impl Model {
         let width = |extra: Obs| -> f64 {
             let mut with = obs.to_vec();
             with.push(extra);
-            self.fit_with(&with, lo, hi, step)
+            self.fit_with(&group(&with), lo, hi, step)
                 .map_or(f64::INFINITY, |f| f.high.ln() - f.low.ln())
         };
         candidates
@@ -288,6 +433,57 @@ impl Model {
             .min_by(|a, b| a.1.total_cmp(&b.1).then(a.2.total_cmp(&b.2)))
             .map(|(r, ..)| r)
     }
+}
+
+/// One θ of the grid, profiled: the best slope and lapse there, its log-likelihood, and the
+/// best log-likelihood with a slope of at most `Model::min_slope`.
+#[derive(Clone, Copy, Debug)]
+struct Point {
+    theta: f64,
+    b: f64,
+    lapse: f64,
+    ll: f64,
+    shallow: f64,
+}
+
+/// The grid's stride of its first pass (`Model::fit_with`).
+const STRIDE: usize = 4;
+
+/// How far below the band (in log-likelihood) a first-pass point may lie and still have its
+/// neighbours profiled: a profile rises by far less than this within `STRIDE` points.
+const MARGIN: f64 = 3.0;
+
+/// The probes at one rate: its ln rate, and how many passed and failed there. The likelihood
+/// is a sum over probes, so probes at one rate are weighed together at once (a search probes
+/// about half as many rates as it runs probes).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Group {
+    x: f64,
+    passes: f64,
+    fails: f64,
+}
+
+fn group(obs: &[Obs]) -> Vec<Group> {
+    let mut out: Vec<Group> = Vec::new();
+    for o in obs {
+        let g = match out.iter_mut().find(|g| g.x == o.x) {
+            Some(g) => g,
+            None => {
+                out.push(Group {
+                    x: o.x,
+                    passes: 0.0,
+                    fails: 0.0,
+                });
+                out.last_mut().expect("just pushed")
+            }
+        };
+        if o.pass {
+            g.passes += 1.0;
+        } else {
+            g.fails += 1.0;
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -133,6 +133,6 @@ fn the_next_probe_goes_inside_the_band() {
     let (lo, hi) = (5_000f64.ln(), 320_000f64.ln());
     let f = m.fit(&obs, lo, hi).unwrap();
     let candidates = spread(f.low, f.high, 7);
-    let next = m.most_telling(&obs, lo, hi, &candidates).unwrap();
+    let next = m.most_telling(&obs, &f, (lo, hi), &candidates).unwrap();
     assert!(f.low <= next && next <= f.high, "{next} outside {f:?}");
 }

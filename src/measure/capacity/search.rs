@@ -1,45 +1,80 @@
 //! The search's steps, as a state machine with no clock and no cluster: the run stage asks
 //! [`Search::next`] what to probe and tells [`Search::record`] whether it passed; the tests
-//! drive it against simulated systems. "Probe at this rate, get a pass or fail back" is the
-//! whole interface, so where a probe runs does not matter to the search.
+//! drive it against simulated systems. "Probe at this rate for this long, get a pass or fail
+//! back" is the whole interface, so where a probe runs does not matter to the search.
 //!
 //! Meeting the SLO is a probability that depends on the rate, not a step: the capacity is the
 //! rate at which it holds in `reliability` of probes (`logistic.rs` fits that over every
-//! probe, with a 95 % band).
+//! probe, with a band calibrated to cover at its stated level: `coverage.rs`).
 //!
-//! 1. **Bracket.** Probe `from`, then double until a rate fails. One failure does not end the
-//!    bracket: the next doubling is probed too (a failing region below the capacity shows as
-//!    such), and the bracket ends at two failures in a row, at an overload (a probe that did
-//!    not carry its rate), or at `to`.
+//! 1. **Bracket.** Probe `from`, then double until a rate fails. A failure is never doubled
+//!    past: the search looks above it once, by [`LOOK_ABOVE`] (half a doubling), for a fluke
+//!    or a failing region below the capacity; if that passes, the bracket grows on from there,
+//!    and it ends at the next failure. An overload (a probe that did not carry its rate) ends
+//!    the bracket at once, as does `to`.
 //! 2. **Refine.** Fit the pass probability over every probe so far and probe the rate whose
 //!    outcome is expected to narrow the band most, until the band is within `precision` or the
-//!    probe budget is spent. Each rate chosen gets `trials` probes in a row. A rate that
-//!    failed its only probe and bounds the band from above is probed once more first: one
-//!    sporadic failure must not stand for the edge. An overload is not sporadic, and is not
-//!    probed again.
+//!    probe budget is spent. No candidate lies at or above the lowest overload. Each rate
+//!    chosen gets `trials` probes in a row. A rate that failed its only probe and bounds the
+//!    band from above is probed once more first: one sporadic failure must not stand for the
+//!    edge. An overload is not sporadic, and is not probed again.
+//! 3. **Hold** (with `hold`): long probes step down from the answer until a rate holds
+//!    (`hold.rs`). They measure something else than the short ones, so the fit never sees
+//!    them.
 //!
 //! **Recovery.** A probe over the edge leaves the cluster a hangover (a backlog to write back, a
 //! log to roll) that fails the next probes whatever their rate, and every model here assumes
 //! probes are independent. So after a failed probe the search asks for *canaries*: probes at
 //! a rate known to pass (`canary_rate`), which are not outcomes of the search, until one
-//! passes (at most [`CANARIES_AFTER_FAILURE`] in a row, [`Search::budget`] in all).
+//! passes (at most [`CANARIES_AFTER_FAILURE`] in a row, [`Search::budget`] in all). The long
+//! phase starts only once the cluster has recovered from the last short probe.
 //!
-//! **The answer** is a capacity with its band only when the band is narrower than a doubling
-//! ([`NARROWED`]); a wider one is reported as *not narrowed*, with its band and no capacity.
-//!
-//! A rate that passes above one that failed is reported as non-monotone (batching makes a
-//! higher rate's latency lower); the fit's band widens with it rather than hide it.
+//! What the probes say is `answer.rs`.
 
+use std::time::Duration;
+
+use super::hold::Hold;
 use super::logistic::{Fit, Model, Obs};
-use super::{Bracket, NonMonotone};
 use crate::model::capacity::GROWTH;
 use crate::model::CapacitySearch;
+
+/// After the first failure, the bracket probes once this much above it, not a doubling: a
+/// failure at 640k/s followed by 1.28M/s left the broker gigabytes to write back (issue 50),
+/// while half a doubling still tells a fluke, or a failing region below the capacity, from
+/// the edge.
+pub const LOOK_ABOVE: f64 = std::f64::consts::SQRT_2;
+
+/// How a band is made and claimed: the deviance cutoff of the band, and the slope the probes
+/// must rule out, by how much (`logistic.rs`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BandRule {
+    pub cutoff: f64,
+    pub min_slope: f64,
+    pub steep_cutoff: f64,
+}
+
+impl Default for BandRule {
+    /// The calibrated band.
+    fn default() -> BandRule {
+        use super::logistic::{CUTOFF, MIN_SLOPE, STEEP_CUTOFF};
+        BandRule {
+            cutoff: CUTOFF,
+            min_slope: MIN_SLOPE,
+            steep_cutoff: STEEP_CUTOFF,
+        }
+    }
+}
 
 /// What to do next.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Step {
-    /// Probe `rate` (records per second); it is this rate's `trial`th probe, from 1.
-    Probe { rate: f64, trial: u32 },
+    /// Probe `rate` (records per second) for `length`; it is this rate's `trial`th probe of
+    /// that length, from 1.
+    Probe {
+        rate: f64,
+        trial: u32,
+        length: Duration,
+    },
     /// Probe `rate`, a rate known to pass, only to learn whether the cluster has recovered from
     /// a failed probe: its outcome is not one of the search's. The `nth` since that failure.
     Canary { rate: f64, nth: u32 },
@@ -53,8 +88,9 @@ pub enum Verdict {
     Pass,
     /// It carried the rate and broke the SLO.
     Fail,
-    /// It did not carry the rate (acked too little): a hard failure, never a sporadic one, and
-    /// the costliest to repeat, since the backlog it leaves fails the next probes.
+    /// It did not carry the rate (acked too little, or sending fell behind its schedule): a
+    /// hard failure, never a sporadic one, and the costliest to repeat, since the backlog it
+    /// leaves fails the next probes.
     Overload,
 }
 
@@ -68,45 +104,13 @@ impl From<bool> for Verdict {
     }
 }
 
-/// What the search found.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Answer {
-    /// The SLO holds in `reliability` of probes up to `rate`, within the 95 % band.
-    Capacity { rate: f64, low: f64, high: f64 },
-    /// Every probe passed (or the top of the range did): the capacity is at least `rate`.
-    AtLeast { rate: f64 },
-    /// No probe passed.
-    NonePassed,
-    /// The band is bounded but spans more than the bracket's doubling when the probes ran
-    /// out: the capacity is somewhere in `low`–`high` (`estimate` the fit's best guess), which
-    /// says no more than the bracket did, so no capacity is claimed.
-    NotNarrowed { estimate: f64, low: f64, high: f64 },
-    /// No rate was shown to reach the reliability: the SLO was met in `passes` of `probes`
-    /// probes between `low` and `high`.
-    Unstable {
-        passes: u32,
-        probes: u32,
-        low: f64,
-        high: f64,
-    },
-}
-
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Phase {
-    /// Growing; how many rates failed in a row.
-    Bracket {
-        fails_in_a_row: u32,
-    },
+    Bracket,
     Refine,
+    /// The short probes are over (the long phase may follow).
     Done,
 }
-
-/// The widest band (high ÷ low) a capacity is claimed with. A band wider than the bracket's
-/// doubling says no more than the bracket did before any refining: on this project's quiet
-/// machine the probes ran out with bands 2.2–4× wide, and one such answer was 20 % below a
-/// rate that met the SLO 10 of 10 (docs/results.md). Simulated searches over 24 probes end
-/// narrower than this in about 95 % of runs.
-const NARROWED: f64 = GROWTH;
 
 /// How many candidate rates the design weighs per step.
 const CANDIDATES: usize = 7;
@@ -127,26 +131,33 @@ pub struct Canary {
 /// A capacity search in progress.
 #[derive(Clone, Debug)]
 pub struct Search {
-    from: f64,
-    to: f64,
-    precision: f64,
+    pub(super) from: f64,
+    pub(super) to: f64,
+    pub(super) precision: f64,
     trials: u32,
     budget: u32,
-    model: Model,
+    pub(super) model: Model,
     phase: Phase,
+    /// The short probes' length.
+    length: Duration,
     /// The rate being probed, and how many probes it has had since it was chosen.
     current: f64,
     run: u32,
-    /// Every probe: its rate and whether it passed.
-    outcomes: Vec<(f64, bool)>,
+    /// Every short probe: its rate and whether it passed.
+    pub(super) outcomes: Vec<(f64, bool)>,
     /// The rates of the probes that were overloads.
     overloads: Vec<f64>,
+    /// Whether the bracket has looked above a failure.
+    looked_above: bool,
     /// Set after a failed probe while the cluster is not known to have recovered: how many
     /// canaries have run since.
     recovering: Option<u32>,
     canaries: Vec<Canary>,
     /// The most canaries after one failure (0: none, for the tests that show why they exist).
     canaries_after_failure: u32,
+    /// `hold`: the long probes' length, and once the short probes are over, the long phase.
+    hold_length: Option<Duration>,
+    hold: Option<Hold>,
 }
 
 impl Search {
@@ -158,14 +169,18 @@ impl Search {
             trials: c.trials.max(1),
             budget: c.max_probes().max(1),
             model: Model::new(c.reliability, c.precision),
-            phase: Phase::Bracket { fails_in_a_row: 0 },
+            phase: Phase::Bracket,
+            length: c.probe,
             current: c.from,
             run: 0,
             outcomes: Vec::new(),
             overloads: Vec::new(),
+            looked_above: false,
             recovering: None,
             canaries: Vec::new(),
             canaries_after_failure: CANARIES_AFTER_FAILURE,
+            hold_length: c.hold,
+            hold: None,
         }
     }
 
@@ -175,23 +190,47 @@ impl Search {
         self
     }
 
+    /// The same search with the band `band`, in place of the calibrated one: what
+    /// `coverage.rs` calibrates it with.
+    pub fn with_band(mut self, band: BandRule) -> Search {
+        self.model.cutoff = band.cutoff;
+        self.model.min_slope = band.min_slope;
+        self.model.steep_cutoff = band.steep_cutoff;
+        self
+    }
+
     /// The probe budget: the most probes, and the most canaries in all.
     pub fn budget(&self) -> u32 {
         self.budget
     }
 
+    /// Whether the short probes are over.
+    fn short_done(&self) -> bool {
+        self.phase == Phase::Done || self.outcomes.len() as u32 >= self.budget
+    }
+
+    /// Whether a canary is due: after a failed short probe, before the next probe (short, or
+    /// the long phase's first).
+    fn canary_due(&self) -> Option<(u32, f64)> {
+        let n = self.recovering?;
+        let before_next = !self.short_done() || self.hold.as_ref().is_some_and(Hold::unstarted);
+        before_next.then_some(())?;
+        Some((n, self.canary_rate()?))
+    }
+
     /// The probe to run next, or `Done`.
     pub fn next(&self) -> Step {
-        if self.phase == Phase::Done || self.outcomes.len() as u32 >= self.budget {
-            return Step::Done;
-        }
-        if let (Some(n), Some(rate)) = (self.recovering, self.canary_rate()) {
+        if let Some((n, rate)) = self.canary_due() {
             return Step::Canary { rate, nth: n + 1 };
+        }
+        if self.short_done() {
+            return self.hold.as_ref().map_or(Step::Done, Hold::next);
         }
         let trial = self.outcomes.iter().filter(|o| o.0 == self.current).count() as u32 + 1;
         Step::Probe {
             rate: self.current,
             trial,
+            length: self.length,
         }
     }
 
@@ -199,10 +238,7 @@ impl Search {
     pub fn record(&mut self, verdict: impl Into<Verdict>) {
         let verdict = verdict.into();
         let pass = verdict == Verdict::Pass;
-        if self.phase == Phase::Done {
-            return;
-        }
-        if let (Some(n), Some(rate)) = (self.recovering, self.canary_rate()) {
+        if let Some((n, rate)) = self.canary_due() {
             self.canaries.push(Canary {
                 after: self.outcomes.len() as u32,
                 rate,
@@ -211,6 +247,12 @@ impl Search {
             let spent = self.canaries.len() as u32 >= self.budget;
             self.recovering =
                 (!pass && n + 1 < self.canaries_after_failure && !spent).then_some(n + 1);
+            return;
+        }
+        if self.short_done() {
+            if let Some(h) = self.hold.as_mut() {
+                h.record(verdict);
+            }
             return;
         }
         self.outcomes.push((self.current, pass));
@@ -223,31 +265,62 @@ impl Search {
             .then_some(0);
         self.run += 1;
         match self.phase {
-            Phase::Bracket { fails_in_a_row } => {
-                // A rate still collecting its trials is probed again; a failure ends it.
-                if pass && self.run < self.trials {
-                    return;
-                }
-                // An overload ends the bracket at once: twice its rate would only leave the
-                // cluster a bigger backlog.
-                let fails = match verdict {
-                    Verdict::Pass => 0,
-                    Verdict::Fail => fails_in_a_row + 1,
-                    Verdict::Overload => 2,
-                };
-                if self.current < self.to && fails < 2 {
-                    self.phase = Phase::Bracket {
-                        fails_in_a_row: fails,
-                    };
-                    self.choose((self.current * GROWTH).min(self.to));
-                } else {
-                    self.refine();
-                }
-            }
+            Phase::Bracket => self.bracket_step(verdict),
             Phase::Refine if self.run < self.trials => {}
             Phase::Refine => self.refine(),
             Phase::Done => {}
         }
+        if self.short_done() && self.hold.is_none() {
+            self.hold = self
+                .hold_length
+                .map(|l| Hold::new(l, self.hold_start(), self.from));
+        }
+    }
+
+    /// The bracket after a probe: grow on a pass, look above a first failure once, end at an
+    /// overload, a second failure or `to`.
+    fn bracket_step(&mut self, verdict: Verdict) {
+        // A rate still collecting its trials is probed again; a failure ends it.
+        if verdict == Verdict::Pass && self.run < self.trials {
+            return;
+        }
+        let next = match verdict {
+            Verdict::Pass => Some(self.current * GROWTH),
+            Verdict::Fail if !self.looked_above => {
+                self.looked_above = true;
+                Some(round3(self.current * LOOK_ABOVE))
+            }
+            // An overload ends the bracket at once: a higher rate would only leave the
+            // cluster a bigger backlog.
+            Verdict::Fail | Verdict::Overload => None,
+        };
+        match next {
+            Some(r) if self.current < self.to => self.choose(r.min(self.to)),
+            _ => self.refine(),
+        }
+    }
+
+    /// Where the long phase starts: the answer of the short probes (the estimate of a band
+    /// not narrowed; the highest rate whose probes all passed when no rate is stable); None
+    /// when nothing passed.
+    fn hold_start(&self) -> Option<f64> {
+        use super::answer::Answer;
+        match self.answer() {
+            Answer::Capacity { rate, .. } | Answer::AtLeast { rate } => Some(rate),
+            Answer::NotNarrowed { estimate, .. } => Some(estimate),
+            Answer::Unstable { .. } | Answer::NonePassed => self
+                .outcomes
+                .iter()
+                .map(|o| o.0)
+                .filter(|&r| self.outcomes.iter().all(|o| o.0 != r || o.1))
+                .max_by(f64::total_cmp),
+        }
+        .map(round3)
+    }
+
+    /// The long phase, once the short probes are over (with `hold`).
+    pub fn hold(&self) -> Option<&Hold> {
+        self.hold.as_ref()
     }
 
     /// Where a canary runs: the highest rate that has passed every probe at it and is at most
@@ -280,12 +353,17 @@ impl Search {
     }
 
     /// The lowest rate that failed a probe; infinite when none did.
-    fn lowest_failure(&self) -> f64 {
+    pub(super) fn lowest_failure(&self) -> f64 {
         self.outcomes
             .iter()
             .filter(|o| !o.1)
             .map(|o| o.0)
             .fold(f64::INFINITY, f64::min)
+    }
+
+    /// The lowest rate a probe was overloaded at; infinite when none was.
+    fn lowest_overload(&self) -> f64 {
+        self.overloads.iter().copied().fold(f64::INFINITY, f64::min)
     }
 
     /// Every canary, in order.
@@ -299,7 +377,7 @@ impl Search {
     }
 
     /// The next rate from the fit, or the end: nothing passed, nothing failed, or the band is
-    /// as narrow as asked.
+    /// as narrow as asked (and may be claimed).
     fn refine(&mut self) {
         let (passes, fails) = self.counts();
         let Some(f) = self.fit().filter(|_| passes > 0 && fails > 0) else {
@@ -311,23 +389,34 @@ impl Search {
             self.choose(r);
             return;
         }
-        if !f.low_open && !f.high_open && f.ratio() <= 1.0 + self.precision {
+        if !f.low_open && !f.high_open && f.ratio() <= 1.0 + self.precision && self.steep(&f) {
             self.phase = Phase::Done;
             return;
         }
         self.phase = Phase::Refine;
-        let (lo, hi) = (f.low.max(self.from), f.high.min(self.to));
-        let candidates: Vec<f64> = (0..CANDIDATES)
+        // Never at or above an overload: it is not probed again, and nothing above it is.
+        let ceiling = self.lowest_overload();
+        let (lo, hi) = (f.low.max(self.from), f.high.min(self.to).min(ceiling));
+        let mut candidates: Vec<f64> = (0..CANDIDATES)
             .map(|k| {
                 let t = k as f64 / (CANDIDATES - 1) as f64;
                 round3((lo.ln() + (hi / lo).ln().max(0.0) * t).exp())
             })
+            .filter(|&r| r < ceiling)
             .collect();
-        let (glo, ghi) = self.grid();
+        candidates.dedup();
+        let below = |r: f64| {
+            let r = round3(r.clamp(self.from, self.to));
+            if r < ceiling {
+                r
+            } else {
+                round3(ceiling / (1.0 + self.precision))
+            }
+        };
         let next = self
             .model
-            .most_telling(&self.observations(), glo, ghi, &candidates)
-            .unwrap_or_else(|| round3(f.estimate.clamp(self.from, self.to)));
+            .most_telling(&self.observations(), &f, self.grid(), &candidates)
+            .unwrap_or_else(|| below(f.estimate));
         self.choose(next);
     }
 
@@ -353,7 +442,7 @@ impl Search {
             .collect()
     }
 
-    fn counts(&self) -> (u32, u32) {
+    pub(super) fn counts(&self) -> (u32, u32) {
         let passes = self.outcomes.iter().filter(|o| o.1).count() as u32;
         (passes, self.outcomes.len() as u32 - passes)
     }
@@ -365,170 +454,52 @@ impl Search {
         (lo.ln() - g, (hi.ln() + g).min(self.to.ln()).max(lo.ln()))
     }
 
-    fn probed_range(&self) -> Option<(f64, f64)> {
+    pub(super) fn probed_range(&self) -> Option<(f64, f64)> {
         let rates = self.outcomes.iter().map(|o| o.0);
         let lo = rates.clone().fold(f64::INFINITY, f64::min);
         let hi = rates.fold(0.0, f64::max);
         (hi > 0.0).then_some((lo, hi))
     }
 
-    /// The pass probability fitted over every probe so far.
+    /// The pass probability fitted over every short probe so far.
     pub fn fit(&self) -> Option<Fit> {
         let (lo, hi) = self.grid();
         self.model.fit(&self.observations(), lo, hi)
     }
 
-    /// What the probes so far say.
-    pub fn answer(&self) -> Answer {
-        let (passes, fails) = self.counts();
-        let highest_pass =
-            |r: &[(f64, bool)]| r.iter().filter(|o| o.1).map(|o| o.0).fold(0.0, f64::max);
-        if passes == 0 {
-            return Answer::NonePassed;
-        }
-        if fails == 0 {
-            return Answer::AtLeast {
-                rate: highest_pass(&self.outcomes),
-            };
-        }
-        let Some(f) = self.fit() else {
-            return Answer::NonePassed;
-        };
-        let top = self.probed_range().map_or(0.0, |r| r.1);
-        let top_passed = self.outcomes.iter().filter(|o| o.0 == top).all(|o| o.1);
-        if f.high_open && !f.low_open && top >= self.to && top_passed {
-            return Answer::AtLeast { rate: self.to };
-        }
-        if f.low_open || f.high_open {
-            return self.unstable();
-        }
-        if f.ratio() > NARROWED {
-            return Answer::NotNarrowed {
-                estimate: f.estimate,
-                low: f.low,
-                high: f.high,
-            };
-        }
-        Answer::Capacity {
-            rate: f.estimate,
-            low: f.low,
-            high: f.high,
-        }
+    /// The fit of the short probes at each of `cutoffs` (for a calibration), with this
+    /// search's least slope.
+    pub fn fits(&self, cutoffs: &[f64]) -> Option<Vec<Fit>> {
+        let (lo, hi) = self.grid();
+        self.model.fits(&self.observations(), lo, hi, cutoffs)
     }
 
-    /// Where the passes and the failures mix: from the lowest failure to the highest pass
-    /// (every rate probed when they do not mix), with the passes among its probes.
-    fn unstable(&self) -> Answer {
-        let lowest_fail = self.lowest_failure();
-        let highest_pass = self
-            .outcomes
-            .iter()
-            .filter(|o| o.1)
-            .map(|o| o.0)
-            .fold(0.0, f64::max);
-        let (low, high) = if lowest_fail < highest_pass {
-            (lowest_fail, highest_pass)
-        } else {
-            self.probed_range().unwrap_or((self.from, self.to))
-        };
-        let inside = self.outcomes.iter().filter(|o| o.0 >= low && o.0 <= high);
-        Answer::Unstable {
-            passes: inside.clone().filter(|o| o.1).count() as u32,
-            probes: inside.count() as u32,
-            low,
-            high,
-        }
-    }
-
-    /// The capacity: the rate the SLO holds at with the reliability, or the lower bound when
-    /// every probe passed; None when nothing passed or no rate is stable.
-    pub fn capacity(&self) -> Option<f64> {
-        match self.answer() {
-            Answer::Capacity { rate, .. } | Answer::AtLeast { rate } => Some(rate),
-            Answer::NonePassed | Answer::Unstable { .. } | Answer::NotNarrowed { .. } => None,
-        }
-    }
-
-    /// The highest pass at or below the capacity and the lowest failure above it; None when
-    /// there is no capacity or nothing above it failed.
-    pub fn bracket(&self) -> Option<Bracket> {
-        let c = self.capacity()?;
-        let pass = self
-            .outcomes
-            .iter()
-            .filter(|o| o.1 && o.0 <= c * (1.0 + 1e-9))
-            .map(|o| o.0)
-            .fold(0.0, f64::max);
-        let fail = self
-            .outcomes
-            .iter()
-            .filter(|o| !o.1 && o.0 > c)
-            .map(|o| o.0)
-            .fold(f64::INFINITY, f64::min);
-        (pass > 0.0 && fail.is_finite()).then_some(Bracket { pass, fail })
-    }
-
-    /// Whether the search ended by passing its upper bound.
-    pub fn reached_upper_bound(&self) -> bool {
-        self.capacity().is_some_and(|c| c >= self.to)
-    }
-
-    /// Every probe's rate and outcome, in order.
+    /// Every short probe's rate and outcome, in order.
     pub fn outcomes(&self) -> &[(f64, bool)] {
         &self.outcomes
-    }
-
-    /// Rates whose probes all passed above a rate that failed, each failed rate with the
-    /// highest such pass. With a band, only passes above it count: inside it, a pass above a
-    /// failure is what a probability says, not a curve that turns.
-    pub fn non_monotone(&self) -> Vec<NonMonotone> {
-        let above = match self.answer() {
-            Answer::Capacity { high, .. } | Answer::NotNarrowed { high, .. } => high,
-            _ => 0.0,
-        };
-        let all_passed = |r: f64| self.outcomes.iter().filter(|o| o.0 == r).all(|o| o.1);
-        let mut failed: Vec<f64> = self.outcomes.iter().filter(|o| !o.1).map(|o| o.0).collect();
-        failed.sort_by(f64::total_cmp);
-        failed.dedup();
-        failed
-            .into_iter()
-            .filter_map(|f| {
-                let passed = self
-                    .outcomes
-                    .iter()
-                    .filter(|o| o.0 > f && o.0 > above && all_passed(o.0))
-                    .map(|o| o.0)
-                    .fold(None, |m: Option<f64>, r| Some(m.map_or(r, |m| m.max(r))))?;
-                Some(NonMonotone { failed: f, passed })
-            })
-            .collect()
-    }
-
-    /// Rates whose probes disagreed (some passed, some failed), lowest first.
-    pub fn noisy(&self) -> Vec<f64> {
-        let mut v: Vec<f64> = self
-            .outcomes
-            .iter()
-            .map(|o| o.0)
-            .filter(|&r| {
-                let at = self.outcomes.iter().filter(|o| o.0 == r);
-                at.clone().any(|o| o.1) && at.clone().any(|o| !o.1)
-            })
-            .collect();
-        v.sort_by(f64::total_cmp);
-        v.dedup();
-        v
     }
 }
 
 /// A rate to three significant digits, as the report shows it: probes the design puts
 /// close together share a rate, and their tallies show it.
-fn round3(r: f64) -> f64 {
+pub(super) fn round3(r: f64) -> f64 {
+    scaled3(r, f64::round)
+}
+
+/// `r` at three significant digits, rounded by `how` (`floor`, `ceil`, `round`).
+pub(super) fn scaled3(r: f64, how: fn(f64) -> f64) -> f64 {
     if !(r > 0.0 && r.is_finite()) {
         return r;
     }
     let scale = 10f64.powi(r.log10().floor() as i32 - 2);
-    (r / scale).round() * scale
+    // A rate already at three digits stays where it is whichever way it is rounded.
+    let k = r / scale;
+    let k = if (k - k.round()).abs() < 1e-9 {
+        k.round()
+    } else {
+        how(k)
+    };
+    k * scale
 }
 
 #[cfg(test)]
