@@ -23,6 +23,7 @@ pub(super) const CAPACITY_KEYS: &[&str] = &[
     "tolerance",
     "reliability",
     "probes",
+    "hold",
 ];
 
 /// What a search sets on the workload: written there too, it is refused.
@@ -78,6 +79,7 @@ pub(super) struct CapacityDraft {
     tolerance: Option<f64>,
     reliability: Option<f64>,
     probes: Option<u32>,
+    hold: Option<(Duration, Span)>,
     /// A `capacity.*` setting was seen (a step may make its cells a search with one).
     pub(super) any: bool,
 }
@@ -167,6 +169,11 @@ impl Checker<'_> {
             ),
             "warmup" => d.warmup = self.span_of_time(e, ctx, "a probe's warm-up", true),
             "budget" => d.budget = self.span_of_time(e, ctx, "the budget", false),
+            "hold" => {
+                d.hold = self
+                    .span_of_time(e, ctx, "`hold`", false)
+                    .map(|h| (h, span))
+            }
             "reliability" => {
                 d.reliability = self
                     .fraction(e, ctx, "reliability", 0.99, "80%")
@@ -361,6 +368,10 @@ impl Checker<'_> {
                 );
             }
         }
+        let probe = d.probe.unwrap_or(DEFAULT_PROBE);
+        if let Some((hold, span)) = d.hold {
+            self.check_hold(hold, probe, span);
+        }
         let block_span = block.map_or(Span::default(), |b| b.span);
         let slo = match block {
             Some(b) => b.checked.clone()?,
@@ -371,12 +382,13 @@ impl Checker<'_> {
                 from,
                 to,
                 precision: d.precision.unwrap_or(DEFAULT_PRECISION),
-                probe: d.probe.unwrap_or(DEFAULT_PROBE),
+                probe,
                 warmup: d.warmup.unwrap_or(DEFAULT_WARMUP),
                 trials: d.trials.unwrap_or(1),
                 reliability: d.reliability.unwrap_or(DEFAULT_RELIABILITY),
                 probes: d.probes.unwrap_or(DEFAULT_PROBES),
                 budget: d.budget,
+                hold: d.hold.map(|h| h.0),
                 tolerance: d.tolerance.unwrap_or(DEFAULT_TOLERANCE),
                 slo,
                 span: block_span,
@@ -386,6 +398,36 @@ impl Checker<'_> {
 }
 
 impl Checker<'_> {
+    /// `hold` asks for longer probes than the short ones, long enough for the steady-state
+    /// detector's intervals.
+    fn check_hold(&mut self, hold: Duration, probe: Duration, span: Span) {
+        let secs = |d: Duration| crate::format::human_duration(d.as_secs_f64());
+        let problem = if hold <= probe {
+            Some((
+                format!("`hold` must be longer than `probe` ({})", secs(probe)),
+                "not longer than a probe",
+            ))
+        } else if hold < MIN_HOLD {
+            Some((
+                format!("`hold` is at least {}", secs(MIN_HOLD)),
+                "too short to judge",
+            ))
+        } else {
+            None
+        };
+        if let Some((message, label)) = problem {
+            self.err(
+                Diagnostic::new(Kind::Value, span, message)
+                    .label(label)
+                    .help(
+                        "`hold` asks for a rate that holds longer than a broker host keeps \
+                         writes in its page cache (`vm.dirty_expire_centisecs`, 30s by \
+                         default on Linux): e.g. `hold = 60s`",
+                    ),
+            );
+        }
+    }
+
     /// `capacity` in `expect` when no cell searches: it would never be measured.
     pub(super) fn capacity_unsearched(&mut self, assertions: &[Assertion], cells: &[Cell]) {
         if cells.iter().any(|c| c.spec.capacity.is_some()) {

@@ -35,6 +35,7 @@ pub(super) fn search(w: &Workload, minutes: u32) -> Block {
         reliability: DEFAULT_RELIABILITY,
         probes: DEFAULT_PROBES,
         budget: None,
+        hold: None,
         tolerance: DEFAULT_TOLERANCE,
         slo: Vec::new(),
         span: Default::default(),

@@ -25,8 +25,24 @@ pub const DEFAULT_PROBES: u32 = 24;
 pub const GROWTH: f64 = 2.0;
 /// What a probe costs beyond its warm-up and measured phase, for the worst-case estimate:
 /// creating and deleting its topic, the consumers' join, the drain (measured on the local
-/// broker: 1–2 s).
-pub const PROBE_OVERHEAD: Duration = Duration::from_secs(2);
+/// broker: 1–2 s on a quiet machine, up to 5 s for a probe over the edge on a busy one).
+pub const PROBE_OVERHEAD: Duration = Duration::from_secs(5);
+/// The same, as a search typically pays it (docs/results.md, "hold").
+pub const PROBE_OVERHEAD_TYPICAL: Duration = Duration::from_secs(3);
+/// The long phase (`hold`): at most this many long probes at one rate …
+pub const HOLD_PROBES: u32 = 4;
+/// … of which this many must meet the SLO for the rate to hold (3 of 4: the confirmation
+/// stops at 3 passes, or at 2 failures, when the rate does not hold).
+pub const HOLD_MET: u32 = 3;
+/// A rate that does not hold is followed by one this much lower (10 %: twice the default
+/// precision) …
+pub const HOLD_STEP: f64 = 0.9;
+/// … for at most this many rates (down to 0.9⁵ = 0.59 of the burst answer).
+pub const HOLD_RATES: u32 = 6;
+/// A `hold` shorter than this is refused: the steady-state detector judges a long probe over
+/// 120 intervals (`hold / 120` each, `run/capacity.rs`), and shorter intervals than 100 ms
+/// hold too few records at low rates for a p99.
+pub const MIN_HOLD: Duration = Duration::from_secs(12);
 
 /// `capacity { }`, checked: every bound typed, the SLO's conditions those of this cell.
 #[derive(Clone, Debug, Serialize)]
@@ -53,6 +69,10 @@ pub struct CapacitySearch {
     /// The search stops when this much time has gone (then its answer is a lower bound).
     #[serde(with = "duration_opt")]
     pub budget: Option<Duration>,
+    /// A rate that holds this long is asked for too: after the short probes, a phase of long
+    /// probes of this length steps down from their answer until one holds (`HOLD_*`).
+    #[serde(with = "duration_opt")]
+    pub hold: Option<Duration>,
     /// A probe sustains its target when it acknowledges at least (1 − tolerance) of it, sends
     /// no later than tolerance × its length behind schedule, and its lag grows by less than
     /// tolerance × the target per second.
@@ -75,15 +95,36 @@ impl CapacitySearch {
         self.probes
     }
 
-    /// The worst case: every probe taken, each with its warm-up and overhead; the budget
-    /// when it is shorter.
+    /// The most rounds the search runs: every probe, as many canaries (their bound), and the
+    /// long phase's probes. What a sharded run's deadlines count.
+    pub fn max_rounds(&self) -> u32 {
+        2 * self.max_probes() + self.hold.map_or(0, |_| HOLD_PROBES * HOLD_RATES)
+    }
+
+    /// The worst case: every probe and every canary taken, each with its warm-up and overhead,
+    /// and the whole long phase; with a budget, the budget and the longest round it may start
+    /// before it ends, when that is shorter.
     pub fn worst_case(&self) -> Duration {
         let each = self.probe + self.warmup + PROBE_OVERHEAD;
-        let all = each * self.max_probes();
+        let long = self.hold.map(|h| h + self.warmup + PROBE_OVERHEAD);
+        let all = each * 2 * self.max_probes()
+            + long.map_or(Duration::ZERO, |l| l * HOLD_PROBES * HOLD_RATES);
         match self.budget {
-            Some(b) if b < all => b + each,
+            Some(b) if b < all => b + long.unwrap_or(each).max(each),
             _ => all,
         }
+    }
+
+    /// What a search typically takes: every probe (searches here spend their budget), a
+    /// quarter as many canaries, and a long phase that confirms the second rate it tries
+    /// (two failures, then three passes); never above the worst case.
+    pub fn typical(&self) -> Duration {
+        let each = self.probe + self.warmup + PROBE_OVERHEAD_TYPICAL;
+        let rounds = self.max_probes() + self.max_probes().div_ceil(4);
+        let long = self.hold.map_or(Duration::ZERO, |h| {
+            (h + self.warmup + PROBE_OVERHEAD_TYPICAL) * (HOLD_PROBES - HOLD_MET + 1 + HOLD_MET)
+        });
+        (each * rounds + long).min(self.worst_case())
     }
 
     /// `--scale`: probes and budget shrink with the run's length, rates stay.
@@ -97,6 +138,7 @@ impl CapacitySearch {
                 d(self.warmup)
             },
             budget: self.budget.map(d),
+            hold: self.hold.map(d),
             ..self.clone()
         }
     }

@@ -97,6 +97,15 @@ pub(super) async fn follow(
             trial: round.trial,
             probe: round.probe.as_ref().map(|p| (p.number, p.rate)),
         };
+        // A long probe's series are finer than the run's: the collector says how fine.
+        let interval = round.probe.as_ref().and_then(|p| p.interval_secs);
+        let opts = &interval.map_or_else(
+            || opts.clone(),
+            |i| RunOptions {
+                interval: std::time::Duration::from_secs_f64(i),
+                ..opts.clone()
+            },
+        );
         let mut outcome =
             lifecycle::run_one(&rp, at, opts, interrupt.clone(), &mut exec.notes).await;
         // The collector judges: every result goes to it, complete or not.

@@ -3,6 +3,8 @@
 //! these few fields the same way, so the collector of a sharded run names a round to its
 //! shards with them and each shard runs exactly the plan the collector judges.
 
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 
 use crate::model::{CapacitySearch, RateSpec, Warmup};
@@ -21,7 +23,7 @@ pub(crate) struct Round {
     pub probe: Option<ProbeRound>,
 }
 
-/// A capacity search's probe (or canary): its topics' suffix and its rate.
+/// A capacity search's probe (or canary): its topics' suffix, its rate and its length.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub(crate) struct ProbeRound {
     /// The probe's number, from 1 (for a canary, the probe it follows).
@@ -30,6 +32,13 @@ pub(crate) struct ProbeRound {
     pub suffix: String,
     /// Records per second.
     pub rate: f64,
+    /// Its measured phase in seconds, when not the search's `probe`: a long probe's (`hold`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secs: Option<f64>,
+    /// Its time series' interval in seconds, when not the run's `--interval`: a long probe's
+    /// is finer, so that the steady-state detector has the intervals it needs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_secs: Option<f64>,
 }
 
 impl Round {
@@ -70,7 +79,14 @@ impl Round {
                 .suffix
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'-');
-        if !(probe.rate.is_finite() && probe.rate > 0.0 && suffix_ok) {
+        let seconds =
+            |s: Option<f64>| s.map_or(true, |s| s.is_finite() && s > 0.0 && s <= 86_400.0);
+        if !(probe.rate.is_finite()
+            && probe.rate > 0.0
+            && suffix_ok
+            && seconds(probe.secs)
+            && seconds(probe.interval_secs))
+        {
             return None;
         }
         Some(probe.plan(&rp, c))
@@ -88,24 +104,47 @@ impl ProbeRound {
             number,
             suffix,
             rate,
+            secs: None,
+            interval_secs: None,
         }
+    }
+
+    /// The same probe measured for `length` with series intervals of `interval` (a long
+    /// probe).
+    pub(crate) fn long(self, length: Duration, interval: Duration) -> ProbeRound {
+        ProbeRound {
+            secs: Some(length.as_secs_f64()),
+            interval_secs: Some(interval.as_secs_f64()),
+            ..self
+        }
+    }
+
+    /// Its measured phase: its own, or the search's `probe`.
+    pub(crate) fn length(&self, c: &CapacitySearch) -> Duration {
+        self.secs.map_or(c.probe, Duration::from_secs_f64)
     }
 
     /// Its run: `rp` (the searched run, or its trial) as one probe of search `c`.
     pub(crate) fn plan(&self, rp: &RunPlan, c: &CapacitySearch) -> RunPlan {
-        probe_plan(rp, c, self.rate, &self.suffix)
+        probe_plan(rp, c, self.rate, self.length(c), &self.suffix)
     }
 }
 
-/// The run of one probe: the search's rate, probe length and warm-up; fresh topics (and a
-/// fresh default group), so no probe reads another's records; no faults.
-fn probe_plan(rp: &RunPlan, c: &CapacitySearch, rate: f64, suffix: &str) -> RunPlan {
+/// The run of one probe: the search's rate, the probe's length and the search's warm-up;
+/// fresh topics (and a fresh default group), so no probe reads another's records; no faults.
+fn probe_plan(
+    rp: &RunPlan,
+    c: &CapacitySearch,
+    rate: f64,
+    length: Duration,
+    suffix: &str,
+) -> RunPlan {
     let mut p = rp.clone();
     super::trials::fresh(&mut p, suffix);
     let w = &mut p.workload;
     w.rate = RateSpec::Fixed(rate);
     w.messages = None;
-    w.duration = Some(c.probe);
+    w.duration = Some(length);
     w.warmup = (!c.warmup.is_zero()).then_some(Warmup::Duration(c.warmup));
     p.faults.clear();
     p.estimate = crate::plan::estimate(&p.workload);
@@ -173,11 +212,29 @@ mod tests {
             ("-p3 x", 100.0),
         ] {
             let r = Round::of(search.index).probe(ProbeRound {
-                number: 3,
                 suffix: suffix.into(),
                 rate,
+                ..ProbeRound::new(3, None, 1.0)
             });
             assert!(r.plan(&p).is_none(), "{suffix:?} at {rate}");
+        }
+        // A long probe: its own length, checked like the rest.
+        let long = ProbeRound::new(4, None, 2500.0)
+            .long(Duration::from_secs(60), Duration::from_millis(500));
+        let plan = Round::of(search.index)
+            .probe(long.clone())
+            .plan(&p)
+            .unwrap();
+        assert_eq!(plan.workload.duration, Some(Duration::from_secs(60)));
+        for secs in [f64::NAN, 0.0, -1.0, 1e9] {
+            let bad = ProbeRound {
+                secs: Some(secs),
+                ..long.clone()
+            };
+            assert!(
+                Round::of(search.index).probe(bad).plan(&p).is_none(),
+                "{secs}"
+            );
         }
     }
 }

@@ -107,14 +107,15 @@ pub(crate) fn arguments(run_id: bool, files: usize, only: bool) -> Vec<String> {
 }
 
 /// How long the plan runs, as far as it is known, plus a margin per round (each run, trial
-/// and capacity probe: topics, two agreed starts, a result) for connecting, topics and
-/// draining; a run of unknown length (a count at an unlimited rate) gets ten minutes.
+/// and capacity probe, canary and long probe: topics, two agreed starts, a result) for
+/// connecting, topics and draining; a run of unknown length (a count at an unlimited rate)
+/// gets ten minutes.
 pub(crate) fn planned(p: &Plan) -> Duration {
     let e = p.estimate;
     let rounds: u32 = p
         .runs
         .iter()
-        .map(|rp| rp.capacity.as_ref().map_or(1, |c| c.max_probes()))
+        .map(|rp| rp.capacity.as_ref().map_or(1, |c| c.max_rounds()))
         .sum::<u32>()
         * p.repeat.max(1);
     e.known + Duration::from_secs(600) * e.unknown_runs as u32 + Duration::from_secs(15) * rounds
