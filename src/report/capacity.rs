@@ -2,16 +2,15 @@
 //! failed. The one place these become text, for the terminal (`write`, after the table) and
 //! the HTML page (`html/capacity.rs`) alike.
 
-use std::io::{self, Write};
+mod headline;
+mod table;
 
-use tabled::builder::Builder;
-use tabled::settings::object::Columns;
-use tabled::settings::{Alignment, Style, Width};
+pub(crate) use headline::{answer, headline};
+pub(crate) use table::{write, ProbeColumns};
 
 use crate::format::{compact_rate as rate, short};
 use crate::format::{human_duration, plural};
-use crate::measure::capacity::{CapacityFigures, GeneratorLoad, Limit, Miss, Probe, ReaderBehind};
-use crate::measure::RunResult;
+use crate::measure::capacity::{CapacityFigures, GeneratorLoad, Miss, Probe, ReaderBehind};
 use crate::model::Unit;
 
 /// A latency held in milliseconds, to three significant digits like the rates (`13.8ms`,
@@ -25,46 +24,6 @@ pub(crate) fn latency(ms: f64) -> String {
         short(ms) + "ms"
     } else {
         human_duration(ms / 1e3)
-    }
-}
-
-/// The capacity as the report states it: `48.2k/s (80%: 44.1k–51k/s)` with its reliability
-/// and band, `≥ 1M/s` when the upper bound passed, `none: …` when no rate passed, `no stable
-/// capacity: …` when no rate was shown to reach the reliability, `not narrowed: …` when the
-/// probes ran out with a band wider than a doubling.
-pub(crate) fn headline(c: &CapacityFigures) -> String {
-    if let (Some(_), Some(b)) = (c.not_narrowed, c.band) {
-        return format!(
-            "not narrowed: {}% between {} and {} after {} probes",
-            trim(c.reliability * 100.0),
-            short(b.low),
-            rate(b.high),
-            c.probes.len()
-        );
-    }
-    if let Some(u) = c.unstable {
-        return format!(
-            "no stable capacity: SLO met in {} of {} probes between {} and {}",
-            u.passes,
-            u.probes,
-            short(u.low),
-            rate(u.high)
-        );
-    }
-    match (c.capacity, c.probes.first()) {
-        (Some(x), _) if c.limit == Limit::UpperBound => format!("≥ {}", rate(x)),
-        (Some(x), _) => match c.band {
-            Some(b) => format!(
-                "{} ({}%: {}–{})",
-                rate(x),
-                trim(c.reliability * 100.0),
-                short(b.low),
-                rate(b.high)
-            ),
-            None => rate(x),
-        },
-        (None, Some(first)) => format!("none: every probe failed at {}", rate(first.target)),
-        (None, None) => "none: no probe ran".into(),
     }
 }
 
@@ -110,6 +69,9 @@ pub(crate) fn miss(m: &Miss, target: f64) -> String {
             format!("{condition}: {shown}")
         }
         Miss::Incomplete { reason } => format!("cut short: {reason}"),
+        Miss::Unsteady { series } => {
+            format!("{} still trending at the end: never steady", series.words())
+        }
     }
 }
 
@@ -150,6 +112,20 @@ pub(crate) fn generator(g: &GeneratorLoad) -> String {
         );
     }
     s
+}
+
+/// kafkabench's busiest thread (sender or reader): `sender thread 98% busy`, `shard 2's
+/// reader thread 95% busy`; None when neither was measured.
+pub(crate) fn generator_thread(g: &GeneratorLoad) -> Option<String> {
+    let (name, busy) = if g.reader_busy > g.sender_busy {
+        ("reader", g.reader_busy)
+    } else {
+        ("sender", g.sender_busy)
+    };
+    let whose = g
+        .shard
+        .map_or_else(String::new, |k| format!("shard {k}'s "));
+    (busy > 0.0).then(|| format!("{whose}{name} thread {:.0}% busy", busy * 100.0))
 }
 
 /// kafkabench's reader behind, and why.
@@ -210,14 +186,26 @@ pub(crate) fn notes(c: &CapacityFigures) -> Vec<String> {
             .map(|r| format!("{}: trials disagreed", rate(*r))),
     );
     out.extend(recoveries(c));
-    if let (Some(n), Some(b)) = (c.not_narrowed, c.band) {
-        out.push(format!(
-            "the capacity was not narrowed: its 95% band {}–{} spans more than a doubling \
+    let level = trim(crate::measure::capacity::logistic::LEVEL * 100.0);
+    match (c.not_narrowed, c.band) {
+        (Some(n), Some(b)) if c.shallow.is_some() => out.push(format!(
+            "the capacity was not narrowed: the probes cannot rule out a curve shallower than \
+             {} per unit of ln rate, on which a {level}% band {}–{} would not cover as it says \
+             (the fit's estimate is {}); more `probes`, or `trials`, show whether it is that \
+             shallow",
+            trim(crate::measure::capacity::logistic::MIN_SLOPE),
+            short(b.low),
+            rate(b.high),
+            rate(n.estimate)
+        )),
+        (Some(n), Some(b)) => out.push(format!(
+            "the capacity was not narrowed: its {level}% band {}–{} spans more than a doubling \
              (the fit's estimate is {}); more `probes`, or longer ones, narrow it",
             short(b.low),
             rate(b.high),
             rate(n.estimate)
-        ));
+        )),
+        _ => {}
     }
     out
 }
@@ -253,160 +241,6 @@ fn recoveries(c: &CapacityFigures) -> Vec<String> {
         });
     }
     out
-}
-
-/// The probe table's columns: the trial when a rate was tried more than once, e2e when a
-/// probe had a consumer. The HTML probe table shows the same.
-pub(crate) struct ProbeColumns {
-    trial: bool,
-    e2e: bool,
-}
-
-impl ProbeColumns {
-    pub(crate) fn of(c: &CapacityFigures) -> ProbeColumns {
-        ProbeColumns {
-            trial: c.trials > 1 || c.probes.iter().any(|p| p.trial > 1),
-            e2e: c.probes.iter().any(|p| p.result.e2e.is_some()),
-        }
-    }
-
-    pub(crate) fn head(&self) -> Vec<&'static str> {
-        let mut head = vec!["#", "target"];
-        if self.trial {
-            head.push("trial");
-        }
-        head.extend(["achieved", "ack p50", "ack p99", "ack p99.9"]);
-        if self.e2e {
-            head.extend(["e2e p50", "e2e p99", "e2e p99.9"]);
-        }
-        head.push("result");
-        head
-    }
-
-    pub(crate) fn row(&self, p: &Probe) -> Vec<String> {
-        let r = &p.result;
-        let mut row = vec![p.number.to_string(), rate(p.target)];
-        if self.trial {
-            row.push(p.trial.to_string());
-        }
-        row.extend([
-            rate(p.achieved),
-            latency(r.ack.p50_ms),
-            latency(r.ack.p99_ms),
-            latency(r.ack.p999_ms),
-        ]);
-        if self.e2e {
-            match &r.e2e {
-                Some(e) => row.extend([latency(e.p50_ms), latency(e.p99_ms), latency(e.p999_ms)]),
-                None => row.extend(["-".into(), "-".into(), "-".into()]),
-            }
-        }
-        row.push(if p.pass { "pass" } else { "FAIL" }.into());
-        row
-    }
-}
-
-/// The latency at the capacity, from the run's own figures (those of the last probe there);
-/// `-` without a capacity, where they would be a failed probe's.
-fn at_capacity(c: &CapacityFigures, ms: Option<f64>) -> String {
-    match (c.capacity, ms) {
-        (Some(_), Some(ms)) => latency(ms),
-        _ => "-".into(),
-    }
-}
-
-/// The search cells after the table: one line each, then every probe of each with why it
-/// failed, then the search's caveats. Nothing when no run searched.
-pub(crate) fn write(results: &[RunResult], out: &mut dyn Write) -> io::Result<()> {
-    let cells: Vec<(&RunResult, &CapacityFigures)> = results
-        .iter()
-        .filter_map(|r| Some((r, r.capacity.as_deref()?)))
-        .collect();
-    if cells.is_empty() {
-        return Ok(());
-    }
-    let e2e = cells.iter().any(|(r, _)| r.e2e.is_some());
-    let mut head = vec!["search", "capacity", "limited by", "ack p99"];
-    if e2e {
-        head.push("e2e p99");
-    }
-    head.extend(["bracket", "probes"]);
-    let mut b = Builder::default();
-    b.push_record(head);
-    for (r, c) in &cells {
-        let mut row = vec![
-            r.label.clone(),
-            headline(c),
-            c.limit.word().into(),
-            at_capacity(c, Some(r.ack.p99_ms)),
-        ];
-        if e2e {
-            row.push(at_capacity(c, r.e2e.as_ref().map(|e| e.p99_ms)));
-        }
-        row.extend([
-            bracket(c),
-            format!("{} in {}", c.probes.len(), human_duration(c.elapsed_secs)),
-        ]);
-        b.push_record(row);
-    }
-    let mut t = b.build();
-    t.with(Style::psql());
-    t.modify(Columns::new(3..), Alignment::right());
-    // "none: every probe failed at …" on two lines keeps the table within 100 columns.
-    t.modify(Columns::one(1), Width::wrap(18).keep_words(true));
-    writeln!(out)?;
-    writeln!(out, "{t}")?;
-    for (r, c) in &cells {
-        write_probes(r, c, out)?;
-    }
-    Ok(())
-}
-
-/// One search cell's probes, indented under its title, each failure's reasons below them.
-fn write_probes(r: &RunResult, c: &CapacityFigures, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out)?;
-    writeln!(
-        out,
-        "  {}: {} probe{}, capacity {}, limited by {}",
-        r.label,
-        c.probes.len(),
-        plural(c.probes.len()),
-        headline(c),
-        c.limit.word()
-    )?;
-    if !c.slo.is_empty() {
-        writeln!(out, "  slo: {}", c.slo.join(", "))?;
-    }
-    if !c.probes.is_empty() {
-        let cols = ProbeColumns::of(c);
-        let mut b = Builder::default();
-        b.push_record(cols.head());
-        for p in &c.probes {
-            b.push_record(cols.row(p));
-        }
-        let mut t = b.build();
-        t.with(Style::psql());
-        t.modify(Columns::new(0..), Alignment::right());
-        for line in t.to_string().lines() {
-            writeln!(out, "  {line}")?;
-        }
-    }
-    // A reason a line, aligned under the first: a probe can fail five ways at once.
-    for p in &c.probes {
-        let tag = format!("#{}: ", p.number);
-        for (i, why) in reasons(p).iter().enumerate() {
-            let lead = if i == 0 {
-                tag.clone()
-            } else {
-                " ".repeat(tag.len())
-            };
-            writeln!(out, "    {lead}{why}")?;
-        }
-    }
-    for n in notes(c) {
-        writeln!(out, "  note: {n}")?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -339,7 +339,7 @@ fn no_capacity(r: &RunResult) -> Option<String> {
     };
     Some(format!(
         "{what} (capacity {}), so its capacity is compared as 0",
-        super::capacity::headline(c)
+        super::capacity::answer(c)
     ))
 }
 

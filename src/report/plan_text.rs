@@ -4,6 +4,7 @@
 use std::io::{self, Write};
 
 use crate::format::{compact_rate, human_bytes, human_duration, human_rate, plural};
+use crate::model::capacity::{HOLD_MET, HOLD_PROBES, HOLD_RATES};
 use crate::model::{
     CapacitySearch, Fault, FaultAction, KeySpec, PayloadSpec, Props, RateSpec, Warmup, Workload,
 };
@@ -185,7 +186,7 @@ fn search_text(w: &Workload, c: &CapacitySearch, out: &mut dyn Write) -> io::Res
     writeln!(
         out,
         "  capacity  from {} to {}, SLO met in {}% of probes, to within {}%: probes of {} after \
-         a {} warm-up, {} trial{} per rate, tolerance {}%",
+         a {} warm-up, {} trial{} per rate, tolerance {}%{}",
         compact_rate(c.from),
         compact_rate(c.to),
         pct(c.reliability),
@@ -194,7 +195,13 @@ fn search_text(w: &Workload, c: &CapacitySearch, out: &mut dyn Write) -> io::Res
         human_duration(c.warmup.as_secs_f64()),
         c.trials,
         plural(c.trials as usize),
-        pct(c.tolerance)
+        pct(c.tolerance),
+        c.hold.map_or_else(String::new, |h| format!(
+            "; then the rate that holds {}: long probes stepping down from the answer until {} of {} meet the SLO",
+            human_duration(h.as_secs_f64()),
+            HOLD_MET,
+            HOLD_PROBES
+        ))
     )?;
     if c.slo.is_empty() {
         writeln!(
@@ -213,11 +220,20 @@ fn search_text(w: &Workload, c: &CapacitySearch, out: &mut dyn Write) -> io::Res
         Some(b) => format!(" (budget {})", human_duration(b.as_secs_f64())),
         None => String::new(),
     };
+    let long = c.hold.map_or_else(String::new, |h| {
+        let most = HOLD_PROBES * HOLD_RATES;
+        format!(
+            ", then at most {most} long probes of {}",
+            human_duration(h.as_secs_f64())
+        )
+    });
     writeln!(
         out,
-        "  estimate  at most {n} probe{}: about {} at worst{budget}",
+        "  estimate  at most {n} probe{} and {n} canar{}{long}: about {} at worst, {} typically{budget}",
         plural(n as usize),
-        human_duration(c.worst_case().as_secs_f64())
+        if n == 1 { "y" } else { "ies" },
+        human_duration(c.worst_case().as_secs_f64()),
+        human_duration(c.typical().as_secs_f64()),
     )
 }
 

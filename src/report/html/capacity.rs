@@ -249,7 +249,8 @@ pub(super) fn section(h: &mut String, label: &str, c: &CapacityFigures) {
         h,
         "<figure class=\"wide capacity-plot\">{}<figcaption class=\"note\">One point per \
          probe, at the throughput it achieved: filled passed, hollow failed. Dashed red lines: \
-         the SLO's latency bounds; the green line: the capacity; the shaded span: its 95 % band.</figcaption></figure>",
+         the SLO's latency bounds; the green line: the capacity; the shaded span: its 95 % band. \
+         Short probes only: long ones (<code>hold</code>) are in their own table.</figcaption></figure>",
         plot(label, c)
     );
     probes(h, c);
@@ -262,17 +263,30 @@ pub(super) fn section(h: &mut String, label: &str, c: &CapacityFigures) {
     );
 }
 
+/// The short probes' table, then the long probes' (`hold`) under a caption of their own.
 fn probes(h: &mut String, c: &CapacityFigures) {
-    if c.probes.is_empty() {
+    let cols = words::ProbeColumns::of(c);
+    table(h, &cols, &c.probes);
+    if let Some(hold) = c.hold.as_ref().filter(|l| !l.probes.is_empty()) {
+        let _ = write!(
+            h,
+            "<p>long probes, {} each:</p>",
+            esc(&human_duration(hold.secs))
+        );
+        table(h, &cols, &hold.probes);
+    }
+}
+
+fn table(h: &mut String, cols: &words::ProbeColumns, probes: &[Probe]) {
+    if probes.is_empty() {
         return;
     }
-    let cols = words::ProbeColumns::of(c);
     h.push_str("<table class=\"probes\"><tr>");
     for head in cols.head().into_iter().chain(["why"]) {
         let _ = write!(h, "<th>{}</th>", esc(head));
     }
     h.push_str("</tr>");
-    for p in &c.probes {
+    for p in probes {
         let row = cols.row(p);
         let last = row.len() - 1;
         h.push_str("<tr>");
