@@ -1,6 +1,8 @@
 //! The capacity search end to end: its plan, and on the local broker a search whose limit is
 //! known — a broker-side client quota — with the answer checked by plain fixed-rate runs at
-//! 0.9 × and 1.2 × the capacity it found.
+//! 0.9 × and 1.2 × the capacity it found, its probes never above an overload nor at twice a
+//! failure, and its plan's worst case above its real time; across shards, with a long phase
+//! (`hold`) whose length every shard gets.
 
 use crate::common::{self, expect_exit, fixture, kafkabench, reader::kafka_tool};
 use std::time::Duration;
@@ -12,8 +14,8 @@ fn plan_shows_the_search_its_slo_per_cell_and_its_worst_case() {
 }
 
 /// A scenario that searches the capacity of producer `client` under its quota, on a topic of
-/// `partitions`.
-fn quota_search(client: &str, partitions: u32) -> String {
+/// `partitions`, with `extra` capacity settings.
+fn quota_search(client: &str, partitions: u32, extra: &str) -> String {
     format!(
         r#"scenario "capacity_quota" {{
   topic "capacity-quota" {{ partitions = {partitions} }}
@@ -25,12 +27,57 @@ fn quota_search(client: &str, partitions: u32) -> String {
     precision = 5%
     probe     = 3s
     warmup    = 1s
+    {extra}
     slo {{ ack.p99 < 200ms }}
   }}
   expect {{ capacity > 100/s }}
 }}
 "#
     )
+}
+
+/// The worst case `kafkabench plan` states for the search in `file`, seconds.
+fn planned_worst_case(file: &std::path::Path) -> f64 {
+    let out = kafkabench(&["plan", file.to_str().unwrap(), "--format", "json"]);
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the plan as JSON");
+    plan["runs"][0]["estimate"]["seconds"]
+        .as_f64()
+        .expect("a search's estimate")
+}
+
+/// No probe above the first overload, and none at twice a failed rate unless a rate between
+/// them passed (the failure was a fluke): the search never doubles past a failure.
+fn assert_no_probe_past_a_failure(probes: &[serde_json::Value]) {
+    let overload = |p: &serde_json::Value| {
+        p["misses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["kind"] == "rate" || m["kind"] == "slip")
+    };
+    let rate = |p: &serde_json::Value| p["target"].as_f64().unwrap();
+    for (i, p) in probes.iter().enumerate() {
+        let before = &probes[..i];
+        if let Some(o) = before.iter().find(|q| overload(q)) {
+            assert!(
+                rate(p) < rate(o),
+                "{} after an overload at {}",
+                rate(p),
+                rate(o)
+            );
+        }
+        for f in before.iter().filter(|q| q["pass"] == false) {
+            let fluke = before
+                .iter()
+                .any(|q| q["pass"] == true && rate(q) > rate(f) && rate(q) < rate(p));
+            assert!(
+                rate(p) < 2.0 * rate(f) || fluke,
+                "{} is twice the failed {}",
+                rate(p),
+                rate(f)
+            );
+        }
+    }
 }
 
 /// Fixed-rate runs of the same producer at `rates`, judged by the same SLO and sustain test.
@@ -108,9 +155,15 @@ fn a_search_under_a_quota_finds_it_and_fixed_runs_confirm_the_answer() {
     // id (shards share the id, so the broker throttles them as one client), alongside.
     let sharded = ShardedSearch::start(dir.path());
 
-    let v = common::run_text_json(dir.path(), "search", &quota_search(&client, 1), 0).1;
+    let v = common::run_text_json(dir.path(), "search", &quota_search(&client, 1, ""), 0).1;
     let run = &v["runs"][0];
     let c = &run["capacity"];
+    let probes = c["probes"].as_array().unwrap();
+    assert_no_probe_past_a_failure(probes);
+    // `plan`'s worst case is never below what the search took, canaries included.
+    let worst = planned_worst_case(&dir.path().join("search.kbs"));
+    let took = c["elapsed_secs"].as_f64().unwrap();
+    assert!(worst >= took, "planned at worst {worst}s, took {took}s");
     let cap = c["capacity"].as_f64().expect("a capacity");
     assert!((400.0..=510.0).contains(&cap), "capacity {cap}/s: {c}");
     assert_eq!(c["limit"], "cluster", "the quota throttles: {c}");
@@ -173,6 +226,25 @@ fn a_search_under_a_quota_finds_it_and_fixed_runs_confirm_the_answer() {
     // its answer, three times each: bench/sharded.sh.)
     let s = sharded.finish();
     let sc = &s["runs"][0]["capacity"];
+    assert_no_probe_past_a_failure(sc["probes"].as_array().unwrap());
+    // The long phase ran across the shards: each long probe measured for 12 s, its series cut
+    // into 100 ms intervals so that the steady-state detector could judge it; a rate held.
+    let hold = &sc["hold"];
+    let long = hold["probes"].as_array().expect("long probes");
+    assert!(long.len() >= 3, "{hold}");
+    for p in long {
+        let r = &p["result"];
+        let secs = r["elapsed_secs"].as_f64().unwrap();
+        assert!(
+            (11.0..=13.5).contains(&secs),
+            "a long probe of {secs}s: {p}"
+        );
+        assert_eq!(r["series"]["interval_secs"].as_f64(), Some(0.1), "{p}");
+        assert_ne!(r["steady_after"]["state"], "too_short", "{p}");
+    }
+    let held = hold["answer"]["rate"].as_f64().expect("a rate that holds");
+    assert_eq!(hold["answer"]["state"], "holds", "{hold}");
+    assert!(held <= 1.05 * sc["capacity"].as_f64().unwrap(), "{hold}");
     let sharded_cap = sc["capacity"].as_f64().expect("a sharded capacity");
     assert!(
         (sharded_cap - cap).abs() <= 0.05 * cap,
@@ -216,7 +288,7 @@ impl ShardedSearch {
         quota(&client, Some(512_000));
         let guard = QuotaGuard(client.clone());
         let file = dir.join("sharded.kbs");
-        std::fs::write(&file, quota_search(&client, 3)).unwrap();
+        std::fs::write(&file, quota_search(&client, 3, "hold = 12s")).unwrap();
         let json = dir.join("sharded.json");
         let id = format!("cq{}", kafkabench::plan::new_run_id());
         let spawn = |args: &[&str]| {
@@ -256,7 +328,7 @@ impl ShardedSearch {
 
     /// Waits for every process (each exits 0) and reads the collector's result file.
     fn finish(self) -> serde_json::Value {
-        let limit = Duration::from_secs(400);
+        let limit = Duration::from_secs(700);
         for (i, s) in self.shards.into_iter().enumerate() {
             let (code, stdout, stderr, _) = common::wait_bounded(s, limit);
             assert_eq!(code, 0, "shard {i}:\n{stdout}\n{stderr}");
