@@ -2,9 +2,9 @@
 //! narrowed, no stable rate, nothing passed, everything passed), and the rates that turn the
 //! curve or disagree.
 //!
-//! **A claim** needs a band bounded on both sides, at most a doubling wide ([`NARROWED`]), and
-//! probes that rule out a curve shallower than `logistic::MIN_SLOPE` (`Fit::steepness` at least
-//! `logistic::STEEP_CUTOFF`). The band's ends are rounded outward to three significant
+//! **A claim** needs a band (at the calibrated cutoff) bounded on both sides and at most a
+//! doubling wide ([`NARROWED`]); a rule on the fitted slope (`logistic::MIN_SLOPE`, off) can
+//! also be asked of it. The band's ends are rounded outward to three significant
 //! digits, as the report prints them.
 
 use super::logistic::Fit;

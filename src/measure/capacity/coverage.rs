@@ -178,18 +178,28 @@ mod tests {
     #[test]
     fn claimed_bands_cover_the_true_capacity_with_the_search_in_the_loop() {
         // A small seeded version of bench/capacity-coverage.sh (docs/results.md, "The band's
-        // coverage"): a steep curve and a shallow one with a lapse. At 150 searches the
-        // claims' coverage is known to ±2 points, hence the looser bound here.
+        // coverage"): on steep curves, with and without a lapse, the claimed bands cover the
+        // truth (at 150 searches the claims' coverage is known to a few points, hence the
+        // looser bound here); on a shallow one the search mostly declines to claim.
         let c = search_settings(1_000.0, 10_000_000.0, 0.05, 1);
-        for (slope, lapse) in [(10.0, 0.0), (3.0, 0.05)] {
-            let t = simulate(&c, None, Curve { slope, lapse }, 7, 150);
-            eprintln!(
-                "slope {slope}, lapse {lapse}: {} of {} claims covered, {} searches",
-                t.covered, t.claims, t.searches
-            );
+        for lapse in [0.0, 0.05] {
+            let t = simulate(&c, None, Curve { slope: 10.0, lapse }, 7, 150);
+            eprintln!("slope 10, lapse {lapse}: {t:?}");
             assert!(t.claims >= 20, "{t:?}");
             assert!(t.coverage() >= LEVEL - 0.05, "{t:?}");
         }
+        let t = simulate(
+            &c,
+            None,
+            Curve {
+                slope: 1.5,
+                lapse: 0.05,
+            },
+            7,
+            150,
+        );
+        eprintln!("slope 1.5, lapse 0.05: {t:?}");
+        assert!(t.claims * 100 <= 15 * t.searches, "{t:?}");
     }
 
     #[test]

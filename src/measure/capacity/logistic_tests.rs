@@ -95,6 +95,14 @@ fn a_few_passes_do_not_make_a_rate_reliable() {
     .collect();
     let f = m.fit(&obs, 500f64.ln(), 16_000f64.ln()).unwrap();
     assert!(f.low_open, "{f:?}");
+    // Two failures do not close the calibrated band above either; Wilks' narrower one they do.
+    assert!(f.high_open, "{f:?}");
+    let wilks = Model {
+        cutoff: CHI2_95,
+        ..m
+    };
+    let f = wilks.fit(&obs, 500f64.ln(), 16_000f64.ln()).unwrap();
+    assert!(f.low_open, "{f:?}");
     assert!(!f.high_open && f.high <= 4_500.0, "{f:?}");
 }
 
