@@ -221,6 +221,10 @@ pub struct BrokerConfigs {
     /// Why the quotas are missing: the cluster refused or did not answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quotas_note: Option<String>,
+    /// Why nothing was asked: kafkabench's own connection could not reach the cluster (a
+    /// mechanism it does not speak, such as GSSAPI).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// A config that differs between two results.
@@ -308,7 +312,7 @@ impl BrokerConfigs {
         let notes: Vec<&String> = (self.brokers.iter())
             .filter_map(|b| b.described.note.as_ref())
             .collect();
-        let mut parts = Vec::new();
+        let mut parts: Vec<String> = self.note.iter().cloned().collect();
         if let Some(first) = notes.first() {
             parts.push(match notes.len() - 1 {
                 0 => first.to_string(),
@@ -331,7 +335,8 @@ impl BrokerConfigs {
         if self.answered() && base.answered() {
             out = differ(&base.values(), &self.values());
         }
-        if self.quotas_note.is_none() && base.quotas_note.is_none() {
+        let asked = |b: &BrokerConfigs| b.note.is_none() && b.quotas_note.is_none();
+        if asked(self) && asked(base) {
             let quotas = |b: &BrokerConfigs| -> BTreeMap<String, (String, Source)> {
                 (b.quotas.iter())
                     .flat_map(|q| {

@@ -209,4 +209,15 @@ fn what_was_not_recorded_is_one_line() {
     b.brokers = vec![broker(1, vec![])];
     b.quotas_note = None;
     assert_eq!(b.missing(), None);
+    // Nothing asked: said, and no quota reads as removed.
+    let unasked = BrokerConfigs {
+        note: Some("the brokers' configs not recorded: GSSAPI".into()),
+        ..BrokerConfigs::default()
+    };
+    assert_eq!(unasked.missing().as_deref(), unasked.note.as_deref());
+    let with_quota = BrokerConfigs {
+        quotas: vec![quota(&[("client-id", None)], 1.0)],
+        ..BrokerConfigs::default()
+    };
+    assert!(unasked.differences(&with_quota).is_empty());
 }

@@ -76,14 +76,24 @@ fn protocol(p: &Props) -> String {
 }
 
 /// Every broker's configs, and the quotas that apply to `clients`, of the cluster at
-/// `bootstrap`, reached as `admin` says (blocking). None when kafkabench's own connection
-/// cannot reach the cluster at all.
-pub(super) fn brokers(admin: &Props, bootstrap: &str, clients: &Clients) -> Option<BrokerConfigs> {
-    let security = super::logdirs::security(admin).ok()?;
+/// `bootstrap`, reached as `admin` says (blocking); a note of why not when kafkabench's own
+/// connection cannot reach the cluster at all.
+pub(super) fn brokers(admin: &Props, bootstrap: &str, clients: &Clients) -> BrokerConfigs {
+    asked(admin, bootstrap, clients).unwrap_or_else(|why| BrokerConfigs {
+        client_ids: clients.ids.clone(),
+        note: Some(format!("the brokers' configs not recorded: {why}")),
+        ..BrokerConfigs::default()
+    })
+}
+
+fn asked(admin: &Props, bootstrap: &str, clients: &Clients) -> Result<BrokerConfigs, String> {
+    let security = super::logdirs::security(admin).map_err(|e| e.to_string())?;
     let limits = Limits::new(IO_TIMEOUT);
     let bootstrap = bootstrap_list(bootstrap);
-    let mut conn = bootstrap_conn(&bootstrap, &security, limits, CLIENT_ID).ok()?;
-    let mut ids: Vec<(i32, String)> = metadata(&mut conn, &[]).ok()?.brokers.into_iter().collect();
+    let mut conn =
+        bootstrap_conn(&bootstrap, &security, limits, CLIENT_ID).map_err(|e| e.to_string())?;
+    let cluster = metadata(&mut conn, &[]).map_err(|e| e.to_string())?;
+    let mut ids: Vec<(i32, String)> = cluster.brokers.into_iter().collect();
     ids.sort();
     let brokers = (ids.into_iter())
         .map(|(id, address)| BrokerConfig {
@@ -104,11 +114,12 @@ pub(super) fn brokers(admin: &Props, bootstrap: &str, clients: &Clients) -> Opti
         ),
         Err(e) => (Vec::new(), Some(refusal("the client quotas", &e))),
     };
-    Some(BrokerConfigs {
+    Ok(BrokerConfigs {
         brokers,
         client_ids: clients.ids.clone(),
         quotas,
         quotas_note,
+        note: None,
     })
 }
 

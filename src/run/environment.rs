@@ -79,7 +79,7 @@ pub(crate) async fn cluster(rp: &RunPlan, clients: &Clients) -> Option<ClusterPr
             cluster_id: admin.cluster_id(),
             brokers: brokers.len(),
             api,
-            configs: super::broker_configs::brokers(&props, &bootstrap, &clients),
+            configs: Some(super::broker_configs::brokers(&props, &bootstrap, &clients)),
         })
     })
     .await
