@@ -8,6 +8,7 @@
 mod common;
 
 mod assert;
+mod broker_configs;
 mod capacity;
 mod capacity_report;
 mod cli;
