@@ -21,6 +21,7 @@ pub mod run_recording;
 pub mod sequential;
 pub(crate) mod series;
 pub mod share;
+pub(crate) mod stalls;
 pub mod stats;
 pub mod status;
 pub mod steady;
