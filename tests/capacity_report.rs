@@ -499,7 +499,7 @@ fn a_band_not_narrowed_claims_no_capacity_in_the_table_and_compares_as_zero() {
     kafkabench::report::table::write_results("capacity", 1, &[cur.clone()], &[], &mut out).unwrap();
     let table = String::from_utf8(out).unwrap();
     assert!(
-        table.contains("capacity not narrowed: 80% between 128k and 519k/s after"),
+        table.contains("capacity: not narrowed: 80% between 128k and 519k/s after"),
         "{table}"
     );
     assert!(table.contains("the fit's estimate is 298k/s"), "{table}");

@@ -184,7 +184,6 @@ mod tests {
         let c = search_settings(1_000.0, 10_000_000.0, 0.05, 1);
         for lapse in [0.0, 0.05] {
             let t = simulate(&c, None, Curve { slope: 10.0, lapse }, 7, 150);
-            eprintln!("slope 10, lapse {lapse}: {t:?}");
             assert!(t.claims >= 20, "{t:?}");
             assert!(t.coverage() >= LEVEL - 0.05, "{t:?}");
         }
@@ -198,7 +197,6 @@ mod tests {
             7,
             150,
         );
-        eprintln!("slope 1.5, lapse 0.05: {t:?}");
         assert!(t.claims * 100 <= 15 * t.searches, "{t:?}");
     }
 
