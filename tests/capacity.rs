@@ -164,8 +164,10 @@ fn a_search_under_a_quota_finds_it_and_fixed_runs_confirm_the_answer() {
     let worst = planned_worst_case(&dir.path().join("search.kbs"));
     let took = c["elapsed_secs"].as_f64().unwrap();
     assert!(worst >= took, "planned at worst {worst}s, took {took}s");
+    // The quota is 500 records/s of 1 KiB; a quota lets short bursts through, so the answer
+    // may lie a little above it, within the search's precision (5 %).
     let cap = c["capacity"].as_f64().expect("a capacity");
-    assert!((400.0..=510.0).contains(&cap), "capacity {cap}/s: {c}");
+    assert!((400.0..=525.0).contains(&cap), "capacity {cap}/s: {c}");
     assert_eq!(c["limit"], "cluster", "the quota throttles: {c}");
     let probes = c["probes"].as_array().unwrap();
     assert!(probes.len() >= 6, "bracket and refinement: {probes:?}");
