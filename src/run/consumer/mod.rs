@@ -402,7 +402,7 @@ impl Reader<'_> {
             EventKind::Error => {
                 let (code, reason, fatal) = ev.error();
                 if code == rdkafka::types::RDKafkaErrorCode::AllBrokersDown {
-                    self.job.shared.brokers_down();
+                    self.job.shared.brokers_down(self.hearing.asking_since());
                 } else if native::is_partition_eof(code) {
                     let layout = &self.job.layout;
                     if let Some(Some((_, part))) = ev.with_partition(|t, p| layout.index(t, p)) {
