@@ -32,6 +32,7 @@ each_fixture!(
     cascades_into_expect,
     compaction_mistakes,
     compaction_unchecked,
+    drain_without_backlog,
     empty_matrix,
     five_mistakes,
     group_configs,

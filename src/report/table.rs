@@ -283,6 +283,11 @@ pub(crate) struct ReadColumns {
     group: bool,
     drain: bool,
     cold: bool,
+    /// A drain as a phase: the backlog records read, and the live ack p99 of the records due
+    /// while it drained, beside (in its own row) the run it is compared with, over the same
+    /// seconds: that row's cell, by run index.
+    phase: bool,
+    beside: std::collections::BTreeMap<usize, String>,
 }
 
 impl ReadColumns {
@@ -290,11 +295,30 @@ impl ReadColumns {
         let any = |f: fn(&crate::measure::ConsumeFigures) -> bool| {
             results.iter().filter_map(|r| r.consume.as_ref()).any(f)
         };
+        let p99 = |l: &Option<crate::measure::LatencySummary>| {
+            l.as_ref().map_or("-".into(), |l| ms(l.p99_ms))
+        };
+        let beside = results
+            .iter()
+            .filter_map(|r| {
+                let d = r.drain.as_ref()?;
+                let b = d.beside.as_ref()?;
+                let cell = format!(
+                    "{} (in {}'s {} drain)",
+                    p99(&b.ack),
+                    r.label,
+                    human_duration(d.to_secs - d.from_secs)
+                );
+                Some((b.run, cell))
+            })
+            .collect();
         ReadColumns {
             consume: any(|_| true),
             group: any(|c| c.rebalances > 0),
             drain: any(|c| c.drain_secs.is_some()),
             cold: any(|c| c.cold_share.is_some()),
+            phase: results.iter().any(|r| r.drain.is_some()),
+            beside,
         }
     }
 
@@ -310,6 +334,9 @@ impl ReadColumns {
         }
         if self.cold {
             head.extend(["cold", "1st read", "fetch rtt"]);
+        }
+        if self.phase {
+            head.extend(["backlog read", "drain ack p99"]);
         }
     }
 
@@ -354,6 +381,15 @@ impl ReadColumns {
                 c.and_then(|c| c.fetch_rtt_secs)
                     .map_or_else(dash, human_duration),
             );
+        }
+        if self.phase {
+            let d = r.drain.as_ref();
+            row.push(d.map_or_else(dash, |d| d.backlog_read.to_string()));
+            row.push(match (d, self.beside.get(&r.index)) {
+                (Some(d), _) => d.ack.as_ref().map_or_else(dash, |l| ms(l.p99_ms)),
+                (None, Some(cell)) => cell.clone(),
+                (None, None) => dash(),
+            });
         }
     }
 }

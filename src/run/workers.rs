@@ -340,6 +340,7 @@ async fn start_consumers(
             ready: t.readers.clone(),
             drain: Duration::from_secs(10) + Duration::from_millis(fetch_wait * 2),
             interval: opts.interval,
+            by_due: by_due(rp, opts),
             shard: t.shard,
         };
         let h = std::thread::Builder::new()
@@ -352,6 +353,12 @@ async fn start_consumers(
         handles.push(h);
     }
     Ok(handles)
+}
+
+/// Whether the run keeps latency by due time (`measure::due`): for its fault windows, its
+/// backlog's drain, or the drain of another run of its scenario to be compared with.
+fn by_due(rp: &RunPlan, opts: &RunOptions) -> bool {
+    !rp.faults.is_empty() || rp.workload.backlog.is_some() || opts.by_due
 }
 
 /// The producer threads, connecting.
@@ -394,6 +401,7 @@ fn start_producers(
             }),
             flush_timeout,
             interval: opts.interval,
+            by_due: by_due(rp, opts),
         };
         let h = std::thread::Builder::new()
             .name(format!("kb-producer-{index}"))

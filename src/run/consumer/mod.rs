@@ -70,8 +70,9 @@ pub(super) struct ConsumerJob {
     pub ready: Arc<Barrier>,
     /// Once nothing more is read for this long after the producers finish, stop.
     pub drain: Duration,
-    /// Width of the time series' intervals.
+    /// Width of the time series' intervals; whether latency is kept by due time too.
     pub interval: Duration,
+    pub by_due: bool,
     /// A shard reads only its own partitions (assigned by hand; a group is refused).
     pub shard: Option<Shard>,
 }
@@ -276,7 +277,8 @@ impl Reader<'_> {
 
     fn start_measuring(&mut self) {
         let origin = self.job.shared.measure_origin();
-        self.v.intervals = IntervalRecorder::new(self.job.interval.as_nanos() as u64);
+        self.v.intervals =
+            IntervalRecorder::new(self.job.interval.as_nanos() as u64).by_due(self.job.by_due);
         self.v.intervals.start(origin);
         // What was read before the clock (warm-up records) is not the measured phase's.
         self.v.rec.records = 0;
