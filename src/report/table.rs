@@ -147,6 +147,11 @@ pub fn write_results(
     for r in results.iter().filter(|r| !r.unavailable.is_empty()) {
         writeln!(out, "  {}: {}", r.label, unavailable(r))?;
     }
+    for r in results {
+        if let Some(n) = drained_unsampled(r) {
+            writeln!(out, "  {}: {n}", r.label)?;
+        }
+    }
     for r in results.iter().filter(|r| r.capacity.is_none()) {
         if let Some(b) = r.generator.and_then(|g| g.reader_behind()) {
             writeln!(
@@ -271,6 +276,20 @@ pub(crate) fn unavailable(r: &RunResult) -> String {
         human_duration(total),
         when.join(", ")
     )
+}
+
+/// A backlog drained before the first interval of the series ended: `lag max` (read at the
+/// intervals' ends) never saw it, and says 0 or little.
+fn drained_unsampled(r: &RunResult) -> Option<String> {
+    let drained = r.consume.as_ref()?.drain_secs?;
+    let w = r.series.as_ref()?.interval_secs;
+    (drained < w).then(|| {
+        format!(
+            "lag max is read at the time series' interval ends ({}), and the backlog drained in {}, before the first one: a shorter --interval sees it",
+            human_duration(w),
+            human_duration(drained)
+        )
+    })
 }
 
 /// The read side's columns, each shown when some run has it: consume rate and lag with

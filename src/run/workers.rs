@@ -549,14 +549,13 @@ async fn disk_growth_of(
     disk_before: Option<Result<Vec<u64>, String>>,
     notes: &mut Vec<String>,
 ) -> Result<(Option<Vec<u64>>, Option<u64>), RunError> {
-    // Local disk is not what a topic in remote storage holds: its segments leave it.
-    if rp.topic.tiered() && disk.is_some() {
-        notes.push(format!(
-            "run {}: no on-disk size: the topic moves its segments to remote storage \
-             (remote.storage.enable), so local disk does not hold what was written",
-            RunNo(rp.index)
-        ));
-        return Ok((None, None));
+    // Local disk is not what a topic in remote storage holds once segments have left it.
+    if rp.topic.tiered() && disk.is_some() && !shared.lost() {
+        let local = super::cold::LocalDisk::of(rp);
+        if let Some(note) = blocking(move || local.left()).await? {
+            notes.push(note);
+            return Ok((None, None));
+        }
     }
     let disk_after = match disk {
         None => None,
