@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use hdrhistogram::Histogram;
 
+use super::stalls::{length, measured, within};
 use super::{new_histogram, IntervalRecording, LatencySummary, SeqSet};
 
 /// Figures of the consumers of one run; None on a run without consumers.
@@ -19,8 +20,9 @@ pub struct ConsumeFigures {
     pub throughput_bytes: f64,
     /// Highest lag (records written and not yet read) at an interval's end.
     pub lag_max: Option<u64>,
-    /// The longest a partition went unread in a rebalance: from when its member gave it up
-    /// (or the group's first join) to the first record its next member read of it.
+    /// The longest a partition went unread in a rebalance that reached into the measured
+    /// phase (`measure::stalls`), whole: from when its member gave it up (or the group's
+    /// first join) to the first record its next member read of it.
     pub rebalance_secs: Option<f64>,
     pub rebalances: u64,
     /// Each partition's stall (one per partition per rebalance that moved or stopped it), for
@@ -270,16 +272,13 @@ impl ReadSums {
                 0.0
             }
         };
+        // The stalls of the run: a stall of the join that ended before the clock is not one.
+        let stalls: Vec<&(i64, i64)> = self.stalls.iter().filter(|s| measured(s)).collect();
         let mut times = super::new_histogram();
-        for (from, to) in &self.stalls {
-            super::record(&mut times, (to - from).max(0) as u64);
+        for s in &stalls {
+            super::record(&mut times, length(s) as u64);
         }
-        // Within the measured phase: the join's stalls (before the clock) are left out.
-        let stalled_ns: i64 = self
-            .stalls
-            .iter()
-            .map(|(from, to)| (to - (*from).max(0)).max(0))
-            .sum();
+        let stalled_ns: i64 = stalls.iter().map(|s| within(s)).sum();
         ConsumeFigures {
             consumers: self.consumers,
             records: self.records,
@@ -287,14 +286,10 @@ impl ReadSums {
             throughput_msgs: per_sec(self.records),
             throughput_bytes: per_sec(self.bytes),
             lag_max: series.and_then(|s| s.points.iter().filter_map(|p| p.lag).max()),
-            rebalance_secs: self
-                .stalls
-                .iter()
-                .map(|(f, t)| (t - f).max(0))
-                .max()
-                .map(|ns| ns as f64 / 1e9),
+            rebalance_secs: (!self.stalls.is_empty())
+                .then(|| stalls.iter().map(|s| length(s)).max().unwrap_or(0) as f64 / 1e9),
             rebalances: self.rebalances,
-            rebalance: (!self.stalls.is_empty()).then(|| LatencySummary::from_histogram(&times)),
+            rebalance: (!stalls.is_empty()).then(|| LatencySummary::from_histogram(&times)),
             stall_secs: (self.consumers > 0 && self.rebalances > 0)
                 .then(|| stalled_ns as f64 / 1e9),
             redelivered: self.redelivered,
@@ -672,18 +667,25 @@ mod tests {
 
     #[test]
     fn stalls_are_summed_within_the_measured_phase_and_the_longest_counts_whole() {
-        // The join (0.5 s → 1.5 s, the clock starts at 1 s) and two partitions of a member
-        // stopped at 3 s, read again at 4 s and 5 s.
-        let mut c = read(10, 1_100 * MS, 6_000 * MS);
+        // The clock starts at 10 s. The join's first rebalance (1 s → 9 s) ended before it:
+        // not the run's. Its second (9.5 s → 10.5 s) reaches into it, and two partitions of a
+        // member stopped at 13 s are read again at 14 s and 15 s.
+        let mut c = read(10, 11_100 * MS, 16_000 * MS);
         c.stalls = vec![
-            (500 * MS, 1_500 * MS),
-            (3_000 * MS, 4_000 * MS),
-            (3_000 * MS, 5_000 * MS),
+            (1_000 * MS, 9_000 * MS),
+            (9_500 * MS, 10_500 * MS),
+            (13_000 * MS, 14_000 * MS),
+            (13_000 * MS, 15_000 * MS),
         ];
-        let f = derive(&c, &side(1_000 * MS, None), None);
+        let f = derive(&c, &side(10_000 * MS, None), None);
         assert_eq!(f.rebalance_secs, Some(2.0));
         assert_eq!(f.stall_secs, Some(3.5));
         assert_eq!(f.rebalance.map(|r| r.count), Some(3));
+        // Only the join's, all before the clock: nothing stalled in the run, not unknown.
+        c.stalls.truncate(1);
+        let f = derive(&c, &side(10_000 * MS, None), None);
+        assert_eq!((f.rebalance_secs, f.stall_secs), (Some(0.0), Some(0.0)));
+        assert!(f.rebalance.is_none());
     }
 
     #[test]
