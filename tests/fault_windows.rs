@@ -99,6 +99,12 @@ fn a_20s_pause_fails_the_fault_bounds_with_the_records_it_held_up() {
     due.sort_unstable();
     due.dedup();
     let counted = ack["count"].as_u64().unwrap() + f["failed"].as_u64().unwrap();
+    eprintln!(
+        "due in {lo:.1}..{hi:.1} s: kafkabench {counted}, the topic {}; ack p50 {} ms, p99 {} ms",
+        due.len(),
+        ack["p50_ms"],
+        ack["p99_ms"]
+    );
     assert!(
         (counted as i64 - due.len() as i64).abs() <= 10,
         "kafkabench counts {counted} records due in {lo:.1}..{hi:.1} s, the topic {}: {f}",
