@@ -1,0 +1,94 @@
+package main
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// internals are the producer's whole-run sums from franz-go's hooks, the counterpart of
+// librdkafka's statistics as sums: every batch the broker took (HookProduceBatchWritten) and
+// every Produce request written (HookBrokerWrite, key 0), so averages are ratios of exact sums.
+// Batches are written from several broker goroutines at once, hence the atomics.
+type internals struct {
+	batches, records, uncompressed, compressed atomic.Int64
+	requests, requestBytes                     atomic.Int64
+	// Batches by codec: 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd (a codec the broker refused
+	// falls back to another, which this shows).
+	byCodec [5]atomic.Int64
+	// The sum over batches of compressed / uncompressed bytes (Java's compression-rate).
+	mu       sync.Mutex
+	ratioSum float64
+}
+
+var (
+	_ kgo.HookProduceBatchWritten = (*internals)(nil)
+	_ kgo.HookBrokerWrite         = (*internals)(nil)
+)
+
+func (h *internals) OnProduceBatchWritten(_ kgo.BrokerMetadata, _ string, _ int32, m kgo.ProduceBatchMetrics) {
+	h.batches.Add(1)
+	h.records.Add(int64(m.NumRecords))
+	h.uncompressed.Add(int64(m.UncompressedBytes))
+	h.compressed.Add(int64(m.CompressedBytes))
+	if m.UncompressedBytes > 0 {
+		h.mu.Lock()
+		h.ratioSum += float64(m.CompressedBytes) / float64(m.UncompressedBytes)
+		h.mu.Unlock()
+	}
+	if int(m.CompressionType) < len(h.byCodec) {
+		h.byCodec[m.CompressionType].Add(1)
+	}
+}
+
+// produceKey is the Produce request's API key.
+const produceKey = 0
+
+func (h *internals) OnBrokerWrite(_ kgo.BrokerMetadata, key int16, bytes int, _, _ time.Duration, err error) {
+	if key == produceKey && err == nil {
+		h.requests.Add(1)
+		h.requestBytes.Add(int64(bytes))
+	}
+}
+
+// sums is a snapshot of the hooks' counters, so a phase reports its own growth.
+type sums struct {
+	batches, records, uncompressed, compressed, requests, requestBytes int64
+	ratioSum                                                           float64
+}
+
+func (h *internals) snapshot() sums {
+	h.mu.Lock()
+	r := h.ratioSum
+	h.mu.Unlock()
+	return sums{
+		batches: h.batches.Load(), records: h.records.Load(),
+		uncompressed: h.uncompressed.Load(), compressed: h.compressed.Load(),
+		requests: h.requests.Load(), requestBytes: h.requestBytes.Load(), ratioSum: r,
+	}
+}
+
+// since is the internals over a phase, in the protocol's form (PROTOCOL.md, `phase_done`),
+// under the Java client's names where franz-go's hooks measure the same thing.
+func (h *internals) since(before sums, cl *kgo.Client) map[string]map[string]any {
+	now := h.snapshot()
+	d := func(a, b int64) float64 { return float64(a - b) }
+	batches := d(now.batches, before.batches)
+	return map[string]map[string]any{
+		// Bytes per batch as franz-go writes it: the records after compression, without the
+		// batch's 61-byte header (Java's batch-size counts the header).
+		"batch-size":          {"sum": d(now.compressed, before.compressed), "count": batches},
+		"records-per-request": {"sum": d(now.records, before.records), "count": d(now.requests, before.requests)},
+		// Java's compression-rate-avg is the mean over batches of compressed / uncompressed.
+		"compression-rate":         {"sum": now.ratioSum - before.ratioSum, "count": batches},
+		"record-send":              {"total": d(now.records, before.records)},
+		"produce-requests":         {"total": d(now.requests, before.requests)},
+		"batches":                  {"total": batches},
+		"batch-bytes-uncompressed": {"total": d(now.uncompressed, before.uncompressed)},
+		"produce-request-bytes":    {"total": d(now.requestBytes, before.requestBytes)},
+		"buffered-records":         {"value": float64(cl.BufferedProduceRecords())},
+		"buffered-bytes":           {"value": float64(cl.BufferedProduceBytes())},
+	}
+}

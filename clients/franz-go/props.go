@@ -1,0 +1,149 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// A Kafka property name and the franz-go option it stands for. kafkabench checks a
+// scenario's names against the same table (clients/franz-go/properties.tsv; props_test.go
+// holds the two together), so a name reaching the worker unknown is a bug, not a user's slip.
+type property struct {
+	role  string // producer, reader or both
+	apply func(v string) ([]kgo.Opt, error)
+}
+
+func ms(v string) (time.Duration, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("milliseconds expected, not %q", v)
+	}
+	return time.Duration(n) * time.Millisecond, nil
+}
+
+func integer(v string) (int64, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("an integer expected, not %q", v)
+	}
+	return n, nil
+}
+
+func one(o kgo.Opt) ([]kgo.Opt, error) { return []kgo.Opt{o}, nil }
+
+func msOpt(f func(time.Duration) kgo.Opt) func(string) ([]kgo.Opt, error) {
+	return func(v string) ([]kgo.Opt, error) {
+		d, err := ms(v)
+		if err != nil {
+			return nil, err
+		}
+		return one(f(d))
+	}
+}
+
+func intOpt(f func(int64) kgo.Opt) func(string) ([]kgo.Opt, error) {
+	return func(v string) ([]kgo.Opt, error) {
+		n, err := integer(v)
+		if err != nil {
+			return nil, err
+		}
+		return one(f(n))
+	}
+}
+
+var properties = map[string]property{
+	"bootstrap.servers": {"both", func(v string) ([]kgo.Opt, error) {
+		return one(kgo.SeedBrokers(strings.Split(v, ",")...))
+	}},
+	"client.id":           {"both", func(v string) ([]kgo.Opt, error) { return one(kgo.ClientID(v)) }},
+	"metadata.max.age.ms": {"both", msOpt(func(d time.Duration) kgo.Opt { return kgo.MetadataMaxAge(d) })},
+	"acks": {"producer", func(v string) ([]kgo.Opt, error) {
+		switch v {
+		case "0":
+			return one(kgo.RequiredAcks(kgo.NoAck()))
+		case "1":
+			return one(kgo.RequiredAcks(kgo.LeaderAck()))
+		case "all", "-1":
+			return one(kgo.RequiredAcks(kgo.AllISRAcks()))
+		}
+		return nil, fmt.Errorf("0, 1, all or -1 expected, not %q", v)
+	}},
+	"enable.idempotence": {"producer", func(v string) ([]kgo.Opt, error) {
+		switch v {
+		case "true":
+			return nil, nil // franz-go's default
+		case "false":
+			return one(kgo.DisableIdempotentWrite())
+		}
+		return nil, fmt.Errorf("true or false expected, not %q", v)
+	}},
+	"linger.ms":  {"producer", msOpt(func(d time.Duration) kgo.Opt { return kgo.ProducerLinger(d) })},
+	"batch.size": {"producer", intOpt(func(n int64) kgo.Opt { return kgo.ProducerBatchMaxBytes(int32(n)) })},
+	"max.request.size": {"producer", intOpt(func(n int64) kgo.Opt {
+		return kgo.BrokerMaxWriteBytes(int32(n))
+	})},
+	"compression.type": {"producer", func(v string) ([]kgo.Opt, error) {
+		c, ok := map[string]kgo.CompressionCodec{
+			"none": kgo.NoCompression(), "gzip": kgo.GzipCompression(),
+			"snappy": kgo.SnappyCompression(), "lz4": kgo.Lz4Compression(),
+			"zstd": kgo.ZstdCompression(),
+		}[v]
+		if !ok {
+			return nil, fmt.Errorf("none, gzip, snappy, lz4 or zstd expected, not %q", v)
+		}
+		return one(kgo.ProducerBatchCompression(c))
+	}},
+	"max.in.flight.requests.per.connection": {"producer", intOpt(func(n int64) kgo.Opt {
+		return kgo.MaxProduceRequestsInflightPerBroker(int(n))
+	})},
+	"buffer.memory": {"producer", intOpt(func(n int64) kgo.Opt { return kgo.MaxBufferedBytes(int(n)) })},
+	"queue.buffering.max.messages": {"producer", intOpt(func(n int64) kgo.Opt {
+		return kgo.MaxBufferedRecords(int(n))
+	})},
+	"request.timeout.ms":  {"producer", msOpt(func(d time.Duration) kgo.Opt { return kgo.ProduceRequestTimeout(d) })},
+	"delivery.timeout.ms": {"producer", msOpt(func(d time.Duration) kgo.Opt { return kgo.RecordDeliveryTimeout(d) })},
+	"retries":             {"producer", intOpt(func(n int64) kgo.Opt { return kgo.RecordRetries(int(n)) })},
+	"retry.backoff.ms": {"both", msOpt(func(d time.Duration) kgo.Opt {
+		return kgo.RetryBackoffFn(func(int) time.Duration { return d })
+	})},
+	"partitioner": {"producer", func(v string) ([]kgo.Opt, error) {
+		p, ok := map[string]func() kgo.Partitioner{
+			// franz-go's default: murmur2 for keys (as the Java client), sticky without.
+			"murmur2_random": func() kgo.Partitioner { return kgo.UniformBytesPartitioner(64<<10, true, true, nil) },
+			"sticky":         kgo.StickyPartitioner,
+			"round_robin":    kgo.RoundRobinPartitioner,
+			"least_backup":   kgo.LeastBackupPartitioner,
+		}[v]
+		if !ok {
+			return nil, fmt.Errorf("murmur2_random, sticky, round_robin or least_backup expected, not %q", v)
+		}
+		return one(kgo.RecordPartitioner(p()))
+	}},
+}
+
+// options turns a role's properties into franz-go options; a name the table lacks is an error.
+func options(role string, props map[string]string) ([]kgo.Opt, error) {
+	names := make([]string, 0, len(props))
+	for k := range props {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var opts []kgo.Opt
+	for _, k := range names {
+		p, ok := properties[k]
+		if !ok || (p.role != "both" && p.role != role) {
+			return nil, fmt.Errorf("franz-go's worker has no option for the %s property %q", role, k)
+		}
+		o, err := p.apply(props[k])
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", k, err)
+		}
+		opts = append(opts, o...)
+	}
+	return opts, nil
+}
