@@ -61,8 +61,9 @@ type producer struct {
 	rate    gen.Rate
 	stop    atomic.Bool
 	// Counted over the run: every record handed to Produce, and every promise run.
-	handed    atomic.Uint64
+	handed    uint64 // the sender's own
 	completed atomic.Uint64
+	failed    atomic.Uint64 // promises with an error
 	// inFlightWake is signalled by a promise when a sender waits on `in_flight`.
 	inFlightWake chan struct{}
 	sentInPhase  atomic.Uint64
@@ -96,6 +97,7 @@ func (p *producer) onPromise(r *kgo.Record, err error) {
 		c.offsetOr = int64(x.seq)
 		c.partition = -1
 		c.errKind = p.kinds.id(err)
+		p.failed.Add(1)
 	}
 	p.comp.add(&c, x)
 	p.completed.Add(1)
@@ -139,7 +141,7 @@ func (p *producer) waitUntil(t uint64) {
 }
 
 func (p *producer) waitInFlight(limit uint64) {
-	for !p.stop.Load() && p.handed.Load()-p.completed.Load() >= limit {
+	for !p.stop.Load() && p.handed-p.completed.Load() >= limit {
 		select {
 		case <-p.inFlightWake:
 		case <-time.After(time.Millisecond):
@@ -159,9 +161,22 @@ type phaseResult struct {
 	Internals   map[string]map[string]any `json:"internals"`
 }
 
-func threadCPU() int64 {
+// paced says whether a phase's sender waits between records (and so runs locked to a thread
+// of its own).
+func (p *producer) paced(ph *phaseMsg) bool {
+	return ph.Phase != "backlog" && (!p.rate.Unlimited() || p.s.InFlight != nil)
+}
+
+// senderCPU is the CPU time of the sender: its thread's when it runs locked to one (paced),
+// else the whole worker's (an unlimited sender moves between threads; it is busy throughout,
+// and franz-go's goroutines run beside it).
+func senderCPU(locked bool) int64 {
 	var ts unix.Timespec
-	_ = unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
+	if locked {
+		_ = unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
+	} else {
+		_ = unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts)
+	}
 	return ts.Nano()
 }
 
@@ -169,7 +184,9 @@ func threadCPU() int64 {
 // to its OS thread (the sender's: its CPU time and its timer slack are its own).
 func (p *producer) runPhase(ph *phaseMsg) phaseResult {
 	before := p.hooks.snapshot()
-	cpu0 := threadCPU()
+	failedBefore := p.failed.Load()
+	locked := p.paced(ph)
+	cpu0 := senderCPU(locked)
 	start := p.now()
 	backlog := ph.Phase == "backlog"
 	measured := ph.Phase == "measured"
@@ -259,7 +276,7 @@ func (p *producer) runPhase(ph *phaseMsg) phaseResult {
 		if p.manual {
 			r.Partition = p.partitionOf(key)
 		}
-		p.handed.Add(1)
+		p.handed++
 		p.cl.Produce(ctx, &r.Record, p.promise)
 		sent++
 		if sent&63 == 0 {
@@ -271,23 +288,28 @@ func (p *producer) runPhase(ph *phaseMsg) phaseResult {
 		last = actual
 	}
 	p.sentInPhase.Store(sent)
-	cpu := threadCPU() - cpu0
-	drained := true
+	cpu := senderCPU(locked) - cpu0
 	if ph.Drain {
-		dctx, cancel := context.WithTimeout(ctx, time.Duration(ph.DrainTimeoutMs)*time.Millisecond)
-		drained = p.cl.Flush(dctx) == nil
+		deadline := time.Now().Add(time.Duration(ph.DrainTimeoutMs) * time.Millisecond)
+		dctx, cancel := context.WithDeadline(ctx, deadline)
+		_ = p.cl.Flush(dctx)
 		cancel()
+		// Flush returns once every buffered record's promise has run; a record failed before
+		// it was buffered has its promise queued behind them.
+		for p.handed != p.completed.Load() && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
 	}
-	// Every promise of the records flushed has run (Flush returns after them); the rest are
-	// outstanding.
-	outstanding := p.handed.Load() - p.completed.Load()
-	drained = drained && outstanding == 0
+	outstanding := p.handed - p.completed.Load()
+	drained := outstanding == 0
 	p.comp.flush()
+	internals := p.hooks.since(before, p.cl)
+	internals["record-error"] = map[string]any{"total": float64(p.failed.Load() - failedBefore)}
 	return phaseResult{
 		Msg: "phase_done", Sent: sent, Refused: 0,
 		FirstSendNs: utoa(first), LastSendNs: utoa(last), SenderCPUNs: utoa(uint64(cpu)),
 		Drained: drained, Outstanding: outstanding,
-		Internals: p.hooks.since(before, p.cl),
+		Internals: internals,
 	}
 }
 
