@@ -72,7 +72,7 @@ func (h *internals) snapshot() sums {
 
 // since is the internals over a phase, in the protocol's form (PROTOCOL.md, `phase_done`),
 // under the Java client's names where franz-go's hooks measure the same thing.
-func (h *internals) since(before sums, cl *kgo.Client) map[string]map[string]any {
+func (h *internals) since(before sums) map[string]map[string]any {
 	now := h.snapshot()
 	d := func(a, b int64) float64 { return float64(a - b) }
 	batches := d(now.batches, before.batches)
@@ -88,7 +88,34 @@ func (h *internals) since(before sums, cl *kgo.Client) map[string]map[string]any
 		"batches":                  {"total": batches},
 		"batch-bytes-uncompressed": {"total": d(now.uncompressed, before.uncompressed)},
 		"produce-request-bytes":    {"total": d(now.requestBytes, before.requestBytes)},
-		"buffered-records":         {"value": float64(cl.BufferedProduceRecords())},
-		"buffered-bytes":           {"value": float64(cl.BufferedProduceBytes())},
+	}
+}
+
+// bufferWatch keeps the lowest room left in franz-go's record buffer over a phase
+// (MaxBufferedRecords less the records buffered), read at every progress tick: the
+// counterpart of the Java client's buffer-available-bytes.
+type bufferWatch struct {
+	limit int64
+	min   atomic.Int64
+}
+
+func newBufferWatch(cl *kgo.Client) *bufferWatch {
+	w := &bufferWatch{}
+	if v, ok := cl.OptValue(kgo.MaxBufferedRecords).(int64); ok {
+		w.limit = v
+	}
+	w.reset()
+	return w
+}
+
+func (w *bufferWatch) reset() { w.min.Store(w.limit) }
+
+func (w *bufferWatch) sample(cl *kgo.Client) {
+	avail := w.limit - cl.BufferedProduceRecords()
+	for {
+		m := w.min.Load()
+		if avail >= m || w.min.CompareAndSwap(m, avail) {
+			return
+		}
 	}
 }

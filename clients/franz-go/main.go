@@ -153,6 +153,7 @@ func newProducer(w *writer, s *setupMsg) (*producer, error) {
 		p.inFlightWake = make(chan struct{}, 1)
 	}
 	p.promise = p.onPromise
+	p.buffer = newBufferWatch(cl)
 	return p, nil
 }
 
@@ -237,6 +238,7 @@ func (p *producer) serve(in *frameReader) error {
 			continue
 		case <-tick.C:
 			if running {
+				p.buffer.sample(p.cl)
 				p.comp.w.send(map[string]any{"msg": "progress", "sent": p.sentInPhase.Load()})
 			}
 			continue

@@ -55,6 +55,7 @@ type producer struct {
 	comp    *completions
 	kinds   *errorKinds
 	hooks   *internals
+	buffer  *bufferWatch
 	payload *gen.PayloadGen
 	keys    *gen.KeyGen
 	tombs   gen.Tombstones
@@ -185,6 +186,7 @@ func senderCPU(locked bool) int64 {
 func (p *producer) runPhase(ph *phaseMsg) phaseResult {
 	before := p.hooks.snapshot()
 	failedBefore := p.failed.Load()
+	p.buffer.reset()
 	locked := p.paced(ph)
 	cpu0 := senderCPU(locked)
 	start := p.now()
@@ -303,7 +305,9 @@ func (p *producer) runPhase(ph *phaseMsg) phaseResult {
 	outstanding := p.handed - p.completed.Load()
 	drained := outstanding == 0
 	p.comp.flush()
-	internals := p.hooks.since(before, p.cl)
+	p.buffer.sample(p.cl)
+	internals := p.hooks.since(before)
+	internals["buffer-available-records"] = map[string]any{"min": float64(p.buffer.min.Load())}
 	internals["record-error"] = map[string]any{"total": float64(p.failed.Load() - failedBefore)}
 	return phaseResult{
 		Msg: "phase_done", Sent: sent, Refused: 0,

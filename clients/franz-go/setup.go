@@ -51,6 +51,7 @@ type payloadMsg struct {
 	Compressibility float64 `json:"compressibility"`
 	Event           string  `json:"event"`
 	Offset          u64     `json:"offset"`
+	Count           int     `json:"count"` // lines: how many the L frames hold
 }
 
 type keyMsg struct {
@@ -87,8 +88,8 @@ func (p payloadMsg) payload(lines [][]byte) (gen.Payload, error) {
 	case "json":
 		return gen.Payload{Kind: gen.PayloadJSON, Size: p.Size, Event: p.Event}, nil
 	case "lines":
-		if len(lines) == 0 {
-			return gen.Payload{}, errors.New("a lines payload without lines")
+		if len(lines) == 0 || len(lines) != p.Count {
+			return gen.Payload{}, fmt.Errorf("%d payload lines where setup said %d", len(lines), p.Count)
 		}
 		return gen.Payload{Kind: gen.PayloadLines, Lines: lines, Offset: uint64(p.Offset)}, nil
 	}
