@@ -260,7 +260,10 @@ func (p *producer) runPhase(ph *phaseMsg) phaseResult {
 			r.key = append(r.key[:0], key...)
 			key = r.key
 		}
-		r.Record = kgo.Record{Key: key, Value: value}
+		// The record's timestamp from the reading the sender made anyway: franz-go would read
+		// the wall clock again (and truncates it to milliseconds as before).
+		r.Record = kgo.Record{Key: key, Value: value,
+			Timestamp: time.UnixMilli(int64(p.unixMs + actual/1_000_000))}
 		r.size = uint32(len(key) + len(value))
 		r.headers = r.headers[:0]
 		if p.s.Stamp {
