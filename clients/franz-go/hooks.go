@@ -43,6 +43,11 @@ func (h *internals) OnProduceBatchWritten(_ kgo.BrokerMetadata, _ string, _ int3
 	}
 }
 
+// batchHeader is a v2 record batch's header, in bytes: base offset 8, length 4, leader epoch
+// 4, magic 1, CRC 4, attributes 2, last offset delta 4, first and max timestamp 16, producer
+// id 8 and epoch 2, base sequence 4, record count 4.
+const batchHeader = 61
+
 // produceKey is the Produce request's API key.
 const produceKey = 0
 
@@ -77,9 +82,11 @@ func (h *internals) since(before sums) map[string]map[string]any {
 	d := func(a, b int64) float64 { return float64(a - b) }
 	batches := d(now.batches, before.batches)
 	return map[string]map[string]any{
-		// Bytes per batch as franz-go writes it: the records after compression, without the
-		// batch's 61-byte header (Java's batch-size counts the header).
-		"batch-size":          {"sum": d(now.compressed, before.compressed), "count": batches},
+		// Bytes per batch as it goes on the wire: the records after compression (franz-go's
+		// CompressedBytes) and the record batch's 61-byte v2 header, which librdkafka's
+		// batchsize and the Java client's batch-size count too.
+		"batch-size": {"sum": d(now.compressed, before.compressed) + batchHeader*batches,
+			"count": batches},
 		"records-per-request": {"sum": d(now.records, before.records), "count": d(now.requests, before.requests)},
 		// Java's compression-rate-avg is the mean over batches of compressed / uncompressed.
 		"compression-rate":         {"sum": now.ratioSum - before.ratioSum, "count": batches},

@@ -301,6 +301,16 @@ func (p *producer) serve(in *frameReader) error {
 				done <- p.runPhase(&ph)
 			}()
 		case "stop":
+			var st struct {
+				Msg            string `json:"msg"`
+				DrainTimeoutMs *int64 `json:"drain_timeout_ms"`
+			}
+			if err := decode(f.body, &st); err != nil {
+				return fmt.Errorf("stop: %w", err)
+			}
+			if st.DrainTimeoutMs != nil {
+				p.stopCut.Store(time.Now().Add(time.Duration(*st.DrainTimeoutMs) * time.Millisecond).UnixNano())
+			}
 			p.stop.Store(true)
 		case "close":
 			if running {

@@ -61,6 +61,7 @@ type producer struct {
 	tombs   gen.Tombstones
 	rate    gen.Rate
 	stop    atomic.Bool
+	stopCut atomic.Int64 // Unix ns by which a drain under way must end, once `stop` came
 	// Counted over the run: every record handed to Produce, and every promise run.
 	handed    uint64 // the sender's own
 	completed atomic.Uint64
@@ -297,13 +298,30 @@ func (p *producer) runPhase(ph *phaseMsg) phaseResult {
 	if ph.Drain {
 		deadline := time.Now().Add(time.Duration(ph.DrainTimeoutMs) * time.Millisecond)
 		dctx, cancel := context.WithDeadline(ctx, deadline)
+		// `stop` cuts a drain short: to its own drain_timeout_ms from when it came.
+		go func() {
+			for dctx.Err() == nil {
+				if cut := p.stopCut.Load(); cut > 0 {
+					select {
+					case <-time.After(time.Until(time.Unix(0, cut))):
+						cancel()
+					case <-dctx.Done():
+					}
+					return
+				}
+				select {
+				case <-time.After(10 * time.Millisecond):
+				case <-dctx.Done():
+				}
+			}
+		}()
 		_ = p.cl.Flush(dctx)
-		cancel()
 		// Flush returns once every buffered record's promise has run; a record failed before
 		// it was buffered has its promise queued behind them.
-		for p.handed != p.completed.Load() && time.Now().Before(deadline) {
+		for p.handed != p.completed.Load() && dctx.Err() == nil {
 			time.Sleep(time.Millisecond)
 		}
+		cancel()
 	}
 	outstanding := p.handed - p.completed.Load()
 	drained := outstanding == 0
