@@ -7,6 +7,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -67,7 +68,7 @@ func main() {
 
 func serve(w *writer) error {
 	w.send(map[string]any{"msg": "hello", "protocol": protocolVersion, "client": "franz-go",
-		"version": clientVersion(), "roles": []string{"producer"}})
+		"version": clientVersion(), "roles": []string{"producer", "reader"}})
 	in := &frameReader{r: bufio.NewReaderSize(os.Stdin, 1<<20)}
 	typ, body, err := in.next()
 	if err != nil {
@@ -79,12 +80,31 @@ func serve(w *writer) error {
 	if name, err := msgName(body); err != nil || name != "setup" {
 		return fmt.Errorf("%q where setup was due (%v)", name, err)
 	}
+	var role struct {
+		Role string `json:"role"`
+	}
+	_ = json.Unmarshal(body, &role)
+	if role.Role == "reader" {
+		var s readerSetup
+		if err := decode(body, &s); err != nil {
+			return fmt.Errorf("setup: %w", err)
+		}
+		r, err := newReader(w, &s)
+		if err != nil {
+			return err
+		}
+		w.send(map[string]any{"msg": "ready"})
+		if err := r.begin(); err != nil {
+			return err
+		}
+		return r.serve(in)
+	}
 	var s setupMsg
 	if err := decode(body, &s); err != nil {
 		return fmt.Errorf("setup: %w", err)
 	}
 	if s.Role != "producer" {
-		return fmt.Errorf("the %q role: franz-go's worker is a producer only", s.Role)
+		return fmt.Errorf("the %q role (franz-go's worker has producer and reader)", s.Role)
 	}
 	p, err := newProducer(w, &s)
 	if err != nil {

@@ -124,6 +124,64 @@ var properties = map[string]property{
 		}
 		return one(kgo.RecordPartitioner(p()))
 	}},
+	// The reader's.
+	"auto.offset.reset": {"reader", func(v string) ([]kgo.Opt, error) {
+		switch v {
+		case "earliest", "smallest", "beginning":
+			return one(kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+		case "latest", "largest", "end":
+			return one(kgo.ConsumeResetOffset(kgo.NewOffset().AtEnd()))
+		case "none", "error":
+			return one(kgo.ConsumeResetOffset(kgo.NoResetOffset()))
+		}
+		return nil, fmt.Errorf("earliest, latest or none expected, not %q", v)
+	}},
+	"isolation.level": {"reader", func(v string) ([]kgo.Opt, error) {
+		switch v {
+		case "read_committed":
+			return one(kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+		case "read_uncommitted":
+			return one(kgo.FetchIsolationLevel(kgo.ReadUncommitted()))
+		}
+		return nil, fmt.Errorf("read_committed or read_uncommitted expected, not %q", v)
+	}},
+	"fetch.min.bytes":           {"reader", intOpt(func(n int64) kgo.Opt { return kgo.FetchMinBytes(int32(n)) })},
+	"fetch.max.wait.ms":         {"reader", msOpt(func(d time.Duration) kgo.Opt { return kgo.FetchMaxWait(d) })},
+	"fetch.max.bytes":           {"reader", intOpt(func(n int64) kgo.Opt { return kgo.FetchMaxBytes(int32(n)) })},
+	"max.partition.fetch.bytes": {"reader", intOpt(func(n int64) kgo.Opt { return kgo.FetchMaxPartitionBytes(int32(n)) })},
+	"session.timeout.ms":        {"reader", msOpt(func(d time.Duration) kgo.Opt { return kgo.SessionTimeout(d) })},
+	"heartbeat.interval.ms":     {"reader", msOpt(func(d time.Duration) kgo.Opt { return kgo.HeartbeatInterval(d) })},
+	"auto.commit.interval.ms":   {"reader", msOpt(func(d time.Duration) kgo.Opt { return kgo.AutoCommitInterval(d) })},
+	"enable.auto.commit": {"reader", func(v string) ([]kgo.Opt, error) {
+		switch v {
+		case "true":
+			return nil, nil // franz-go's default
+		case "false":
+			return one(kgo.DisableAutoCommit())
+		}
+		return nil, fmt.Errorf("true or false expected, not %q", v)
+	}},
+	"group.instance.id": {"reader", func(v string) ([]kgo.Opt, error) { return one(kgo.InstanceID(v)) }},
+	"partition.assignment.strategy": {"reader", func(v string) ([]kgo.Opt, error) {
+		b, ok := map[string]func() kgo.GroupBalancer{
+			"range": kgo.RangeBalancer, "roundrobin": kgo.RoundRobinBalancer,
+			"sticky": kgo.StickyBalancer, "cooperative-sticky": kgo.CooperativeStickyBalancer,
+		}[v]
+		if !ok {
+			return nil, fmt.Errorf("range, roundrobin, sticky or cooperative-sticky expected, not %q", v)
+		}
+		return one(kgo.Balancers(b()))
+	}},
+	// KIP-848: the broker assigns; franz-go then needs the range or sticky balancer.
+	"group.protocol": {"reader", func(v string) ([]kgo.Opt, error) {
+		switch v {
+		case "classic":
+			return nil, nil
+		case "consumer":
+			return []kgo.Opt{kgo.ServerSideBalancer(), kgo.Balancers(kgo.CooperativeStickyBalancer())}, nil
+		}
+		return nil, fmt.Errorf("classic or consumer expected, not %q", v)
+	}},
 }
 
 // options turns a role's properties into franz-go options; a name the table lacks is an error.
