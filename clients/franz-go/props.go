@@ -102,28 +102,20 @@ var properties = map[string]property{
 		return kgo.MaxProduceRequestsInflightPerBroker(int(n))
 	})},
 	"buffer.memory": {"producer", intOpt(func(n int64) kgo.Opt { return kgo.MaxBufferedBytes(int(n)) })},
-	"queue.buffering.max.messages": {"producer", intOpt(func(n int64) kgo.Opt {
+	"max.buffered.records": {"producer", intOpt(func(n int64) kgo.Opt {
 		return kgo.MaxBufferedRecords(int(n))
 	})},
-	"request.timeout.ms":  {"producer", msOpt(func(d time.Duration) kgo.Opt { return kgo.ProduceRequestTimeout(d) })},
-	"delivery.timeout.ms": {"producer", msOpt(func(d time.Duration) kgo.Opt { return kgo.RecordDeliveryTimeout(d) })},
-	"retries":             {"producer", intOpt(func(n int64) kgo.Opt { return kgo.RecordRetries(int(n)) })},
-	"retry.backoff.ms": {"both", msOpt(func(d time.Duration) kgo.Opt {
-		return kgo.RetryBackoffFn(func(int) time.Duration { return d })
+	"request.timeout.ms":      {"producer", msOpt(func(d time.Duration) kgo.Opt { return kgo.ProduceRequestTimeout(d) })},
+	"delivery.timeout.ms":     {"producer", msOpt(func(d time.Duration) kgo.Opt { return kgo.RecordDeliveryTimeout(d) })},
+	"retries":                 {"producer", intOpt(func(n int64) kgo.Opt { return kgo.RecordRetries(int(n)) })},
+	"connections.max.idle.ms": {"both", msOpt(func(d time.Duration) kgo.Opt { return kgo.ConnIdleTimeout(d) })},
+	"socket.connection.setup.timeout.ms": {"both", msOpt(func(d time.Duration) kgo.Opt {
+		return kgo.DialTimeout(d)
 	})},
-	"partitioner": {"producer", func(v string) ([]kgo.Opt, error) {
-		p, ok := map[string]func() kgo.Partitioner{
-			// franz-go's default: murmur2 for keys (as the Java client), sticky without.
-			"murmur2_random": func() kgo.Partitioner { return kgo.UniformBytesPartitioner(64<<10, true, true, nil) },
-			"sticky":         kgo.StickyPartitioner,
-			"round_robin":    kgo.RoundRobinPartitioner,
-			"least_backup":   kgo.LeastBackupPartitioner,
-		}[v]
-		if !ok {
-			return nil, fmt.Errorf("murmur2_random, sticky, round_robin or least_backup expected, not %q", v)
-		}
-		return one(kgo.RecordPartitioner(p()))
-	}},
+	"transactional.id": {"producer", func(v string) ([]kgo.Opt, error) { return one(kgo.TransactionalID(v)) }},
+	"transaction.timeout.ms": {"producer", msOpt(func(d time.Duration) kgo.Opt {
+		return kgo.TransactionTimeout(d)
+	})},
 	// The reader's.
 	"auto.offset.reset": {"reader", func(v string) ([]kgo.Opt, error) {
 		switch v {
@@ -161,6 +153,17 @@ var properties = map[string]property{
 		}
 		return nil, fmt.Errorf("true or false expected, not %q", v)
 	}},
+	"max.poll.interval.ms": {"reader", msOpt(func(d time.Duration) kgo.Opt { return kgo.RebalanceTimeout(d) })},
+	"client.rack":          {"reader", func(v string) ([]kgo.Opt, error) { return one(kgo.Rack(v)) }},
+	"check.crcs": {"reader", func(v string) ([]kgo.Opt, error) {
+		switch v {
+		case "true":
+			return nil, nil // franz-go's default
+		case "false":
+			return one(kgo.DisableFetchCRCValidation())
+		}
+		return nil, fmt.Errorf("true or false expected, not %q", v)
+	}},
 	"group.instance.id": {"reader", func(v string) ([]kgo.Opt, error) { return one(kgo.InstanceID(v)) }},
 	"partition.assignment.strategy": {"reader", func(v string) ([]kgo.Opt, error) {
 		b, ok := map[string]func() kgo.GroupBalancer{
@@ -172,7 +175,10 @@ var properties = map[string]property{
 		}
 		return one(kgo.Balancers(b()))
 	}},
-	// KIP-848: the broker assigns; franz-go then needs the range or sticky balancer.
+	// KIP-848 (`consumer`): the broker assigns, which franz-go calls ServerSideBalancer (with
+	// a range or sticky balancer; its default cooperative-sticky is one). franz-go's own
+	// GroupProtocol option is another thing: the classic JoinGroup's protocol type, whose
+	// default is the string "consumer" too.
 	"group.protocol": {"reader", func(v string) ([]kgo.Opt, error) {
 		switch v {
 		case "classic":
