@@ -71,7 +71,7 @@ class FranzSide:
 
     def kafkabench(self, label, size, codec):
         s = self.settings(codec)
-        props = dict(s["props"], **{"queue.buffering.max.messages": str(max_buffered(size))})
+        props = dict(s["props"], **{"max.buffered.records": str(max_buffered(size))})
         body = "\n    ".join(f"{k} = {v}" for k, v in props.items())
         path = os.path.join(self.b.out, f"{label}.kbs")
         with open(path, "w") as f:
