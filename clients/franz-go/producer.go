@@ -261,10 +261,14 @@ func (p *producer) runPhase(ph *phaseMsg) phaseResult {
 			r.key = append(r.key[:0], key...)
 			key = r.key
 		}
-		// The record's timestamp from the reading the sender made anyway: franz-go would read
-		// the wall clock again (and truncates it to milliseconds as before).
-		r.Record = kgo.Record{Key: key, Value: value,
-			Timestamp: time.UnixMilli(int64(p.unixMs + actual/1_000_000))}
+		// The fields franz-go reads of a record it is given, set one by one: zeroing the whole
+		// Record (about 200 bytes) per send showed in the profile. What franz-go writes back
+		// (offset, epochs, attributes) it sets itself. The timestamp is the sender's own clock
+		// reading: franz-go would read the wall clock again (and truncates it to milliseconds
+		// as before).
+		r.Key, r.Value = key, value
+		r.Timestamp = time.UnixMilli(int64(p.unixMs + actual/1_000_000))
+		r.Headers = nil
 		r.size = uint32(len(key) + len(value))
 		r.headers = r.headers[:0]
 		if p.s.Stamp {
