@@ -199,6 +199,7 @@ fn recording(s: &RunResult, intervals: Option<Intervals>) -> Result<Recording, P
         e2e: s.e2e.as_ref().map(|e| hist("e2e", e)).transpose()?,
         span: raw.span,
         stats: raw.stats,
+        client: raw.client,
         intervals,
     })
 }
@@ -225,6 +226,7 @@ pub(super) fn older_sums(s: &RunResult) -> RawSums {
         records_per_request,
         wire_ratio,
         produce_requests,
+        ..
     } = s.internals;
     let batches = batch_records_avg
         .filter(|a| *a > 0.0)

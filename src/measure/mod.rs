@@ -5,6 +5,7 @@
 
 pub mod capacity;
 pub mod changepoint;
+pub mod client;
 pub(crate) mod clock;
 pub(crate) mod codec;
 pub mod compaction;
@@ -163,6 +164,10 @@ pub struct Internals {
     /// Uncompressed key+value bytes over compressed batch bytes.
     pub wire_ratio: Option<f64>,
     pub produce_requests: u64,
+    /// A worker's client's own figures by its metric names (`compression-rate-avg`,
+    /// `bufferpool-wait-time-ns-total`, …), over the measured phase; empty for librdkafka.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub client: BTreeMap<String, f64>,
 }
 
 /// Delivery as verified by the consumer.

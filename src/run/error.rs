@@ -63,6 +63,10 @@ pub enum RunError {
     /// The run's schema could not be registered (an unreachable registry, a refusal).
     #[error("{0}")]
     SchemaRegistry(RegistryFailure),
+    /// A client's worker could not be built or started (clients/README.md), named with its
+    /// last log lines.
+    #[error("{0}")]
+    Worker(super::worker::WorkerError),
     /// Interrupted (a signal) before the run measured anything.
     #[error("interrupted before measuring")]
     Interrupted,

@@ -9,6 +9,7 @@ mod auto;
 mod availability;
 mod blocking;
 mod capacity;
+mod clients;
 mod clock;
 mod cold;
 mod compaction;
@@ -41,6 +42,7 @@ pub(crate) mod topic;
 mod trials;
 mod txn;
 mod warmup;
+mod worker;
 mod workers;
 
 use std::sync::atomic::{AtomicBool, Ordering};
