@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -198,6 +199,12 @@ func options(role string, props map[string]string) ([]kgo.Opt, error) {
 	}
 	sort.Strings(names)
 	var opts []kgo.Opt
+	// FRANZ_GO_WORKER_LOG=debug|info|warn|error: franz-go's own log on standard error, which
+	// kafkabench keeps the end of and shows when the worker fails.
+	if lvl, ok := map[string]kgo.LogLevel{"debug": kgo.LogLevelDebug, "info": kgo.LogLevelInfo,
+		"warn": kgo.LogLevelWarn, "error": kgo.LogLevelError}[os.Getenv("FRANZ_GO_WORKER_LOG")]; ok {
+		opts = append(opts, kgo.WithLogger(kgo.BasicLogger(os.Stderr, lvl, nil)))
+	}
 	for _, k := range names {
 		p, ok := properties[k]
 		if !ok || (p.role != "both" && p.role != role) {

@@ -13,6 +13,9 @@ import (
 // name check lets through must never be refused here, nor the reverse).
 func TestPropertiesAgreeWithTheTable(t *testing.T) {
 	f, err := os.Open("properties.tsv")
+	if os.IsNotExist(err) {
+		t.Skip("no properties.tsv (kafkabench's franz-go name table) beside the worker")
+	}
 	if err != nil {
 		t.Fatalf("the property table: %v", err)
 	}

@@ -100,6 +100,14 @@ func newReader(w *writer, s *readerSetup) (*reader, error) {
 	}
 	groupID := props["group.id"]
 	delete(props, "group.id")
+	// kafkabench's run asks every reader for partition ends (librdkafka's partition EOF), which
+	// this worker always says (`end`); no franz-go option stands for it.
+	if v, ok := props["enable.partition.eof"]; ok {
+		if v != "true" {
+			return nil, fmt.Errorf("enable.partition.eof = %s: franz-go's worker always says partition ends", v)
+		}
+		delete(props, "enable.partition.eof")
+	}
 	opts, err := options("reader", props)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@
 //! receives: the schedule, the generator's definition and every measurement stay on
 //! kafkabench's side of the line, so every client is measured by the same code.
 
+mod franz_go;
 mod java;
 
 use std::sync::Arc;
@@ -78,7 +79,7 @@ pub(super) async fn for_run(rp: &RunPlan) -> Result<Sides, RunError> {
 }
 
 /// Every worker client: one `Launcher` per folder under `clients/`.
-const LAUNCHERS: &[&Launcher] = &[&java::LAUNCHER];
+const LAUNCHERS: &[&Launcher] = &[&java::LAUNCHER, &franz_go::LAUNCHER];
 
 /// The launcher of client `kind` (None for librdkafka, which needs none, and for a client
 /// this build has no worker for).

@@ -19,7 +19,7 @@ mod process;
 pub(super) mod producer;
 pub(super) mod reader;
 #[cfg(test)]
-mod run_tests;
+pub(super) mod run_tests;
 mod setup;
 #[cfg(test)]
 mod vectors;

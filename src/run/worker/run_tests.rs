@@ -147,7 +147,7 @@ pub(crate) fn read_back(topic: &str, partitions: i32) -> Vec<Read> {
     out
 }
 
-fn delete_topic(topic: &str) {
+pub(crate) fn delete_topic(topic: &str) {
     let tool = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/kafka-local");
     let _ = Command::new(tool)
         .args([
