@@ -218,3 +218,102 @@ fn a_keyed_compressed_paced_run_on_java_loses_and_duplicates_nothing() {
     assert!(r.internals.batch_bytes_avg.is_some(), "{:?}", r.internals);
     delete_topic(&topic);
 }
+
+/// Each producer's records by sequence: key, value, flags, and the intended time from the
+/// producer's first (the schedule's offsets; the origin itself is an instant of each run).
+fn by_producer_seq(reads: &[Read]) -> std::collections::BTreeMap<(u32, u64), Read> {
+    let mut first = std::collections::BTreeMap::new();
+    for r in reads {
+        let f = first.entry(r.producer).or_insert(u64::MAX);
+        *f = (*f).min(r.intended_ns);
+    }
+    reads
+        .iter()
+        .map(|r| {
+            let mut r = r.clone();
+            r.intended_ns -= first[&r.producer];
+            ((r.producer, r.seq), r)
+        })
+        .collect()
+}
+
+#[test]
+fn the_same_seed_writes_the_same_records_on_librdkafka_and_java() {
+    let text = r#"
+scenario "same_seed" {
+  topic "kb-clients-seed" { partitions = 2 }
+  producer { compression.type = zstd }
+  consumer { }
+  workload {
+    messages  = 3000
+    rate      = 3000/s
+    producers = 2
+    payload   = random(size: 200B, compressibility: 30%)
+    key       = zipf(500)
+    headers { source = "kafkabench" }
+  }
+}
+"#;
+    let mut reads = Vec::new();
+    for client in [ClientKind::Librdkafka, ClientKind::Java] {
+        let mut plan = plan_of(text);
+        plan.runs[0].workload.seed = Some(0x5eed);
+        let r = run_on(&mut plan, client, ClientKind::Librdkafka).remove(0);
+        assert_eq!(r.acked, 3000, "{client}");
+        let topic = plan.runs[0].topic.name.clone();
+        reads.push(by_producer_seq(&read_back(&topic, 2)));
+        delete_topic(&topic);
+    }
+    let (rd, java) = (&reads[0], &reads[1]);
+    assert_eq!(rd.len(), 3000);
+    assert_eq!(
+        rd.keys().collect::<Vec<_>>(),
+        java.keys().collect::<Vec<_>>(),
+        "the same producers and sequence numbers"
+    );
+    let differ: Vec<_> = rd
+        .iter()
+        .filter(|(k, r)| java.get(k) != Some(r))
+        .map(|(k, r)| (k, r, java.get(k)))
+        .take(3)
+        .collect();
+    assert!(differ.is_empty(), "records that differ: {differ:?}");
+}
+
+#[test]
+fn records_deleted_before_they_are_read_are_lost_exactly_on_java() {
+    // tests/delivery.rs's control, both sides on the Java client: the one group member is
+    // stopped from the first instant, 500 records of partition 0 are deleted at 2 s, it
+    // rejoins at 3 s and reads from the new log start: exactly 500 acked records are lost.
+    let mut plan = plan_of(
+        r#"
+scenario "deleted" {
+  topic "kb-clients-deleted" { partitions = 2 }
+  consumer { }
+  workload {
+    duration  = 4s
+    rate      = 2000/s
+    warmup    = 0s
+    consumers = 1
+  }
+  faults {
+    at 0s stop consumer 1 for 3s
+    at 2s delete records of partition 0 before 500
+  }
+}
+"#,
+    );
+    let r = run_on(&mut plan, ClientKind::Java, ClientKind::Java).remove(0);
+    let topic = plan.runs[0].topic.name.clone();
+    let d = r.delivery.clone().expect("a consumer read");
+    eprintln!(
+        "deleted: acked {} failed {} consumed {} lost {:?}",
+        r.acked, r.failed, d.consumed, d.lost
+    );
+    assert_eq!(r.failed, 0, "nothing may fail for the count to be exact");
+    assert_eq!(d.lost, Some(500));
+    assert_eq!(offset_shell(&topic, -1) as u64, r.acked);
+    assert_eq!(offset_shell(&topic, -2), 500, "partition 0 starts at 500");
+    assert_eq!(d.consumed, r.acked - 500);
+    delete_topic(&topic);
+}
