@@ -14,6 +14,7 @@ mod cold;
 mod compaction;
 mod consumer;
 pub(crate) mod cpu;
+pub(crate) mod driven;
 mod environment;
 mod error;
 mod events;

@@ -522,7 +522,10 @@ pub(super) fn run(job: ProducerJob) -> ProducerOutcome {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
         .saturating_sub(shared.t0.elapsed().as_millis() as u64);
-    let seed = (job.share.index + 1).wrapping_mul(SEED_SPREAD) ^ unix_ms_at_t0;
+    // The run's seed spread by the producer's index (shards included): the same records for
+    // the same seed, whatever the client. A plan always has one; the clock is a fallback.
+    let run_seed = job.workload.seed.unwrap_or(unix_ms_at_t0);
+    let seed = (job.share.index + 1).wrapping_mul(SEED_SPREAD) ^ run_seed;
     let paced = !matches!(job.workload.rate, RateSpec::Unlimited);
     let layout = Layout::of(job.share.index, job.share.of, job.topics.len());
     let mut recorder = Recorder::new(paced, job.interval.as_nanos() as u64);
