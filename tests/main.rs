@@ -13,6 +13,7 @@ mod capacity_report;
 mod cli;
 mod cli_plan;
 mod cli_suite;
+mod clients;
 mod compaction;
 mod compare;
 mod consumer_controls;

@@ -98,6 +98,9 @@ pub(crate) fn merge(shards: &[&RunResult], schedule: &Planned) -> Result<RunResu
         // The effective settings are the scenario's, the same on every shard.
         producer_config: first.producer_config.clone(),
         consumer_config: first.consumer_config.clone(),
+        producer_client: first.producer_client.clone(),
+        consumer_client: first.consumer_client.clone(),
+        seed: first.seed,
         topic_config: first.topic_config.clone(),
         status: RunStatus::merged(shards.iter().map(|s| &s.status)),
         ..RunResult::default()

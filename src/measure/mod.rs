@@ -236,6 +236,14 @@ pub struct RunResult {
     /// The effective client configuration, secrets masked: proof of what was applied.
     pub producer_config: Props,
     pub consumer_config: Option<Props>,
+    /// Each side's client and release, and the run's seed (`workload { seed }` repeats its
+    /// records); absent in files of an older kafkabench, which ran on librdkafka.
+    #[serde(default)]
+    pub producer_client: Option<crate::model::ClientRelease>,
+    #[serde(default)]
+    pub consumer_client: Option<crate::model::ClientRelease>,
+    #[serde(default)]
+    pub seed: Option<u64>,
     /// The topic as the run created (or found) it.
     #[serde(default)]
     pub topic_config: Option<TopicConfig>,

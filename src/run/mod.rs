@@ -15,6 +15,7 @@ mod cold;
 mod compaction;
 mod consumer;
 pub(crate) mod cpu;
+pub(crate) mod driven;
 mod environment;
 mod error;
 mod events;
