@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 
+import peers_java
 import peers_read
 import peers_share
 
@@ -40,7 +41,7 @@ BASELINE = "kafkabench (baseline)"
 # The read side's two (consume: a backlog drained by each tool; verifier: the producers with
 # and without `consumer { }`) are in peers_read.py; share groups (KIP-932) against
 # kafka-share-consumer-perf-test in peers_share.py.
-SECTIONS = ["throughput", "rate", "memory", "consume", "verifier", "share"]
+SECTIONS = ["throughput", "rate", "memory", "consume", "verifier", "share", "java"]
 
 
 def run_wait4(cmd, timeout):
@@ -148,6 +149,7 @@ class Bench:
         self.read_side = peers_read.ReadSide(
             self, COMMON, f'constant("{payload_text(100)}")')
         self.share_side = peers_share.ShareSide(self, f'constant("{payload_text(100)}")')
+        self.java_side = peers_java.JavaSide(self, COMMON, payload_text)
 
     # The process runner and topic commands, for the read side (bench/peers_read.py).
     def run(self, cmd):
@@ -329,6 +331,9 @@ class Bench:
     def share(self):
         self.share_side.share()
 
+    def java(self):
+        self.java_side.run()
+
     def save(self):
         with open(os.path.join(self.out, "runs.json"), "w") as f:
             json.dump(self.rows, f, indent=1)
@@ -414,6 +419,7 @@ def report(rows, args):
             lines.append(f"| {r['n']:,} | {r['rss']:.1f} | {r['msg_s']:,.0f} |")
     lines.extend(peers_read.report(rows, args))
     lines.extend(peers_share.report(rows, args))
+    lines.extend(peers_java.report(rows, args))
     return "\n".join(lines) + "\n"
 
 
@@ -453,6 +459,8 @@ def main():
                          "1-minute load average is under L (the quiet series: 1.0)")
     ap.add_argument("--quiet-wait", type=int, default=900, metavar="SECS",
                     help="the longest wait for --quiet-load per repetition (default 900)")
+    ap.add_argument("--java-config", action="append",
+                    help="SIZE:CODEC for the java section (repeatable; default 100:none 1024:lz4)")
     ap.add_argument("--timeout", type=int, default=600, help="seconds before a run is killed")
     ap.add_argument("--kafkabench", default=KAFKABENCH, metavar="BIN",
                     help="the kafkabench binary to measure (default target/release/kafkabench; "
@@ -465,6 +473,7 @@ def main():
     ap.add_argument("--rdkafka-performance", required=True, help=argparse.SUPPRESS)
     args = ap.parse_args()
     args.config = args.config or ["100:none", "100:lz4", "1024:none", "1024:lz4"]
+    args.java_config = args.java_config or ["100:none", "1024:lz4"]
     sections = args.only or SECTIONS
     b = Bench(args)
     b.log(f"writing to {b.out}")
