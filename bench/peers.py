@@ -18,6 +18,7 @@ import sys
 import time
 
 import peers_franz
+import peers_java
 import peers_read
 import peers_share
 
@@ -41,7 +42,7 @@ BASELINE = "kafkabench (baseline)"
 # The read side's two (consume: a backlog drained by each tool; verifier: the producers with
 # and without `consumer { }`) are in peers_read.py; share groups (KIP-932) against
 # kafka-share-consumer-perf-test in peers_share.py.
-SECTIONS = ["throughput", "rate", "memory", "consume", "verifier", "share", "franz-go"]
+SECTIONS = ["throughput", "rate", "memory", "consume", "verifier", "share", "franz-go", "java"]
 
 
 def run_wait4(cmd, timeout):
@@ -150,6 +151,7 @@ class Bench:
             self, COMMON, f'constant("{payload_text(100)}")')
         self.share_side = peers_share.ShareSide(self, f'constant("{payload_text(100)}")')
         self.franz_side = peers_franz.FranzSide(self)
+        self.java_side = peers_java.JavaSide(self, COMMON, payload_text)
 
     # The process runner and topic commands, for the read side (bench/peers_read.py).
     def run(self, cmd):
@@ -333,6 +335,8 @@ class Bench:
 
     def franz_go(self):
         self.franz_side.run()
+    def java(self):
+        self.java_side.run()
 
     def save(self):
         with open(os.path.join(self.out, "runs.json"), "w") as f:
@@ -420,6 +424,7 @@ def report(rows, args):
     lines.extend(peers_read.report(rows, args))
     lines.extend(peers_share.report(rows, args))
     lines.extend(peers_franz.report(rows, args))
+    lines.extend(peers_java.report(rows, args))
     return "\n".join(lines) + "\n"
 
 
@@ -466,6 +471,8 @@ def main():
                     help="seconds per run of the franz-go section (default 15)")
     ap.add_argument("--franz-linger-ms", type=int, default=10,
                     help="linger.ms both franz-go producers get (default 10, franz-go's own)")
+    ap.add_argument("--java-config", action="append",
+                    help="SIZE:CODEC for the java section (repeatable; default 100:none 1024:lz4)")
     ap.add_argument("--timeout", type=int, default=600, help="seconds before a run is killed")
     ap.add_argument("--kafkabench", default=KAFKABENCH, metavar="BIN",
                     help="the kafkabench binary to measure (default target/release/kafkabench; "
@@ -479,6 +486,7 @@ def main():
     args = ap.parse_args()
     args.config = args.config or ["100:none", "100:lz4", "1024:none", "1024:lz4"]
     args.franz_config = args.franz_config or ["100:none", "1024:lz4"]
+    args.java_config = args.java_config or ["100:none", "1024:lz4"]
     sections = args.only or SECTIONS
     b = Bench(args)
     b.log(f"writing to {b.out}")

@@ -631,6 +631,17 @@ pub enum Metric {
     CompactionRatio,
     /// How long the cleaner took.
     CompactionTime,
+
+    // ---- a worker client's own internals (clients/PROTOCOL.md, `internals`) ----
+    /// Compressed over uncompressed batch size, averaged over batches (the Java client's
+    /// `compression-rate-avg`).
+    ClientCompressionRate,
+    /// The fewest free bytes the client's buffer had (`buffer-available-bytes`, lowest).
+    ClientBufferAvailable,
+    /// How long sends waited for buffer space, added up (`bufferpool-wait-time-ns-total`).
+    ClientBufferWait,
+    /// Records the client reported failed, per second of the run (`record-error-total`).
+    ClientRecordErrors,
 }
 
 impl Metric {
@@ -655,7 +666,12 @@ impl Metric {
             | Metric::RateAchieved
             | Metric::ConsumeThroughput => Unit::Rate,
             Metric::ThroughputBytes | Metric::ConsumeThroughputBytes => Unit::ByteRate,
-            Metric::DiskBytes | Metric::BatchBytes | Metric::FetchBytes => Unit::Size,
+            Metric::DiskBytes
+            | Metric::BatchBytes
+            | Metric::FetchBytes
+            | Metric::ClientBufferAvailable => Unit::Size,
+            Metric::ClientBufferWait => Unit::Duration,
+            Metric::ClientRecordErrors => Unit::Rate,
             _ => Unit::Number,
         }
     }
@@ -723,6 +739,18 @@ impl Metric {
                 | Metric::ShareLockTimeouts
                 | Metric::ShareDeliveryMax
                 | Metric::Latency(LatencyKind::ShareAck, _)
+        )
+    }
+
+    /// Whether the metric is a worker client's own (the Java client's): a producer on
+    /// librdkafka has none of these.
+    pub fn needs_worker_client(self) -> bool {
+        matches!(
+            self,
+            Metric::ClientCompressionRate
+                | Metric::ClientBufferAvailable
+                | Metric::ClientBufferWait
+                | Metric::ClientRecordErrors
         )
     }
 

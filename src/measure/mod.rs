@@ -393,6 +393,17 @@ impl RunResult {
             Metric::BatchRecords => self.internals.batch_records_avg?,
             Metric::RequestRecords => self.internals.records_per_request?,
             Metric::WireRatio => self.internals.wire_ratio?,
+            Metric::ClientCompressionRate => *self.internals.client.get("compression-rate-avg")?,
+            Metric::ClientBufferAvailable => {
+                *self.internals.client.get("buffer-available-bytes-min")?
+            }
+            Metric::ClientBufferWait => {
+                self.internals.client.get("bufferpool-wait-time-ns-total")? / 1e9
+            }
+            Metric::ClientRecordErrors => {
+                let errors = self.internals.client.get("record-error-total")?;
+                (self.elapsed_secs > 0.0).then(|| errors / self.elapsed_secs)?
+            }
             Metric::ConsumeThroughput => self.consume.as_ref()?.throughput_msgs,
             Metric::ConsumeThroughputBytes => self.consume.as_ref()?.throughput_bytes,
             Metric::LagMax => self.consume.as_ref()?.lag_max? as f64,

@@ -106,7 +106,10 @@ pub(super) async fn measure(
     let running = timeline.map(|t| t.start(shared.clone()));
 
     let prods = join_producers(producer_handles, &shared).await?;
-    let process_cores = (super::cpu::process().saturating_sub(cpu_from)).as_secs_f64()
+    // The clients' workers are kafkabench's load too (their CPU, not only this process's).
+    let workers_cpu = shared.worker_cpu_ns.load(Ordering::Acquire) as f64 / 1e9;
+    let process_cores = ((super::cpu::process().saturating_sub(cpu_from)).as_secs_f64()
+        + workers_cpu)
         / wall_from.elapsed().as_secs_f64().max(1e-3);
     // Before the consumer's drain: it reads from a whole cluster.
     let fault_actions = match running {

@@ -222,6 +222,11 @@ impl Worker {
         }
     }
 
+    /// The worker process's CPU time so far (None once it has exited).
+    pub(crate) fn cpu(&self) -> Option<Duration> {
+        crate::run::cpu::of_process(self.child.id())
+    }
+
     /// An error naming this worker, with its last log lines.
     pub(crate) fn failed(&self, what: impl Into<String>) -> WorkerError {
         let log = self.log.lock().unwrap_or_else(|e| e.into_inner());

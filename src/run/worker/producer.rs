@@ -160,8 +160,13 @@ impl Driver<'_> {
         self.measuring = true;
         self.rec.intervals.start(shared.measure_origin());
         let start_ns = self.clock.now_ns();
+        let cpu_from = self.w.cpu();
         let messages = w.messages.map(|m| job.share.count_of(m));
         let done = self.phase("measured", messages, w.duration, Some(drain))?;
+        if let (Some(from), Some(to)) = (cpu_from, self.w.cpu()) {
+            let ns = to.saturating_sub(from).as_nanos() as u64;
+            shared.worker_cpu_ns.fetch_add(ns, Ordering::AcqRel);
+        }
         let wall = self.clock.now_ns().saturating_sub(start_ns);
         if !matches!(w.rate, RateSpec::Unlimited) {
             // (paced: each record's delay came with its completion)

@@ -192,9 +192,13 @@ impl Driver<'_> {
         if !self.measuring {
             self.start_measuring()?;
         }
-        let from = Instant::now();
+        let (from, cpu_from) = (Instant::now(), self.w.cpu());
         self.read_until_done()?;
         let wall = from.elapsed().as_nanos() as f64;
+        if let (Some(a), Some(b)) = (cpu_from, self.w.cpu()) {
+            let ns = b.saturating_sub(a).as_nanos() as u64;
+            job.shared.worker_cpu_ns.fetch_add(ns, Ordering::AcqRel);
+        }
         self.w.send(&json!({"msg": "stop"}))?;
         self.w.send(&json!({"msg": "close"}))?;
         let bye = loop {
