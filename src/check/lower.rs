@@ -274,6 +274,12 @@ impl Checker<'_> {
         if workload.compaction.is_some() {
             uses.add(Feature::CompactionCheck, written("workload", "compaction"));
         }
+        if workload.in_flight_until_consumed {
+            uses.add(
+                Feature::InFlightUntilConsumed,
+                written("workload", "in_flight_until"),
+            );
+        }
         uses.add(Feature::LostAfter, written("cluster", "lost_after"));
         if consumer_on && readers.share_on.is_none() {
             uses.add(Feature::Consumer, clients.consumer.span);

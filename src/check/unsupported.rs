@@ -26,6 +26,8 @@ pub(super) enum Feature {
     Security,
     /// A consumer at all.
     Consumer,
+    /// `in_flight_until = consumed`.
+    InFlightUntilConsumed,
 }
 
 impl Feature {
@@ -33,9 +35,10 @@ impl Feature {
     /// consumer's client, one of the writing side by the producer's; security by either.
     fn side(self) -> Option<Side> {
         match self {
-            Feature::Transactions | Feature::SchemaPayload | Feature::CompactionCheck => {
-                Some(Side::Producer)
-            }
+            Feature::Transactions
+            | Feature::SchemaPayload
+            | Feature::CompactionCheck
+            | Feature::InFlightUntilConsumed => Some(Side::Producer),
             Feature::Consumer => Some(Side::Consumer),
             Feature::LostAfter | Feature::Security => None,
         }
@@ -49,6 +52,7 @@ impl Feature {
             Feature::LostAfter => "`lost_after`",
             Feature::Security => "a secured connection",
             Feature::Consumer => "a consumer",
+            Feature::InFlightUntilConsumed => "`in_flight_until = consumed`",
         }
     }
 }
@@ -71,6 +75,8 @@ const NOT_YET: &[NotYet] = &[
     NotYet { feature: Feature::LostAfter, client: ClientKind::FranzGo, why: "the cluster is lost when librdkafka reports every broker down, an event franz-go does not give" },
     NotYet { feature: Feature::Security, client: ClientKind::Java, why: "the Java worker is not given the cluster's TLS and SASL settings yet (and takes them by other names: `sasl.jaas.config`, keystores)" },
     NotYet { feature: Feature::Security, client: ClientKind::FranzGo, why: "the franz-go worker is not given the cluster's TLS and SASL settings yet" },
+    NotYet { feature: Feature::InFlightUntilConsumed, client: ClientKind::Java, why: "a record stops being in flight when kafkabench's reader reads it, which the Java worker's schedule does not hear of (it counts its own callbacks)" },
+    NotYet { feature: Feature::InFlightUntilConsumed, client: ClientKind::FranzGo, why: "a record stops being in flight when kafkabench's reader reads it, which the franz-go worker's schedule does not hear of (it counts its own callbacks)" },
     NotYet { feature: Feature::Consumer, client: ClientKind::FranzGo, why: "the franz-go worker has no consumer yet: read with `client = librdkafka` (the default) or `client = java`" },
 ];
 
