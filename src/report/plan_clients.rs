@@ -44,12 +44,11 @@ pub(super) fn lead(c: &ClientRelease) -> String {
     format!("{c}: ")
 }
 
-/// The clients a side of the plan runs on: what its differences are shown against (every
-/// client with `--defaults`).
+/// The clients a side's differences are shown against: the others its side runs on in this
+/// plan; every client for a side on one worker throughout (how it differs from librdkafka,
+/// where most earlier results come from, is what its reader wants), and with `--defaults`;
+/// none for a side on librdkafka throughout.
 pub(super) fn against(p: &Plan, side: Side, defaults: bool) -> Vec<ClientKind> {
-    if defaults {
-        return ClientKind::ALL.to_vec();
-    }
     let mut used = Vec::new();
     for r in &p.runs {
         let c = match side {
@@ -60,7 +59,12 @@ pub(super) fn against(p: &Plan, side: Side, defaults: bool) -> Vec<ClientKind> {
             used.push(c);
         }
     }
-    used
+    match used.as_slice() {
+        _ if defaults => ClientKind::ALL.to_vec(),
+        [ClientKind::Librdkafka] => Vec::new(),
+        [_] => ClientKind::ALL.to_vec(),
+        _ => used,
+    }
 }
 
 /// A side's settings that another client it is compared with would have otherwise, one a

@@ -1,6 +1,6 @@
-//! Which clients this kafkabench can drive: librdkafka in-process. A side on another client
-//! (`client = java`, `client = franz-go`) checks and plans, and is refused here before
-//! anything runs, never run on librdkafka in its place. The workers (clients/) lift it.
+//! Which clients this kafkabench can drive: librdkafka in-process, and each client with a
+//! worker launcher (`run::clients`). A side on a client without one checks and plans, and is
+//! refused here before anything runs, never run on librdkafka in its place.
 
 use crate::model::ClientKind;
 use crate::plan::{Plan, RunNo};
@@ -14,10 +14,10 @@ pub(crate) fn undriven(p: &Plan) -> Vec<String> {
             r.consumer_release().map(|c| ("consumer", c.name)),
         ];
         for (side, client) in sides.into_iter().flatten() {
-            if client != ClientKind::Librdkafka {
+            if client != ClientKind::Librdkafka && super::clients::launcher(client).is_none() {
                 out.push(format!(
-                    "run {} ({}): its {side} is on {}, and this kafkabench drives librdkafka \
-                     only so far (the workers under clients/ are not part of it yet)",
+                    "run {} ({}): its {side} is on {}, and this kafkabench has no worker for it \
+                     (no launcher in src/run/clients/)",
                     RunNo(r.index),
                     r.label,
                     client.described()

@@ -62,18 +62,19 @@ pub(super) struct Sides {
 /// Run `rp`'s clients, ready (each worker built on first use, off the orchestrator's thread).
 /// A share group's members are kafkabench's own client (`run::share`), whatever the side says.
 pub(super) async fn for_run(rp: &RunPlan) -> Result<Sides, RunError> {
-    let (p, r) = (rp.producer_client, rp.consumer_client);
-    let reads = rp.consumer.is_some() && rp.share.is_none();
+    let producer = rp.producer_release();
+    let reader = rp.consumer_release();
     blocking(move || {
-        let producer = prepare(p, None)?;
-        let reader = if reads && r != p {
-            prepare(r, None)?
-        } else if reads {
-            producer.clone()
-        } else {
-            prepare(ClientKind::Librdkafka, None)?
+        let p = prepare(producer.name, Some(&producer.version))?;
+        let r = match reader {
+            Some(r) if r == producer => p.clone(),
+            Some(r) => prepare(r.name, Some(&r.version))?,
+            None => prepare(ClientKind::Librdkafka, None)?,
         };
-        Ok(Sides { producer, reader })
+        Ok(Sides {
+            producer: p,
+            reader: r,
+        })
     })
     .await?
 }

@@ -44,6 +44,8 @@ pub(crate) fn run_on(
     for r in &mut plan.runs {
         r.producer_client = producer;
         r.consumer_client = consumer;
+        r.producer_version = producer.default_version();
+        r.consumer_version = consumer.default_version();
     }
     let opts = RunOptions {
         keep_topics: true,
