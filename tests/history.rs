@@ -51,6 +51,7 @@ fn result(i: usize, drop_at: usize, rng: &mut Rng) -> ResultFile {
                 cluster_id: Some(format!("cluster-{i}")),
                 brokers: 1,
                 api: vec!["Produce v13".into()],
+                configs: None,
             }),
             host: Some(Host {
                 cpu: Some("Xeon".into()),

@@ -8,6 +8,7 @@
 mod common;
 
 mod assert;
+mod broker_configs;
 mod capacity;
 mod capacity_report;
 mod cli;
@@ -38,6 +39,7 @@ mod lowering;
 mod merge;
 mod metrics;
 mod progress;
+mod reference_refusals;
 mod result_file;
 mod result_fixtures;
 mod robustness;

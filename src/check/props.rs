@@ -205,6 +205,32 @@ fn takes_bytes(key: &str) -> bool {
         || key == "max.request.size"
 }
 
+/// The first matrix variable (or `step`) a string's `{var}` fills in; None without one.
+fn template_var<'s>(s: &'s str, ctx: &Picks) -> Option<&'s str> {
+    template_names(s)
+        .into_iter()
+        .find(|n| ctx.lookup(n).is_some())
+}
+
+/// The names a string's `{name}` references (`\{` is a brace).
+fn template_names(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = s;
+    while let Some(i) = rest.find(['{', '\\']) {
+        let tail = &rest[i..];
+        if let Some(esc) = tail.strip_prefix('\\') {
+            let mut c = esc.chars();
+            c.next();
+            rest = c.as_str();
+            continue;
+        }
+        let Some(end) = tail.find('}') else { break };
+        out.push(&tail[1..end]);
+        rest = &tail[end + 1..];
+    }
+    out
+}
+
 /// Whether a property takes milliseconds (so a duration like `5ms` may be given).
 fn takes_millis(key: &str) -> bool {
     key.ends_with(".ms") || key == "linger.ms"
@@ -241,6 +267,10 @@ fn hide_value(v: &Value, sources: &Sources, vars: &mut Vec<String>) {
             }
         }
         ValueKind::Var(n) => vars.push(n.node.clone()),
+        ValueKind::Str(t) => {
+            sources.hide(v.span);
+            vars.extend(template_names(t).into_iter().map(String::from));
+        }
         _ => sources.hide(v.span),
     }
 }
@@ -323,14 +353,20 @@ impl Checker<'_> {
 
     /// A secret given through `{var}`: its values would show in every run's label. Reported;
     /// true when it is.
-    pub(super) fn secret_varies(&mut self, e: &Setting) -> bool {
+    pub(super) fn secret_varies(&mut self, e: &Setting, ctx: &Picks) -> bool {
         let key = e.key.node.as_str();
-        let ValueKind::Var(n) = &e.value.kind else {
-            return false;
-        };
         if !is_secret(key) {
             return false;
         }
+        let n = match &e.value.kind {
+            ValueKind::Var(n) => n.node.as_str(),
+            // `"{pw}"` fills the variable in: the secret varies with it all the same.
+            ValueKind::Str(s) => match template_var(s, ctx) {
+                Some(n) => n,
+                None => return false,
+            },
+            _ => return false,
+        };
         self.err(
             Diagnostic::new(
                 Kind::Value,
@@ -339,8 +375,7 @@ impl Checker<'_> {
             )
             .label("a matrix value")
             .help(format!(
-                "set `{key}` once, e.g. `{key} = env(\"KAFKA_PASSWORD\")`: `{{{}}}`'s values show in every run's label",
-                n.node
+                "set `{key}` once, e.g. `{key} = env(\"KAFKA_PASSWORD\")`: `{{{n}}}`'s values show in every run's label"
             )),
         );
         true
@@ -369,7 +404,7 @@ impl Checker<'_> {
             );
             return;
         }
-        if self.secret_varies(e) {
+        if self.secret_varies(e, ctx) {
             return;
         }
         let Some(value) = self.prop_text(key, e, ctx) else {

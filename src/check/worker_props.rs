@@ -74,7 +74,7 @@ impl Checker<'_> {
             );
             return;
         }
-        if self.secret_varies(e) {
+        if self.secret_varies(e, ctx) {
             return;
         }
         let Some(p) = names::lookup(client, side, key) else {

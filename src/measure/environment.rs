@@ -28,6 +28,10 @@ pub struct ClusterPrint {
     /// cluster that wants TLS or SASL (asked over a plain socket only).
     #[serde(default)]
     pub api: Vec<String>,
+    /// The brokers' own configs and the client quotas (`measure::broker_config`); None in files
+    /// of an older kafkabench.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub configs: Option<super::broker_config::BrokerConfigs>,
 }
 
 /// The client machine.
@@ -102,6 +106,7 @@ mod tests {
                 cluster_id: Some("abc".into()),
                 brokers: 1,
                 api: vec!["Produce v12".into()],
+                configs: None,
             }),
             host: Some(Host {
                 cpu: Some("EPYC".into()),

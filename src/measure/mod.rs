@@ -3,6 +3,7 @@
 //! and merged once at the end; nothing is stored per sample. Figures are derived here and
 //! only here; `report` prints them.
 
+pub mod broker_config;
 pub mod capacity;
 pub mod changepoint;
 pub mod client;
@@ -21,6 +22,7 @@ pub mod run_recording;
 pub mod sequential;
 pub(crate) mod series;
 pub mod share;
+pub(crate) mod stalls;
 pub mod stats;
 pub mod status;
 pub mod steady;
@@ -325,6 +327,9 @@ pub struct TopicConfig {
     pub ignored_configs: Props,
     /// An existing topic: used, never created or deleted.
     pub existing: bool,
+    /// Its configs as the cluster described them before the run (`broker_config`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effective: Option<broker_config::Described>,
 }
 
 impl TopicConfig {
@@ -335,6 +340,7 @@ impl TopicConfig {
             configs: t.configs.masked(),
             ignored_configs: t.ignored_configs.masked(),
             existing: t.existing,
+            effective: None,
         }
     }
 }

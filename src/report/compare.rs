@@ -2,6 +2,7 @@
 //! the baseline, which way is better, and the `--fail-on` bounds a CI gate holds it to.
 
 mod bound;
+mod configs;
 mod noise;
 mod text;
 
@@ -129,6 +130,7 @@ pub(crate) fn compare_at(
             ));
         }
     }
+    c.notes.extend(configs::brokers(baseline, current));
     let mut taken = vec![false; current.runs.len()];
     let mut single: Vec<String> = Vec::new();
     // Runs matched across different clients, by the pair of clients.
@@ -144,6 +146,7 @@ pub(crate) fn compare_at(
             continue;
         };
         taken[i] = true;
+        c.notes.extend(configs::topic(b, cur));
         let (bc, cc) = (clients(baseline, b), clients(current, cur));
         // The read side counts when both files have one.
         let differ =

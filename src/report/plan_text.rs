@@ -78,7 +78,7 @@ fn write(p: &Plan, out: &mut dyn Write, defaults: bool) -> io::Result<()> {
         writeln!(
             out,
             "  {} trials of every run, interleaved (the order rotated each round), each on \
-             fresh topics: figures are medians with {}% intervals, counts are sums",
+             fresh topics: figures are medians with {}% intervals, counts of records are sums",
             p.repeat,
             crate::measure::trials::LEVEL * 100.0
         )?;

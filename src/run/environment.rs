@@ -1,5 +1,6 @@
 //! The environment a result was measured in (`measure::Environment`): the client machine,
-//! read from the kernel before the first run, and the cluster, asked once it has answered.
+//! read from the kernel before the first run, and the cluster, asked once it has answered
+//! (its brokers' configs by `broker_configs`).
 
 use std::time::Duration;
 
@@ -7,6 +8,7 @@ use kafka_protocol::messages::{ApiKey, ApiVersionsRequest};
 use kafka_protocol::protocol::StrBytes;
 
 use super::admin::Admin;
+use super::broker_configs::Clients;
 use super::logdirs;
 use crate::measure::environment::{ClusterPrint, Environment, Host};
 use crate::plan::RunPlan;
@@ -55,9 +57,11 @@ fn host() -> Host {
     }
 }
 
-/// The cluster of `rp`, as it answers: its id, its brokers, what each announces.
-pub(crate) async fn cluster(rp: &RunPlan) -> Option<ClusterPrint> {
+/// The cluster of `rp`, as it answers: its id, its brokers, what each announces, and their
+/// configs with the quotas that apply to `clients`.
+pub(crate) async fn cluster(rp: &RunPlan, clients: &Clients) -> Option<ClusterPrint> {
     let (props, bootstrap) = (rp.admin.clone(), rp.bootstrap.clone());
+    let clients = clients.clone();
     super::blocking::blocking(move || {
         let admin = Admin::connect(&props, &bootstrap).ok()?;
         let brokers = admin.brokers().ok()?;
@@ -75,6 +79,7 @@ pub(crate) async fn cluster(rp: &RunPlan) -> Option<ClusterPrint> {
             cluster_id: admin.cluster_id(),
             brokers: brokers.len(),
             api,
+            configs: Some(super::broker_configs::brokers(&props, &bootstrap, &clients)),
         })
     })
     .await

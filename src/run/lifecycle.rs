@@ -163,5 +163,12 @@ async fn ready_and_measure(
     notes: &mut Vec<String>,
 ) -> Result<RunResult, RunError> {
     topic::leaders(admin, rp, partitions, interrupt).await?;
-    workers::measure(rp, at, opts, interrupt.clone(), brokers, partitions, notes).await
+    // Before the clock: as the topic was when the run began.
+    let effective = super::broker_configs::topic(rp).await;
+    let mut r =
+        workers::measure(rp, at, opts, interrupt.clone(), brokers, partitions, notes).await?;
+    if let Some(t) = r.topic_config.as_mut() {
+        t.effective = Some(effective);
+    }
+    Ok(r)
 }

@@ -8,6 +8,7 @@ pub(crate) mod admin;
 mod auto;
 mod availability;
 mod blocking;
+mod broker_configs;
 mod capacity;
 mod clients;
 mod clock;
@@ -123,6 +124,7 @@ pub(crate) async fn execute(
     }
     let n = plan.repeat.max(1);
     let mut auto = plan.repeat_auto.map(|a| Auto::new(a, plan, &runs));
+    let clients = broker_configs::clients(&runs);
     // Trials interleave, the order rotated each round (A B C, B C A, C A B …): drift of the
     // machine or the broker falls on every run alike. With `repeat = auto` a run that has its
     // answer leaves the rounds; the others go on, still interleaved among themselves.
@@ -161,13 +163,16 @@ pub(crate) async fn execute(
             } else {
                 runs[k]
             };
+            let mut notes = Vec::new();
             let outcome = match &rp.capacity {
                 Some(c) => {
                     let i = interrupt.clone();
-                    capacity::search(rp, c, &round, at, opts, i, &mut exec.notes).await
+                    capacity::search(rp, c, &round, at, opts, i, &mut notes).await
                 }
-                None => lifecycle::one(rp, &round, at, opts, &interrupt, &mut exec.notes).await,
+                None => lifecycle::one(rp, &round, at, opts, &interrupt, &mut notes).await,
             };
+            exec.notes
+                .extend(trials::name_trial(notes, rp.index, round.trial));
             let error = match outcome {
                 Ok(r) => {
                     let stopped =
@@ -184,7 +189,9 @@ pub(crate) async fn execute(
                     {
                         // Asked once the cluster has answered a whole run: an unreachable or
                         // lost one fails the run first, in its own words and time.
-                        env.cluster = environment::cluster(rp).await;
+                        env.cluster = environment::cluster(rp, &clients).await;
+                        let configs = env.cluster.as_ref().and_then(|c| c.configs.as_ref());
+                        exec.notes.extend(configs.and_then(|c| c.missing()));
                     }
                     if interrupt.load(Ordering::SeqCst) {
                         exec.interrupted = true;

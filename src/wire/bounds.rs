@@ -28,7 +28,7 @@
 //! Why not the alternatives: a `[patch]`ed fork means carrying the crate's 3.7 MB of generated
 //! code, and the fix proposed upstream (a count may not pass the bytes left; open pull
 //! requests) still lets a 64 MiB frame claim 64 Mi elements and reserve 64 Mi × a struct's size
-//! before reading the first; decoders of our own would duplicate the crate for eleven response
+//! before reading the first; decoders of our own would duplicate the crate for fourteen response
 //! types. The walker is one function per response type (`responses.rs`) that mirrors the
 //! crate's decode functions, and `Conn` only decodes types that have one
 //! (`R::Response: Bounded`), so a new request cannot skip it. A test walks every version of

@@ -1,4 +1,5 @@
-//! Kafka spoken natively, for what librdkafka cannot do: a framed connection (`conn`) and a
+//! Kafka spoken natively, for what librdkafka cannot do: a framed connection (`conn`), a few
+//! admin requests (`admin`, `configs`: the brokers' configs and the client quotas) and a
 //! share-group consumer (KIP-932, `share`). A foundation: it imports nothing from the crate.
 //! Blocking I/O with timeouts: each consumer runs on its own OS thread. Nothing here prints;
 //! every failure is a `WireError` that names the broker, the request and Kafka's error. What a
@@ -10,6 +11,7 @@
 
 pub(crate) mod admin;
 pub(crate) mod bounds;
+pub(crate) mod configs;
 pub(crate) mod conn;
 mod error;
 mod records;

@@ -8,6 +8,7 @@
 //! are not part of it. A new kafkabench or librdkafka is marked on the series instead of
 //! starting a new one: it may be the cause of a change point, and a reader wants to see that.
 
+mod configs;
 mod read;
 pub(crate) mod text;
 
@@ -154,6 +155,9 @@ pub(crate) struct Point {
     pub librdkafka: Option<String>,
     /// Trials the run was repeated for (1 when it was not).
     pub trials: usize,
+    /// The brokers' configs it recorded: a change is marked as a version change is.
+    #[serde(skip)]
+    pub broker_configs: Option<crate::measure::broker_config::BrokerConfigs>,
 }
 
 /// A result left out of its series, and why.
@@ -304,13 +308,14 @@ pub(crate) fn analyse(loaded: &[Loaded], o: &Options, notes: Vec<String>) -> His
                 kafkabench: l.file.kafkabench_version.clone(),
                 librdkafka: l.file.librdkafka_version.clone(),
                 trials: r.trials.as_ref().map_or(1, |t| t.results.len().max(1)),
+                broker_configs: configs::of(&l.file),
             });
             runs[at].push(r);
         }
     }
     let names = figure_names(&o.bounds);
     for (s, rs) in series.iter_mut().zip(&runs) {
-        s.versions = versions(&s.results);
+        s.versions = configs::with_changes(versions(&s.results), &s.results);
         s.figures = (names.iter())
             .filter_map(|(name, m)| figure(s, rs, name, *m, &settings))
             .collect();

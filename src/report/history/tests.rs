@@ -33,6 +33,7 @@ fn env(cores: u32, cluster_id: &str, load: f64) -> Environment {
             cluster_id: Some(cluster_id.into()),
             brokers: 1,
             api: vec!["Produce v13".into()],
+            configs: None,
         }),
         host: Some(Host {
             cpu: Some("Xeon".into()),

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 mod start;
 
-pub(super) use start::{start, watermarks, Members};
+pub(super) use start::{start, watermarks, Members, DEFAULT_CLIENT_ID};
 
 use super::consumer::{ConsumerOutcome, Layout, Reads};
 use super::shared::{meet, skip_meetings, Shared};

@@ -15,6 +15,9 @@ use crate::model::ShareSpec;
 use crate::plan::RunPlan;
 use crate::wire::{Security, ShareConfig};
 
+/// A member's client id when the scenario sets none.
+pub(in crate::run) const DEFAULT_CLIENT_ID: &str = "kafkabench-share";
+
 /// What the members of a run's share group share, to start them.
 pub(in crate::run) struct Members<'a> {
     pub layout: &'a Arc<Layout>,
@@ -77,7 +80,7 @@ pub(in crate::run) async fn start(
         client_id: spec
             .client
             .get("client.id")
-            .unwrap_or("kafkabench-share")
+            .unwrap_or(DEFAULT_CLIENT_ID)
             .to_string(),
         topics: m.layout.topics.clone(),
         max_wait: Duration::from_millis(num("fetch.max.wait.ms", 500) as u64),

@@ -5,10 +5,12 @@
 use std::mem::size_of;
 
 use kafka_protocol::messages::{
-    api_versions_response as av, create_topics_response as ct, describe_log_dirs_response as dl,
-    find_coordinator_response as fc, incremental_alter_configs_response as iac,
-    list_offsets_response as lo, metadata_response as md, sasl_authenticate_response as sau,
-    sasl_handshake_response as sh, share_acknowledge_response as sa, share_fetch_response as sf,
+    api_versions_response as av, create_topics_response as ct,
+    describe_client_quotas_response as dq, describe_configs_response as dc,
+    describe_log_dirs_response as dl, find_coordinator_response as fc,
+    incremental_alter_configs_response as iac, list_offsets_response as lo,
+    metadata_response as md, sasl_authenticate_response as sau, sasl_handshake_response as sh,
+    share_acknowledge_response as sa, share_fetch_response as sf,
     share_group_heartbeat_response as sgh,
 };
 use kafka_protocol::protocol::StrBytes;
@@ -197,6 +199,62 @@ impl Bounded for dl::DescribeLogDirsResponse {
                 w.i64()?;
                 w.i64()?;
             }
+            w.tags(flex)
+        })?;
+        w.tags(flex)
+    }
+}
+
+impl Bounded for dc::DescribeConfigsResponse {
+    fn walk(w: &mut Walk<'_>, v: i16) -> Step {
+        let flex = v >= 4;
+        w.i32()?;
+        w.array(flex, size_of::<dc::DescribeConfigsResult>(), |w| {
+            w.i16()?;
+            w.string(flex)?;
+            w.i8()?;
+            w.string(flex)?;
+            w.array(flex, size_of::<dc::DescribeConfigsResourceResult>(), |w| {
+                w.string(flex)?;
+                w.string(flex)?;
+                w.boolean()?;
+                w.i8()?;
+                w.boolean()?;
+                w.array(flex, size_of::<dc::DescribeConfigsSynonym>(), |w| {
+                    w.string(flex)?;
+                    w.string(flex)?;
+                    w.i8()?;
+                    w.tags(flex)
+                })?;
+                if v >= 3 {
+                    w.i8()?;
+                    w.string(flex)?;
+                }
+                w.tags(flex)
+            })?;
+            w.tags(flex)
+        })?;
+        w.tags(flex)
+    }
+}
+
+impl Bounded for dq::DescribeClientQuotasResponse {
+    fn walk(w: &mut Walk<'_>, v: i16) -> Step {
+        let flex = v >= 1;
+        w.i32()?;
+        w.i16()?;
+        w.string(flex)?;
+        w.array(flex, size_of::<dq::EntryData>(), |w| {
+            w.array(flex, size_of::<dq::EntityData>(), |w| {
+                w.string(flex)?;
+                w.string(flex)?;
+                w.tags(flex)
+            })?;
+            w.array(flex, size_of::<dq::ValueData>(), |w| {
+                w.string(flex)?;
+                w.i64()?; // a FLOAT64
+                w.tags(flex)
+            })?;
             w.tags(flex)
         })?;
         w.tags(flex)

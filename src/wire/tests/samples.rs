@@ -6,14 +6,17 @@ use std::collections::BTreeMap;
 
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::{
-    api_versions_response as av, create_topics_response as ct, describe_log_dirs_response as dl,
-    find_coordinator_response as fc, incremental_alter_configs_response as iac,
-    list_offsets_response as lo, metadata_response as md, share_acknowledge_response as sa,
-    share_fetch_response as sf, share_group_heartbeat_response as sgh, ApiKey, ApiVersionsRequest,
-    BrokerId, CreateTopicsRequest, DescribeLogDirsRequest, FindCoordinatorRequest,
-    IncrementalAlterConfigsRequest, ListOffsetsRequest, MetadataRequest, ResponseHeader,
-    SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse,
-    ShareAcknowledgeRequest, ShareFetchRequest, ShareGroupHeartbeatRequest, TopicName,
+    api_versions_response as av, create_topics_response as ct,
+    describe_client_quotas_response as dq, describe_configs_response as dc,
+    describe_log_dirs_response as dl, find_coordinator_response as fc,
+    incremental_alter_configs_response as iac, list_offsets_response as lo,
+    metadata_response as md, share_acknowledge_response as sa, share_fetch_response as sf,
+    share_group_heartbeat_response as sgh, ApiKey, ApiVersionsRequest, BrokerId,
+    CreateTopicsRequest, DescribeClientQuotasRequest, DescribeConfigsRequest,
+    DescribeLogDirsRequest, FindCoordinatorRequest, IncrementalAlterConfigsRequest,
+    ListOffsetsRequest, MetadataRequest, ResponseHeader, SaslAuthenticateRequest,
+    SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse, ShareAcknowledgeRequest,
+    ShareFetchRequest, ShareGroupHeartbeatRequest, TopicName,
 };
 use kafka_protocol::protocol::{Encodable, HeaderVersion, Message, Request, StrBytes};
 use uuid::Uuid;
@@ -153,6 +156,10 @@ pub(super) fn all() -> Vec<Sample> {
             .with_unknown_tagged_fields(tags(v >= 1))
     }));
     out.extend(each_version::<DescribeLogDirsRequest>(describe_log_dirs));
+    out.extend(each_version::<DescribeConfigsRequest>(describe_configs));
+    out.extend(each_version::<DescribeClientQuotasRequest>(
+        describe_client_quotas,
+    ));
     out.extend(each_version::<CreateTopicsRequest>(create_topics));
     out.extend(each_version::<ListOffsetsRequest>(list_offsets));
     out.extend(each_version::<ShareGroupHeartbeatRequest>(|_| {
@@ -329,6 +336,83 @@ fn describe_log_dirs(v: i16) -> dl::DescribeLogDirsResponse {
         .with_throttle_time_ms(0)
         .with_error_code(0)
         .with_results(vec![dir("/data/1"), dir("/data/2")])
+        .with_unknown_tagged_fields(tags(flex))
+}
+
+fn describe_configs(v: i16) -> dc::DescribeConfigsResponse {
+    let flex = v >= 4;
+    let synonym = |source: i8| {
+        dc::DescribeConfigsSynonym::default()
+            .with_name(s("log.retention.hours"))
+            .with_value(Some(s("168")))
+            .with_source(source)
+            .with_unknown_tagged_fields(tags(flex))
+    };
+    let config = |name: &str| {
+        dc::DescribeConfigsResourceResult::default()
+            .with_name(s(name))
+            .with_value(Some(s("8")))
+            .with_read_only(false)
+            .with_config_source(2)
+            .with_is_sensitive(false)
+            .with_synonyms(vec![synonym(2), synonym(5)])
+            .with_config_type(if v >= 3 { 3 } else { 0 })
+            .with_documentation(if v >= 3 {
+                Some(s("threads"))
+            } else {
+                Some(s(""))
+            })
+            .with_unknown_tagged_fields(tags(flex))
+    };
+    let result = |name: &str| {
+        dc::DescribeConfigsResult::default()
+            .with_error_code(0)
+            .with_error_message(Some(s("")))
+            .with_resource_type(4)
+            .with_resource_name(s(name))
+            .with_configs(vec![
+                config("num.io.threads"),
+                config("num.network.threads"),
+            ])
+            .with_unknown_tagged_fields(tags(flex))
+    };
+    dc::DescribeConfigsResponse::default()
+        .with_throttle_time_ms(0)
+        .with_results(vec![result("1"), result("2")])
+        .with_unknown_tagged_fields(tags(flex))
+}
+
+fn describe_client_quotas(v: i16) -> dq::DescribeClientQuotasResponse {
+    let flex = v >= 1;
+    let entity = |kind: &str, name: Option<&str>| {
+        dq::EntityData::default()
+            .with_entity_type(s(kind))
+            .with_entity_name(name.map(s))
+            .with_unknown_tagged_fields(tags(flex))
+    };
+    let value = |key: &str| {
+        dq::ValueData::default()
+            .with_key(s(key))
+            .with_value(1048576.0)
+            .with_unknown_tagged_fields(tags(flex))
+    };
+    let entry = |client: Option<&str>| {
+        dq::EntryData::default()
+            .with_entity(vec![
+                entity("user", Some("alice")),
+                entity("client-id", client),
+            ])
+            .with_values(vec![
+                value("producer_byte_rate"),
+                value("consumer_byte_rate"),
+            ])
+            .with_unknown_tagged_fields(tags(flex))
+    };
+    dq::DescribeClientQuotasResponse::default()
+        .with_throttle_time_ms(0)
+        .with_error_code(0)
+        .with_error_message(None)
+        .with_entries(Some(vec![entry(Some("kafkabench")), entry(None)]))
         .with_unknown_tagged_fields(tags(flex))
 }
 
