@@ -15,8 +15,9 @@ use std::sync::Arc;
 use super::blocking::blocking;
 use super::consumer::{ConsumerJob, ConsumerOutcome};
 use super::error::RunError;
+use super::error::WorkerError;
 use super::producer::{ProducerJob, ProducerOutcome};
-use super::worker::{self, Built, Launcher, WorkerError};
+use super::worker::{self, Built, Launcher};
 use crate::model::ClientKind;
 use crate::plan::RunPlan;
 

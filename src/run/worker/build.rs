@@ -8,7 +8,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::process::WorkerError;
+use super::super::error::WorkerError;
 
 /// A tool a worker's build or run needs, and what to install when it is missing.
 pub(crate) struct Tool {

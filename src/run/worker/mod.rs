@@ -25,4 +25,3 @@ mod setup;
 mod vectors;
 
 pub(super) use build::{Built, Launcher, Tool};
-pub(super) use process::WorkerError;

@@ -3,7 +3,6 @@
 //! that dies or lies is named, never trusted).
 
 use std::collections::VecDeque;
-use std::fmt;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -12,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::super::error::WorkerError;
 use super::frame::{self, FrameReader, Next};
 
 /// The protocol version this kafkabench speaks (clients/PROTOCOL.md).
@@ -21,29 +21,6 @@ const LOG_LINES: usize = 12;
 /// How long a worker may take to say hello (a JVM starts in well under a second; a loaded
 /// machine may take several).
 const HELLO_WITHIN: Duration = Duration::from_secs(60);
-
-/// Why a worker could not do its part, naming the worker and with what it last logged.
-#[derive(Debug, Clone)]
-pub struct WorkerError {
-    pub client: &'static str,
-    pub what: String,
-    pub log: Vec<String>,
-}
-
-impl fmt::Display for WorkerError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "the {} worker {}", self.client, self.what)?;
-        if !self.log.is_empty() {
-            write!(f, "; its last log lines:")?;
-            for l in &self.log {
-                write!(f, "\n    {l}")?;
-            }
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for WorkerError {}
 
 /// What a worker said of itself.
 #[derive(Debug, Clone)]
@@ -92,7 +69,7 @@ impl Worker {
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| refused(format!("could not start ({}): {e}", run.display())))?;
-        let (Some(stdin), Some(stdout), Some(stderr)) =
+        let (Some(stdin), Some(from_worker), Some(worker_log)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
             let _ = child.kill();
@@ -103,7 +80,7 @@ impl Worker {
         let _ = std::thread::Builder::new()
             .name(format!("kb-{client}-log"))
             .spawn(move || {
-                for line in BufReader::new(stderr).lines() {
+                for line in BufReader::new(worker_log).lines() {
                     let Ok(line) = line else { break };
                     let mut l = keep.lock().unwrap_or_else(|e| e.into_inner());
                     if l.len() == LOG_LINES {
@@ -112,12 +89,12 @@ impl Worker {
                     l.push_back(line);
                 }
             });
-        let frames = FrameReader::new(&stdout);
+        let frames = FrameReader::new(&from_worker);
         let mut w = Worker {
             client,
             child,
             stdin: BufWriter::with_capacity(1 << 16, stdin),
-            _stdout: stdout,
+            _stdout: from_worker,
             frames,
             log,
             hello: Hello {

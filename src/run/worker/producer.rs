@@ -8,10 +8,11 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use super::super::error::WorkerError;
 use super::completions::{self, Tally};
 use super::frame::{self, Next};
 use super::internals;
-use super::process::{Worker, WorkerError};
+use super::process::Worker;
 use super::setup::{self, Origin};
 use super::Built;
 use crate::model::{Backlog, RateSpec, Warmup};

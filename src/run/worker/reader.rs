@@ -9,8 +9,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use super::super::error::WorkerError;
 use super::frame::{self, Next};
-use super::process::{Worker, WorkerError};
+use super::process::Worker;
 use super::setup::Origin;
 use super::Built;
 use crate::measure::{ConsumerRecording, IntervalRecorder};
