@@ -15,6 +15,7 @@ mod cli;
 mod cli_plan;
 mod cli_suite;
 mod clients;
+mod clients_run;
 mod compaction;
 mod compare;
 mod consumer_controls;
