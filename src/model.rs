@@ -13,7 +13,7 @@ use crate::source::Span;
 
 mod assertion;
 pub mod capacity;
-mod client;
+pub mod client;
 pub(crate) mod fault;
 mod props;
 mod rate;
@@ -25,7 +25,7 @@ use seconds::{duration_opt, duration_secs};
 
 pub use assertion::{Assertion, BinOp, Clause, CmpOp, Expr, Test};
 pub use capacity::CapacitySearch;
-pub use client::ClientKind;
+pub use client::{ClientKind, ClientRelease, Side, FRANZ_GO_VERSION, JAVA_DEFAULT_VERSION};
 pub use fault::{BrokerTarget, Fault, FaultAction};
 pub use props::{is_secret, Prop, Props, CONSUMER_GROUP_CONFIGS, LIBRDKAFKA_SENSITIVE, MASK};
 pub use rate::{RateSegment, RateSpec};
@@ -94,6 +94,9 @@ pub struct Scenario {
     pub repeat: u32,
     /// `repeat = auto(±5%, max 20)`: trials until the judged figures are known well enough.
     pub repeat_auto: Option<AutoRepeat>,
+    /// What the check stage noted about a valid scenario (`Severity::Note`): said by `check`
+    /// and `plan`, never a reason to refuse it.
+    pub notes: Vec<crate::diagnostic::Diagnostic>,
 }
 
 /// `repeat = auto(±5%, max 20)`: trials of every run until each judged figure's median has an
@@ -240,6 +243,11 @@ pub struct RunSpec {
     /// `consumer { }`); librdkafka unless the scenario says.
     pub producer_client: ClientKind,
     pub consumer_client: ClientKind,
+    /// Each side's client release: the Java client's as the scenario chose it (`client =
+    /// java(version: "3.9.1")`, else [`JAVA_DEFAULT_VERSION`]), the others' as kafkabench
+    /// pins them (librdkafka built in, franz-go in the Go worker's go.mod).
+    pub producer_version: String,
+    pub consumer_version: String,
 }
 
 /// How long no broker may answer before a run ends as *cluster lost*, when the scenario does
@@ -290,9 +298,14 @@ pub struct Workload {
     pub compaction: Option<CompactionCheck>,
     /// `seed = 42`: the run's seed, from which every generator (payloads, keys, tombstones,
     /// sizes) draws, so a run can be repeated exactly and two clients send the same records.
-    /// None until `plan` takes one from the clock when the scenario gives none.
+    /// None until `plan` derives one from the run id (drawn from the clock) when the scenario
+    /// gives none: every run of a plan, each trial and each shard draws from the same seed.
     pub seed: Option<u64>,
 }
+
+/// The largest `seed`: 2^53 − 1, the largest whole number a JSON reader's double holds
+/// exactly, so a seed copied from a result file is the seed that ran.
+pub const SEED_MAX: u64 = (1 << 53) - 1;
 
 /// `compaction = verify(within: 2m)`: the after-run check of a compacted topic, bounded.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -584,6 +597,8 @@ pub enum Metric {
     FaultLatency(LatencyKind, Stat),
     /// Records failed within the fault windows.
     FaultFailed,
+    /// A latency family of the live records due while a backlog drained (`drain.ack.p99`).
+    DrainLatency(LatencyKind, Stat),
     // ---- a capacity search ----
     /// The highest rate that passed all its trials.
     Capacity,
@@ -618,6 +633,17 @@ pub enum Metric {
     CompactionRatio,
     /// How long the cleaner took.
     CompactionTime,
+
+    // ---- a worker client's own internals (clients/PROTOCOL.md, `internals`) ----
+    /// Compressed over uncompressed batch size, averaged over batches (the Java client's
+    /// `compression-rate-avg`).
+    ClientCompressionRate,
+    /// The fewest free bytes the client's buffer had (`buffer-available-bytes`, lowest).
+    ClientBufferAvailable,
+    /// How long sends waited for buffer space, added up (`bufferpool-wait-time-ns-total`).
+    ClientBufferWait,
+    /// Records the client reported failed, per second of the run (`record-error-total`).
+    ClientRecordErrors,
 }
 
 impl Metric {
@@ -635,14 +661,20 @@ impl Metric {
             | Metric::UnavailableTime
             | Metric::RecoveryTime
             | Metric::CompactionTime
-            | Metric::FaultLatency(..) => Unit::Duration,
+            | Metric::FaultLatency(..)
+            | Metric::DrainLatency(..) => Unit::Duration,
             Metric::Throughput
             | Metric::Capacity
             | Metric::RateTarget
             | Metric::RateAchieved
             | Metric::ConsumeThroughput => Unit::Rate,
             Metric::ThroughputBytes | Metric::ConsumeThroughputBytes => Unit::ByteRate,
-            Metric::DiskBytes | Metric::BatchBytes | Metric::FetchBytes => Unit::Size,
+            Metric::DiskBytes
+            | Metric::BatchBytes
+            | Metric::FetchBytes
+            | Metric::ClientBufferAvailable => Unit::Size,
+            Metric::ClientBufferWait => Unit::Duration,
+            Metric::ClientRecordErrors => Unit::Rate,
             _ => Unit::Number,
         }
     }
@@ -712,6 +744,18 @@ impl Metric {
         )
     }
 
+    /// Whether the metric is a worker client's own (the Java client's): a producer on
+    /// librdkafka has none of these.
+    pub fn needs_worker_client(self) -> bool {
+        matches!(
+            self,
+            Metric::ClientCompressionRate
+                | Metric::ClientBufferAvailable
+                | Metric::ClientBufferWait
+                | Metric::ClientRecordErrors
+        )
+    }
+
     /// Whether the metric exists only when the scenario has a consumer.
     pub fn needs_consumer(self) -> bool {
         matches!(
@@ -722,6 +766,7 @@ impl Metric {
                 | Metric::Reordered
                 | Metric::Latency(LatencyKind::E2e, _)
                 | Metric::FaultLatency(LatencyKind::E2e, _)
+                | Metric::DrainLatency(..)
                 | Metric::ConsumeThroughput
                 | Metric::ConsumeThroughputBytes
                 | Metric::LagMax

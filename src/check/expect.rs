@@ -59,6 +59,10 @@ pub const METRIC_NAMES: &[&str] = &[
     "fetch.requests",
     "fetch.bytes",
     "drain.time",
+    "drain.ack.p50",
+    "drain.ack.p99",
+    "drain.ack.max",
+    "drain.e2e.p99",
     "backlog.cold",
     "first_record.time",
     "fetch.rtt",
@@ -95,6 +99,10 @@ pub const METRIC_NAMES: &[&str] = &[
     "compaction.tombstones_left",
     "compaction.ratio",
     "compaction.time",
+    "compression.rate",
+    "buffer.available.min",
+    "bufferpool.wait",
+    "record_error.rate",
 ];
 
 pub fn parse_metric(name: &str) -> Option<Metric> {
@@ -148,6 +156,10 @@ pub fn parse_metric(name: &str) -> Option<Metric> {
         "compaction.tombstones_left" => Metric::CompactionTombstonesLeft,
         "compaction.ratio" => Metric::CompactionRatio,
         "compaction.time" => Metric::CompactionTime,
+        "compression.rate" => Metric::ClientCompressionRate,
+        "buffer.available.min" => Metric::ClientBufferAvailable,
+        "bufferpool.wait" => Metric::ClientBufferWait,
+        "record_error.rate" => Metric::ClientRecordErrors,
         "share.accepted" => Metric::ShareAccepted,
         "share.released" => Metric::ShareReleased,
         "share.rejected" => Metric::ShareRejected,
@@ -166,6 +178,14 @@ pub fn parse_metric(name: &str) -> Option<Metric> {
                 return match parse_metric(rest)? {
                     Metric::Latency(kind @ (LatencyKind::Ack | LatencyKind::E2e), stat) => {
                         Some(Metric::FaultLatency(kind, stat))
+                    }
+                    _ => None,
+                };
+            }
+            if let Some(rest) = name.strip_prefix("drain.") {
+                return match parse_metric(rest)? {
+                    Metric::Latency(kind @ (LatencyKind::Ack | LatencyKind::E2e), stat) => {
+                        Some(Metric::DrainLatency(kind, stat))
                     }
                     _ => None,
                 };

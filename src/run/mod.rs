@@ -10,11 +10,13 @@ mod availability;
 mod blocking;
 mod broker_configs;
 mod capacity;
+mod clients;
 mod clock;
 mod cold;
 mod compaction;
 mod consumer;
 pub(crate) mod cpu;
+pub(crate) mod driven;
 mod environment;
 mod error;
 mod events;
@@ -42,6 +44,7 @@ pub(crate) mod topic;
 mod trials;
 mod txn;
 mod warmup;
+mod worker;
 mod workers;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -102,6 +105,12 @@ pub(crate) async fn execute(
         notes: Vec::new(),
         environment: Some(environment::local()),
         shard_environments: Vec::new(),
+    };
+    // A drain is compared with the same seconds of a run without one: every run of a plan
+    // with a backlog keeps latency by due time.
+    let opts = &RunOptions {
+        by_due: opts.by_due || plan.runs.iter().any(|r| r.workload.backlog.is_some()),
+        ..opts.clone()
     };
     if let Some(s) = &opts.shard {
         // A shard runs the rounds its collector names, not the plan's order of its own.
@@ -231,5 +240,7 @@ pub(crate) async fn execute(
         r.label = runs[k].label.clone();
         exec.results.push(r);
     }
+    // A drain beside the same seconds of the run it is compared with: known once both ran.
+    crate::measure::pair_drains(&mut exec.results);
     exec
 }

@@ -34,6 +34,7 @@ pub(crate) fn better(m: Metric) -> Better {
         | Metric::TxnCommitted
         | Metric::ShareAccepted
         | Metric::CompactionRatio
+        | Metric::ClientBufferAvailable
         | Metric::Capacity => Better::Higher,
         Metric::Failed
         | Metric::QueueFull
@@ -57,13 +58,17 @@ pub(crate) fn better(m: Metric) -> Better {
         | Metric::UnavailableTime
         | Metric::RecoveryTime
         | Metric::FaultLatency(..)
+        | Metric::DrainLatency(..)
         | Metric::FaultFailed
         | Metric::ShareLockTimeouts
         | Metric::CompactionLost
         | Metric::CompactionMissing
         | Metric::CompactionResurrected
         | Metric::CompactionTombstonesLeft
-        | Metric::CompactionTime => Better::Lower,
+        | Metric::CompactionTime
+        | Metric::ClientCompressionRate
+        | Metric::ClientBufferWait
+        | Metric::ClientRecordErrors => Better::Lower,
         // What a scenario's acknowledgement mix asks for: more is neither better nor worse.
         // How cold the backlog was is the experiment's condition, not its outcome.
         Metric::Sent
@@ -86,6 +91,9 @@ pub(crate) fn metric_name(m: Metric) -> String {
     let plain = match m {
         Metric::FaultLatency(kind, stat) => {
             return format!("fault.{}", metric_name(Metric::Latency(kind, stat)));
+        }
+        Metric::DrainLatency(kind, stat) => {
+            return format!("drain.{}", metric_name(Metric::Latency(kind, stat)));
         }
         Metric::Latency(kind, stat) => {
             let family = match kind {

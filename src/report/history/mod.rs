@@ -83,6 +83,10 @@ pub(crate) struct Setting {
     pub broker_api: Vec<String>,
     pub cpu: Option<String>,
     pub cores: Option<u32>,
+    /// The run's clients when a side is not on librdkafka, with their releases (`producer
+    /// java 4.4.0, consumer librdkafka`): a figure measured on one client is not one measured
+    /// on another. librdkafka's release stays out, marked as kafkabench's is.
+    pub clients: Option<String>,
 }
 
 impl Setting {
@@ -94,12 +98,36 @@ impl Setting {
             broker_api: cluster.map(|c| c.api.clone()).unwrap_or_default(),
             cpu: host.and_then(|h| h.cpu.clone()),
             cores: host.map(|h| h.cores),
+            clients: None,
+        }
+    }
+
+    /// This setting for run `r`: keyed by its clients too.
+    fn for_run(&self, r: &RunResult) -> Setting {
+        use crate::model::{ClientKind, ClientRelease};
+        let worker =
+            |c: Option<&ClientRelease>| c.filter(|c| c.name != ClientKind::Librdkafka).is_some();
+        let (p, c) = (r.producer_client.as_ref(), r.consumer_client.as_ref());
+        let shown = |c: &ClientRelease| match c.name {
+            ClientKind::Librdkafka => c.name.to_string(),
+            _ => c.to_string(),
+        };
+        let clients = (worker(p) || worker(c)).then(|| {
+            let mut s = format!("producer {}", p.map_or("librdkafka".into(), shown));
+            if let Some(c) = c {
+                s.push_str(&format!(", consumer {}", shown(c)));
+            }
+            s
+        });
+        Setting {
+            clients,
+            ..self.clone()
         }
     }
 
     /// `1 broker (Produce v13, …), client Intel Xeon, 2 cores`
     pub(crate) fn describe(&self) -> String {
-        let mut parts = Vec::new();
+        let mut parts: Vec<String> = self.clients.iter().cloned().collect();
         if let Some(b) = self.brokers {
             let api = if self.broker_api.is_empty() {
                 String::new()
@@ -292,8 +320,9 @@ pub(crate) fn analyse(loaded: &[Loaded], o: &Options, notes: Vec<String>) -> His
     // Each series' results, parallel to its `results`.
     let mut runs: Vec<Vec<&RunResult>> = Vec::new();
     for l in loaded {
-        let setting = Setting::of(l.file.environment.as_ref());
+        let file_setting = Setting::of(l.file.environment.as_ref());
         for r in &l.file.runs {
+            let setting = file_setting.for_run(r);
             let at = series.iter().position(|s| {
                 s.scenario == l.file.scenario && s.run == r.label && s.setting == setting
             });

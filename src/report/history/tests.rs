@@ -394,3 +394,63 @@ fn a_search_that_could_not_say_its_capacity_is_no_point_of_the_capacity_series()
     assert!(f.change_points.is_empty(), "{:?}", f.change_points);
     assert!(h.breaches.is_empty());
 }
+
+#[test]
+fn a_series_is_keyed_by_its_clients_and_a_workers_release() {
+    use crate::model::{ClientKind, ClientRelease};
+    let on = |name, version: &str| {
+        let mut r = run("run", 1000.0, 2.0);
+        r.producer_client = Some(ClientRelease {
+            name,
+            version: version.into(),
+        });
+        r
+    };
+    let mut older = run("run", 1000.0, 2.0);
+    older.producer_client = None;
+    let files = vec![
+        // A file of an older kafkabench and one on librdkafka 2.13: one series, the release
+        // marked as before.
+        loaded(0, "s", vec![older], env(2, "c", 0.5)),
+        loaded(
+            1,
+            "s",
+            vec![on(ClientKind::Librdkafka, "2.13.0")],
+            env(2, "c", 0.5),
+        ),
+        loaded(
+            2,
+            "s",
+            vec![on(ClientKind::Java, "4.4.0")],
+            env(2, "c", 0.5),
+        ),
+        loaded(
+            3,
+            "s",
+            vec![on(ClientKind::Java, "4.4.0")],
+            env(2, "c", 0.5),
+        ),
+        loaded(
+            4,
+            "s",
+            vec![on(ClientKind::Java, "3.9.1")],
+            env(2, "c", 0.5),
+        ),
+    ];
+    let h = analyse(&files, &options(&[]), vec![]);
+    let series: Vec<(Option<String>, usize)> = (h.series.iter())
+        .map(|s| (s.setting.clients.clone(), s.results.len()))
+        .collect();
+    assert_eq!(
+        series,
+        vec![
+            (None, 2),
+            (Some("producer java 4.4.0".into()), 2),
+            (Some("producer java 3.9.1".into()), 1),
+        ]
+    );
+    assert!(h.series[1]
+        .setting
+        .describe()
+        .starts_with("producer java 4.4.0, 1 broker"));
+}

@@ -22,16 +22,14 @@ use rdkafka::statistics::Statistics;
 use rdkafka::{Offset, TopicPartitionList};
 
 pub(super) use fetch::ends;
-pub(super) use group::Layout;
-pub(super) use verify::Reads;
+pub(super) use group::{Layout, Membership};
+pub(super) use verify::{At, Reads, Verifier};
 
 use super::shard::Shard;
 use super::shared::{Hearing, Shared};
 use crate::measure::{ConsumerRecording, IntervalRecorder};
 use crate::model::CommitPolicy;
 use crate::native::consumer::{self as native, EventKind};
-use group::Membership;
-use verify::Verifier;
 
 /// How long a consumer waits for its partitions (and the group to settle) before the clock
 /// starts without it being ready.
@@ -70,8 +68,9 @@ pub(super) struct ConsumerJob {
     pub ready: Arc<Barrier>,
     /// Once nothing more is read for this long after the producers finish, stop.
     pub drain: Duration,
-    /// Width of the time series' intervals.
+    /// Width of the time series' intervals; whether latency is kept by due time too.
     pub interval: Duration,
+    pub by_due: bool,
     /// A shard reads only its own partitions (assigned by hand; a group is refused).
     pub shard: Option<Shard>,
 }
@@ -186,7 +185,6 @@ pub(super) fn run(job: ConsumerJob) -> ConsumerOutcome {
     out
 }
 
-/// Meets the orchestrator at every point (nothing waits forever) and says why not.
 /// Whether the consumer's group uses the classic protocol (librdkafka's default).
 fn classic(config: &ClientConfig) -> bool {
     !config
@@ -207,7 +205,6 @@ impl Reader<'_> {
     fn now(&self) -> u64 {
         self.job.shared.t0.elapsed().as_nanos() as u64
     }
-
     /// Subscribes, or assigns every partition by hand (paused until the clock starts when a
     /// backlog waits for it).
     fn join(&mut self) -> Result<(), String> {
@@ -276,7 +273,8 @@ impl Reader<'_> {
 
     fn start_measuring(&mut self) {
         let origin = self.job.shared.measure_origin();
-        self.v.intervals = IntervalRecorder::new(self.job.interval.as_nanos() as u64);
+        self.v.intervals =
+            IntervalRecorder::new(self.job.interval.as_nanos() as u64).by_due(self.job.by_due);
         self.v.intervals.start(origin);
         // What was read before the clock (warm-up records) is not the measured phase's.
         self.v.rec.records = 0;
@@ -402,7 +400,7 @@ impl Reader<'_> {
             EventKind::Error => {
                 let (code, reason, fatal) = ev.error();
                 if code == rdkafka::types::RDKafkaErrorCode::AllBrokersDown {
-                    self.job.shared.brokers_down();
+                    self.job.shared.brokers_down(self.hearing.asking_since());
                 } else if native::is_partition_eof(code) {
                     let layout = &self.job.layout;
                     if let Some(Some((_, part))) = ev.with_partition(|t, p| layout.index(t, p)) {
