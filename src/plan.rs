@@ -9,6 +9,7 @@ use serde::Serialize;
 use crate::model::*;
 
 mod estimate;
+pub(crate) mod limits;
 mod resolve;
 
 pub use estimate::{estimate, Estimate, PhaseEstimate, PlanEstimate};
