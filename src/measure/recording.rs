@@ -10,7 +10,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use super::series::{Intervals, Planned};
-use super::{new_histogram, Internals, LatencySummary, RunResult};
+use super::{new_histogram, Internals, LatencySummary, RunResult, SizeSummary};
 
 /// Everything the producer figures of a run (or of one thread, or one shard) come from.
 #[derive(Clone, Debug)]
@@ -26,6 +26,8 @@ pub struct Recording {
     pub send_delay: Histogram<u64>,
     /// End-to-end latency, when a consumer read (None without one).
     pub e2e: Option<Histogram<u64>>,
+    /// The value size of every measured record sent, when sizes vary (None otherwise).
+    pub sizes: Option<Histogram<u64>>,
     pub span: SendSpan,
     pub stats: ProducerStats,
     /// The measured phase interval by interval; None when nothing was recorded per interval.
@@ -196,6 +198,7 @@ impl Recording {
             service: new_histogram(),
             send_delay: new_histogram(),
             e2e: None,
+            sizes: None,
             span: SendSpan::default(),
             stats: ProducerStats::default(),
             intervals: None,
@@ -219,6 +222,9 @@ impl Recording {
         let _ = self.send_delay.add(&o.send_delay);
         if let Some(h) = &o.e2e {
             let _ = self.e2e.get_or_insert_with(new_histogram).add(h);
+        }
+        if let Some(h) = &o.sizes {
+            let _ = self.sizes.get_or_insert_with(new_histogram).add(h);
         }
         self.span.absorb(&o.span);
         self.stats.absorb(&o.stats);
@@ -253,6 +259,7 @@ impl Recording {
         r.service = LatencySummary::from_histogram(&self.service);
         r.send_delay = LatencySummary::from_histogram(&self.send_delay);
         r.e2e = self.e2e.as_ref().map(LatencySummary::from_histogram);
+        r.sizes = self.sizes.as_ref().and_then(SizeSummary::from_histogram);
         r.series = self.intervals.as_ref().map(|i| i.derive(planned));
         // Judged on the series as the result file keeps it, for shards merged alike.
         r.steady_after = r.series.as_ref().map(super::steady::detect);

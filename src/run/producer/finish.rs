@@ -55,6 +55,7 @@ pub(super) fn finish(mut s: Sender, start_ns: u64, sent: Sent, flushed: bool) ->
         ack,
         send_delay: std::mem::replace(&mut s.send_delay, new_histogram()),
         e2e: None,
+        sizes: r.sizes.take(),
         span: SendSpan {
             start_ns: Some(start_ns),
             // The run's clock is read after its origin, so 0 means nothing was sent.
