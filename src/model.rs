@@ -677,7 +677,6 @@ impl Metric {
                 | Metric::TxnCommitted
                 | Metric::TxnAborted
                 | Metric::FaultFailed
-                | Metric::RebalanceCount
                 | Metric::FetchRequests
                 | Metric::ShareAccepted
                 | Metric::ShareReleased

@@ -297,6 +297,7 @@ fn the_report_lists_every_action_and_the_fault_figures() {
                 longest_secs: 1.9,
                 redelivered: 420,
                 lag_back_secs: Some(3.0),
+                join: false,
             },
             ChurnEvent {
                 event: "consumer 2 rejoined".into(),
@@ -306,6 +307,7 @@ fn the_report_lists_every_action_and_the_fault_figures() {
                 longest_secs: 0.5,
                 redelivered: 0,
                 lag_back_secs: Some(0.0),
+                join: false,
             },
         ],
     };

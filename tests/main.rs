@@ -38,6 +38,7 @@ mod lowering;
 mod merge;
 mod metrics;
 mod progress;
+mod reference_refusals;
 mod result_file;
 mod result_fixtures;
 mod robustness;

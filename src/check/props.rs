@@ -184,6 +184,32 @@ fn takes_bytes(key: &str) -> bool {
         || key == "batch.size"
 }
 
+/// The first matrix variable (or `step`) a string's `{var}` fills in; None without one.
+fn template_var<'s>(s: &'s str, ctx: &Picks) -> Option<&'s str> {
+    template_names(s)
+        .into_iter()
+        .find(|n| ctx.lookup(n).is_some())
+}
+
+/// The names a string's `{name}` references (`\{` is a brace).
+fn template_names(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = s;
+    while let Some(i) = rest.find(['{', '\\']) {
+        let tail = &rest[i..];
+        if let Some(esc) = tail.strip_prefix('\\') {
+            let mut c = esc.chars();
+            c.next();
+            rest = c.as_str();
+            continue;
+        }
+        let Some(end) = tail.find('}') else { break };
+        out.push(&tail[1..end]);
+        rest = &tail[end + 1..];
+    }
+    out
+}
+
 /// Whether a property takes milliseconds (so a duration like `5ms` may be given).
 fn takes_millis(key: &str) -> bool {
     key.ends_with(".ms") || key == "linger.ms"
@@ -220,6 +246,10 @@ fn hide_value(v: &Value, sources: &Sources, vars: &mut Vec<String>) {
             }
         }
         ValueKind::Var(n) => vars.push(n.node.clone()),
+        ValueKind::Str(t) => {
+            sources.hide(v.span);
+            vars.extend(template_names(t).into_iter().map(String::from));
+        }
         _ => sources.hide(v.span),
     }
 }
@@ -317,7 +347,13 @@ impl Checker<'_> {
             return;
         }
         if is_secret(key) {
-            if let ValueKind::Var(n) = &e.value.kind {
+            let var = match &e.value.kind {
+                ValueKind::Var(n) => Some(n.node.as_str()),
+                // `"{pw}"` fills the variable in: the secret varies with it all the same.
+                ValueKind::Str(s) => template_var(s, ctx),
+                _ => None,
+            };
+            if let Some(n) = var {
                 self.err(
                     Diagnostic::new(
                         Kind::Value,
@@ -326,8 +362,7 @@ impl Checker<'_> {
                     )
                     .label("a matrix value")
                     .help(format!(
-                        "set `{key}` once, e.g. `{key} = env(\"KAFKA_PASSWORD\")`: `{{{}}}`'s values show in every run's label",
-                        n.node
+                        "set `{key}` once, e.g. `{key} = env(\"KAFKA_PASSWORD\")`: `{{{n}}}`'s values show in every run's label"
                     )),
                 );
                 return;

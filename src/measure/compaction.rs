@@ -2,9 +2,15 @@
 //! last of every key ([`KeyTable`], from their delivery reports), what a read of the whole
 //! topic found after the forced compaction ([`TopicRead`]), and the figures that compare them.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use serde::{Deserialize, Serialize};
 
 use crate::model::KeySpec;
+
+mod split;
+
+pub use split::{KeyHash, SplitKeys};
 
 /// Keys of a pattern are `key-N`: N is the key's index.
 const KEY_PREFIX: &[u8] = b"key-";
@@ -117,6 +123,14 @@ impl KeyTable {
     pub fn latest(&self) -> &[Latest] {
         &self.latest
     }
+
+    /// The key of index `i`, as the pattern writes it.
+    pub fn key(&self, i: usize) -> Vec<u8> {
+        match &self.fixed {
+            Some(f) => f.clone(),
+            None => format!("key-{i}").into_bytes(),
+        }
+    }
 }
 
 /// What one read of the whole topic found, by key index: where the latest value and the
@@ -132,6 +146,10 @@ pub struct TopicRead {
     /// Records of a key read after another of the same key: the cleaner has not been through
     /// them yet (or the key is in two partitions, which no cleaner mends).
     pub repeated: u64,
+    /// Per key index, the partition it was first read in (-1: not read).
+    home: Vec<i32>,
+    /// The keys read in more than one partition, with every partition they were read in.
+    pub split: BTreeMap<usize, BTreeSet<i32>>,
 }
 
 impl TopicRead {
@@ -139,6 +157,7 @@ impl TopicRead {
         TopicRead {
             value_at: vec![(-1, -1); keys],
             tombstone_at: vec![(-1, -1); keys],
+            home: vec![-1; keys],
             ..TopicRead::default()
         }
     }
@@ -153,6 +172,16 @@ impl TopicRead {
         // A cleaned log holds one record of a key: its value or its tombstone.
         if self.value_at[i].1 >= 0 || self.tombstone_at[i].1 >= 0 {
             self.repeated += 1;
+        }
+        match self.home[i] {
+            -1 => self.home[i] = partition,
+            h if h != partition => {
+                self.split
+                    .entry(i)
+                    .or_insert_with(|| [h].into())
+                    .insert(partition);
+            }
+            _ => {}
         }
         let at = if tombstone {
             &mut self.tombstone_at[i]
@@ -194,6 +223,15 @@ pub struct CompactionFigures {
     pub cleaner_secs: Option<f64>,
     /// Whether the cleaner finished within the bound (tombstones removed too).
     pub finished: bool,
+    /// Keys found in more than one partition (another writer placed them with another
+    /// partitioner): the check stops at once, and leaves them out of `lost`, `missing` and
+    /// `resurrected`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub split_keys: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl CompactionFigures {
@@ -204,6 +242,7 @@ impl CompactionFigures {
             records: read.records,
             ..CompactionFigures::default()
         };
+        f.split_keys = read.split.len() as u64;
         for (i, l) in table.latest().iter().enumerate() {
             let none = (-1, -1);
             let value_at = read.value_at.get(i).copied().unwrap_or(none);
@@ -216,8 +255,15 @@ impl CompactionFigures {
                 continue;
             }
             f.keys += 1;
+            // Two partitions' records of a key have no order: it is neither kept nor lost.
+            if read.split.contains_key(&i) {
+                continue;
+            }
             if l.tombstone {
-                f.resurrected += u64::from(value_at.1 >= 0);
+                // An older value the tombstone still follows is deleted to a reader, cleaned or
+                // not; a value after it, or one left once it is gone, came back.
+                let shadowed = tombstone_at == written && value_at.1 < written.1;
+                f.resurrected += u64::from(value_at.1 >= 0 && !shadowed);
                 f.tombstones_left += u64::from(tombstone_at == written);
             } else {
                 f.live += 1;

@@ -13,6 +13,10 @@ use serde::{Deserialize, Serialize};
 use super::intervals::new_interval_histogram;
 use super::{codec, LatencySummary, ProducerRecording, RunResult, TimeSeries};
 
+mod churn;
+
+pub use churn::ChurnEvent;
+
 /// A silence between two acknowledgements of one producer shorter than this is not a gap: the
 /// resolution of `unavailable.time`. Records due further apart than this (a producer paced
 /// under 10/s) make every pause between them a gap, which is what the figure then says.
@@ -52,32 +56,6 @@ pub struct FaultFigures {
     /// cost, event by event.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub churn: Vec<ChurnEvent>,
-}
-
-/// A member leaving its group (`stop consumer N` fired) or rejoining it (its end), and what
-/// followed until the next such event: the partitions' stalls that began in that stretch (a
-/// stall is owed to the event whose handover started it) and how long the group's lag took to
-/// come back to its level before the event.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct ChurnEvent {
-    /// `consumer 2 left` or `consumer 2 rejoined`.
-    pub event: String,
-    /// When it happened, seconds from the start of the measured phase.
-    pub at_secs: f64,
-    /// The stalls that began from it until the next event: how many, their partition-seconds
-    /// (12 partitions unread for 1 s is 12 s), and the longest.
-    pub stalls: u64,
-    pub stalled_secs: f64,
-    pub longest_secs: f64,
-    /// Records read again from it until the next event (a handover re-reads from the last
-    /// commit), to 100 ms: the redeliveries' slots that begin in that span.
-    #[serde(default)]
-    pub redelivered: u64,
-    /// The event → the end of the first interval of the time series whose lag was back at its
-    /// level before the event, after rising above it (`lag_back`; the series' resolution); 0
-    /// when it did not rise before the next event. None without a series with lag, or not
-    /// back before the run ended.
-    pub lag_back_secs: Option<f64>,
 }
 
 /// One action as it happened.
@@ -275,7 +253,7 @@ impl FaultSums {
             failed_by_kind: failed_within(&self.failures, &windows),
             failed: 0,
             windows: windows.iter().map(|(a, b)| [*a, *b]).collect(),
-            churn: churn(
+            churn: churn::churn(
                 &self.actions,
                 read.map_or(&[][..], |r| &r.stalls[..]),
                 read.map_or(&[][..], |r| &r.redeliveries[..]),
@@ -286,135 +264,6 @@ impl FaultSums {
         .with_failed_total()
     }
 }
-
-/// Events of one kind this close together are one: members stopped or started by one line
-/// each at the same time (a scale-out from 2 to 6 is four starts at once).
-const SAME_INSTANT_SECS: f64 = 0.1;
-
-/// The consumers' leaves and rejoins, in time order, each with the stalls that began from it
-/// until the next one and its lag's way back (`ChurnEvent`). `stalls` are the read side's,
-/// `(from, to)` in ns from the measured start. Leaves (or rejoins) at the same instant are one
-/// event. A member stopped at 0 s joined with the others before the clock and leaves as it
-/// starts: its leave is an event too.
-pub(crate) fn churn(
-    actions: &[FaultRecord],
-    stalls: &[(i64, i64)],
-    redeliveries: &[(i64, u64)],
-    series: Option<&TimeSeries>,
-) -> Vec<ChurnEvent> {
-    // (when, what, which consumer)
-    let mut single: Vec<(f64, &str, u32)> = Vec::new();
-    for a in actions {
-        let (Some(n), Some(fired)) = (a.consumer, a.fired_secs) else {
-            continue;
-        };
-        single.push((fired, "left", n));
-        if let Some(ended) = a.ended_secs {
-            single.push((ended, "rejoined", n));
-        }
-    }
-    single.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.2.cmp(&b.2)));
-    let mut grouped: Vec<(f64, &str, Vec<u32>)> = Vec::new();
-    for (at, what, n) in single {
-        match grouped.last_mut() {
-            Some(g) if g.1 == what && at - g.0 < SAME_INSTANT_SECS => g.2.push(n),
-            _ => grouped.push((at, what, vec![n])),
-        }
-    }
-    let events: Vec<(f64, String)> = grouped
-        .into_iter()
-        .map(|(at, what, mut ns)| {
-            ns.sort_unstable();
-            (at, format!("{} {what}", members(&ns)))
-        })
-        .collect();
-    let ns = |s: f64| (s * 1e9) as i64;
-    (0..events.len())
-        .map(|i| {
-            let (at, event) = events[i].clone();
-            let next = events.get(i + 1).map_or(f64::INFINITY, |e| e.0);
-            let until = events.get(i + 1).map_or(i64::MAX, |e| ns(e.0));
-            let mine: Vec<i64> = stalls
-                .iter()
-                .filter(|(from, _)| *from >= ns(at) && *from < until)
-                .map(|(from, to)| (to - from).max(0))
-                .collect();
-            ChurnEvent {
-                event,
-                at_secs: at,
-                stalls: mine.len() as u64,
-                stalled_secs: mine.iter().sum::<i64>() as f64 / 1e9,
-                longest_secs: mine.iter().max().copied().unwrap_or(0) as f64 / 1e9,
-                redelivered: redeliveries
-                    .iter()
-                    .filter(|(slot, _)| *slot >= ns(at) && *slot < until)
-                    .map(|(_, n)| n)
-                    .sum(),
-                lag_back_secs: series.and_then(|s| lag_back(s, at, next)),
-            }
-        })
-        .collect()
-}
-
-/// `consumer 2`, `consumers 2 and 3`, `consumers 2, 3, 4 and 5`.
-fn members(ns: &[u32]) -> String {
-    match ns {
-        [n] => format!("consumer {n}"),
-        [init @ .., last] => {
-            let init: Vec<String> = init.iter().map(u32::to_string).collect();
-            format!("consumers {} and {last}", init.join(", "))
-        }
-        [] => "no consumer".into(),
-    }
-}
-
-/// From `at` to the end of the first series interval whose lag is back at its level before
-/// `at` after it rose above it. The level is the median lag at the ends of the (up to) five
-/// intervals that ended at or before `at` (a median leaves out a spike of the event before);
-/// lag at an interval's end moves with the records in flight, so within twice the level plus
-/// 1 % of an interval's records it is at its level. 0 when the lag did not rise above it
-/// before `until` (the next event). None when no interval ended before `at`, or the lag was
-/// not back before the run ended.
-fn lag_back(series: &TimeSeries, at: f64, until: f64) -> Option<f64> {
-    let end = |p: &super::SeriesPoint| p.t_secs + p.span_secs;
-    let before: Vec<u64> = series
-        .points
-        .iter()
-        .filter(|p| end(p) <= at + 1e-9)
-        .filter_map(|p| p.lag)
-        .collect();
-    let median = |mut v: Vec<u64>| {
-        v.sort_unstable();
-        v.get(v.len() / 2).copied()
-    };
-    let from = before.len().saturating_sub(LAG_LEVEL_INTERVALS);
-    let level = median(before[from..].to_vec())?;
-    // Lag at an interval's end moves by the records in flight: within twice the level plus
-    // 1 % of an interval's records, it has not left its level.
-    let acked: Vec<u64> = series
-        .points
-        .iter()
-        .filter(|p| end(p) <= at + 1e-9)
-        .map(|p| p.acked)
-        .collect();
-    let band = 2 * level
-        + median(acked[acked.len().saturating_sub(LAG_LEVEL_INTERVALS)..].to_vec()).unwrap_or(0)
-            / 100;
-    let mut after = series
-        .points
-        .iter()
-        .filter(|p| end(p) > at + 1e-9)
-        .filter_map(|p| Some((end(p), p.lag?)));
-    // The handover may start a heartbeat or two after the event: the lag is looked at until
-    // the next event. Never above the level by then: 0.
-    if !after.any(|(t, lag)| lag > band && t <= until + 1e-9) {
-        return Some(0.0);
-    }
-    after.find(|(_, lag)| *lag <= band).map(|(t, _)| t - at)
-}
-
-/// How many interval ends before a churn event make its lag's level (`lag_back`).
-const LAG_LEVEL_INTERVALS: usize = 5;
 
 impl FaultFigures {
     fn with_failed_total(mut self) -> FaultFigures {

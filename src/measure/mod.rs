@@ -22,6 +22,7 @@ pub mod sequential;
 pub(crate) mod series;
 pub mod share;
 pub mod sizes;
+pub(crate) mod stalls;
 pub mod stats;
 pub mod status;
 pub mod steady;

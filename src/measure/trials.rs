@@ -194,7 +194,12 @@ fn aggregate(run: &mut RunResult, trials: &[RunResult]) {
         c.bytes = cs.iter().map(|x| x.bytes).sum();
         c.redelivered = cs.iter().map(|x| x.redelivered).sum();
         c.aborted_read = cs.iter().map(|x| x.aborted_read).sum();
-        c.rebalances = cs.iter().map(|x| x.rebalances).sum();
+        // A run's rebalances describe the run, as its longest stall does: medians, not sums
+        // (three trials of 5 rebalances are 5, not 15).
+        c.rebalances = med(&|r| r.consume.as_ref().map(|x| x.rebalances as f64))
+            .map_or(c.rebalances, |n| n.round() as u64);
+        c.rebalance_secs = med(&|r| r.consume.as_ref().and_then(|x| x.rebalance_secs));
+        c.stall_secs = med(&|r| r.consume.as_ref().and_then(|x| x.stall_secs));
         c.throughput_msgs =
             med(&|r| r.consume.as_ref().map(|x| x.throughput_msgs)).unwrap_or(c.throughput_msgs);
         c.throughput_bytes =

@@ -18,7 +18,8 @@ pub(super) fn write(results: &[RunResult], out: &mut dyn Write) -> io::Result<()
 }
 
 /// `2000 keys written (1904 live), 1904 with a value; lost 0 (missing 0), resurrected 0,
-/// tombstones left 0; on disk 5.5MiB → 240.6KiB (23.3x), cleaned in 11.2s`.
+/// tombstones left 0; on disk 5.5MiB → 240.6KiB by compaction (23.3x smaller; the table's
+/// ratio is compression), cleaned in 11.2s`.
 pub(crate) fn line(c: &CompactionFigures) -> String {
     let mut s = format!(
         "{} keys written ({} live), {} with a value; lost {} (missing {}), resurrected {}, tombstones left {}",
@@ -33,13 +34,19 @@ pub(crate) fn line(c: &CompactionFigures) -> String {
             human_bytes(b as f64),
             human_bytes(a as f64)
         );
+        // Not the table's `ratio` (bytes written over bytes on disk, before the check).
         if let Some(r) = c.ratio() {
-            s += &format!(" ({r:.1}x)");
+            s += &format!(" by compaction ({r:.1}x smaller; the table's ratio is compression)");
         }
+    }
+    if c.split_keys > 0 {
+        s += &format!("; {} keys in more than one partition", c.split_keys);
     }
     match c.cleaner_secs {
         Some(t) => s += &format!(", cleaned in {}", human_duration(t)),
-        None => s += ", never cleaned",
+        // The check stopped at once: no cleaner merges two partitions.
+        None if c.split_keys > 0 => s += ", the cleaner not waited for",
+        None => s += ", not cleaned by the check's end",
     }
     if !c.finished {
         s += " (not finished: see the note)";
@@ -65,7 +72,23 @@ mod tests {
         };
         let l = line(&c);
         assert!(l.starts_with("2000 keys written (1904 live), 1904 with a value; lost 0 (missing 0), resurrected 0, tombstones left 0; 100 records of keys kafkabench did not write; on disk "), "{l}");
-        assert!(l.contains("(23.3x), cleaned in "), "{l}");
+        assert!(
+            l.contains(
+                " by compaction (23.3x smaller; the table's ratio is compression), cleaned in "
+            ),
+            "{l}"
+        );
         assert!(l.ends_with("(not finished: see the note)"), "{l}");
+        // Keys in two partitions: the check did not wait for the cleaner, and says so.
+        let split = CompactionFigures {
+            split_keys: 64,
+            cleaner_secs: None,
+            ..c
+        };
+        let l = line(&split);
+        assert!(
+            l.ends_with("; 64 keys in more than one partition, the cleaner not waited for (not finished: see the note)"),
+            "{l}"
+        );
     }
 }

@@ -4,18 +4,23 @@
 use std::io::{self, Write};
 
 use crate::format::human_duration;
-use crate::measure::{ChurnEvent, FaultFigures, FaultRecord, LatencySummary, RunResult};
+use crate::measure::{FaultFigures, FaultRecord, LatencySummary, RunResult};
 
 /// One block per run that had a fault timeline; nothing for runs without one.
 pub(super) fn write(results: &[RunResult], out: &mut dyn Write) -> io::Result<()> {
     for r in results {
         if let Some(f) = &r.faults {
-            writeln!(out, "  faults of {}:", r.label)?;
+            // A repeated run's timeline is its shown trial's.
+            let trial = r.trials.as_ref().map_or(String::new(), |t| {
+                let n = t.results.len();
+                format!(" (trial {} of {n}, the median by throughput)", t.shown + 1)
+            });
+            writeln!(out, "  faults of {}{trial}:", r.label)?;
             for a in &f.actions {
                 writeln!(out, "    {}", action_line(a))?;
             }
-            for c in &f.churn {
-                writeln!(out, "    {}", churn_line(c))?;
+            for c in super::churn::lines(r, &f.churn) {
+                writeln!(out, "    {c}")?;
             }
             writeln!(out, "    {}", figures_line(f, r.target_rate.is_some()))?;
         }
@@ -40,38 +45,9 @@ fn action_line(a: &FaultRecord) -> String {
         // The outcome says why (the run ended first, it was interrupted).
         (None, _) if a.outcome.is_empty() => format!("{head}: not fired"),
         (None, _) => format!("{head}: {outcome}"),
-        (Some(f), None) => format!("{head}: fired {}, {outcome}", secs(f)),
-        (Some(f), Some(e)) => format!("{head}: fired {}, ended {}, {outcome}", secs(f), secs(e)),
+        (Some(f), None) => format!("{head}: fired {}, {outcome}", fired(f)),
+        (Some(f), Some(e)) => format!("{head}: fired {}, ended {}, {outcome}", fired(f), secs(e)),
     }
-}
-
-/// `consumer 2 left at 15s: 12 partition stalls, 4.1s of partitions unread, the longest 1.9s,
-/// lag back at its level in 3s`.
-fn churn_line(c: &ChurnEvent) -> String {
-    let mut lag = match c.lag_back_secs {
-        Some(0.0) => "lag never above its level".to_string(),
-        Some(s) => format!("lag back at its level in {}", secs(s)),
-        None => "lag not seen back at its level".to_string(),
-    };
-    if c.redelivered > 0 {
-        lag = format!("{} records read twice, {lag}", c.redelivered);
-    }
-    if c.stalls == 0 {
-        return format!(
-            "{} at {}: no partition stalled, {lag}",
-            c.event,
-            secs(c.at_secs)
-        );
-    }
-    format!(
-        "{} at {}: {} partition stall{}, {} of partitions unread, the longest {}, {lag}",
-        c.event,
-        secs(c.at_secs),
-        c.stalls,
-        if c.stalls == 1 { "" } else { "s" },
-        secs(c.stalled_secs),
-        secs(c.longest_secs)
-    )
 }
 
 /// `unavailable 2.1s, recovery 1s; within the windows: ack p50 … p99 …, 12 failed (…)`.
@@ -119,6 +95,16 @@ fn latency(l: &LatencySummary) -> String {
         ms(l.p99_ms),
         ms(l.max_ms)
     )
+}
+
+/// When an action fired: a consumer stopped from the first instant is stopped before the
+/// clock, so that it reads no measured record.
+fn fired(s: f64) -> String {
+    if s < 0.0 {
+        format!("{} before the clock", secs(-s))
+    } else {
+        secs(s)
+    }
 }
 
 fn secs(s: f64) -> String {

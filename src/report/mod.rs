@@ -1,6 +1,7 @@
 //! Stage 7, report. Every reporter writes to any `Write`, so tests can read what a user sees.
 
 mod capacity;
+mod churn;
 pub(crate) mod compaction;
 pub(crate) mod compare;
 mod faults;

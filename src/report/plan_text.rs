@@ -64,7 +64,7 @@ pub fn plan_text(p: &Plan, out: &mut dyn Write) -> io::Result<()> {
         writeln!(
             out,
             "  {} trials of every run, interleaved (the order rotated each round), each on \
-             fresh topics: figures are medians with {}% intervals, counts are sums",
+             fresh topics: figures are medians with {}% intervals, counts of records are sums",
             p.repeat,
             crate::measure::trials::LEVEL * 100.0
         )?;

@@ -116,6 +116,9 @@ pub fn write_results(
         writeln!(out, "{h}")?;
     }
     writeln!(out, "{t}")?;
+    if let Some(l) = read.legend() {
+        writeln!(out, "  {l}")?;
+    }
     for n in results.iter().flat_map(trials::notes) {
         writeln!(out, "  {n}")?;
     }
@@ -307,6 +310,19 @@ impl ReadColumns {
             drain: any(|c| c.drain_secs.is_some()),
             cold: any(|c| c.cold_share.is_some()),
         }
+    }
+
+    /// What the group columns count, said under the table that shows them: each has a
+    /// definition a user would not guess (the broker logs more generations than `rebal`).
+    pub(crate) fn legend(&self) -> Option<&'static str> {
+        self.group.then_some(
+            "rebal: rebalances that gave a member partitions, the group's join before the clock \
+             included (classic: its generations; consumer protocol: the target assignments \
+             members reconciled to, fewer than the group epochs the broker logs); rebal max: \
+             the longest a partition went unread, of the stalls that reached into the measured \
+             phase; stalled: their partition-seconds within it (12 partitions unread for 1s is \
+             12s)",
+        )
     }
 
     pub(crate) fn head(&self, head: &mut Vec<&str>) {

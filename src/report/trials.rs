@@ -43,7 +43,7 @@ pub(crate) fn header(results: &[RunResult]) -> Option<String> {
     {
         return Some(format!(
             "repeat = auto(±{}, max {}): trials per run until every judged figure's interval is \
-             within ±{} of its median; counts are sums, figures medians ± half their {}% \
+             within ±{} of its median; counts of records are sums, other figures medians ± half their {}% \
              interval ({} at each of {} looks)",
             percent(a.within),
             a.max,
@@ -62,7 +62,7 @@ pub(crate) fn header(results: &[RunResult]) -> Option<String> {
         .filter_map(|r| figure(r, "throughput"))
         .all(|f| f.coverage >= LEVEL);
     Some(format!(
-        "{n} trials per run: counts are sums, figures medians ± half their {}% interval{}",
+        "{n} trials per run: counts of records are sums, other figures medians ± half their {}% interval{}",
         LEVEL * 100.0,
         if reaches {
             String::new()

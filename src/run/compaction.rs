@@ -21,7 +21,7 @@ use rdkafka::{Message, Offset, TopicPartitionList};
 
 use super::blocking::blocking;
 use super::shared::Shared;
-use crate::measure::compaction::{CompactionFigures, KeyTable, TopicRead};
+use crate::measure::compaction::{CompactionFigures, KeyTable, SplitKeys, TopicRead};
 use crate::plan::{RunNo, RunPlan};
 use crate::wire::admin::{alter_topic_configs, bootstrap_list};
 
@@ -138,6 +138,10 @@ fn force_and_read(
             deadline.min(Instant::now() + READ_TIMEOUT),
         )?;
         let f = CompactionFigures::derive(table, &read);
+        // No cleaner merges two partitions: waiting would only run out the bound.
+        if let Some(split) = SplitKeys::of(table, &read, partitions) {
+            break (f, Some(split.words()));
+        }
         if read.repeated == 0 && cleaned_at.is_none() {
             cleaned_at = Some(start.elapsed());
         }

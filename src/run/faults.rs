@@ -370,8 +370,13 @@ async fn fire(f: Fault, clock: Clock) -> FaultRecord {
         FaultAction::StopConsumer(i) => {
             rec.target = Some(format!("consumer {}", i + 1));
             rec.consumer = Some(i + 1);
-            rec.fired_secs = Some(clock.secs());
             let bit = 1u64 << (*i).min(63);
+            // Stopped from the first instant: it left before the clock, and its leave's
+            // stalls began then (measure::fault::churn).
+            let before = (f.at.is_zero())
+                .then(|| clock.shared.stopped_before_clock(bit))
+                .flatten();
+            rec.fired_secs = Some(before.unwrap_or_else(|| clock.secs()));
             let hold = ctx.live.hold(Undo::Consumer(clock.shared.clone(), *i));
             clock
                 .shared

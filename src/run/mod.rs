@@ -160,13 +160,16 @@ pub(crate) async fn execute(
             } else {
                 runs[k]
             };
+            let mut notes = Vec::new();
             let outcome = match &rp.capacity {
                 Some(c) => {
                     let i = interrupt.clone();
-                    capacity::search(rp, c, &round, at, opts, i, &mut exec.notes).await
+                    capacity::search(rp, c, &round, at, opts, i, &mut notes).await
                 }
-                None => lifecycle::one(rp, &round, at, opts, &interrupt, &mut exec.notes).await,
+                None => lifecycle::one(rp, &round, at, opts, &interrupt, &mut notes).await,
             };
+            exec.notes
+                .extend(trials::name_trial(notes, rp.index, round.trial));
             let error = match outcome {
                 Ok(r) => {
                     let stopped =

@@ -58,6 +58,9 @@ pub(crate) struct Shared {
     /// Bit i set: the group's consumer i is stopped (a fault of the timeline); it leaves the
     /// group, and rejoins when the bit is cleared.
     pub consumer_stopped: AtomicU64,
+    /// The consumers stopped from the first instant (`consumer_stopped`'s bits) and when
+    /// (ns since `t0`): before the clock, so that they read no measured record.
+    stopped_at_start: (AtomicU64, AtomicU64),
     /// Backlog records the producers wrote and had acknowledged before the clock started.
     pub backlog_written: AtomicU64,
     /// A cold backlog: the producers that have written their share of it, whether the wait
@@ -111,6 +114,7 @@ impl Shared {
             warmup_started_ns: AtomicU64::new(0),
             warmup_bound: AtomicBool::new(false),
             consumer_stopped: AtomicU64::new(0),
+            stopped_at_start: (AtomicU64::new(0), AtomicU64::new(0)),
             backlog_written: AtomicU64::new(0),
             backlog_done: AtomicU64::new(0),
             cold_ready: AtomicBool::new(false),
@@ -336,6 +340,28 @@ impl Shared {
         // Never 0: 0 means warm-up still runs.
         let now = (self.t0.elapsed().as_nanos() as u64).max(1);
         self.measure_origin_ns.store(now, Ordering::Release);
+    }
+
+    /// Stops the consumers of `mask` before the clock starts (`at 0s stop consumer N`): they
+    /// leave their group as soon as the readers are let go (`readers_let_go`).
+    pub(crate) fn stop_consumers_at_start(&self, mask: u64) {
+        self.stopped_at_start.0.store(mask, Ordering::Release);
+        self.consumer_stopped.fetch_or(mask, Ordering::AcqRel);
+    }
+
+    /// The readers, every one ready, are let go: a consumer stopped from the first instant
+    /// leaves its group now (its leave's time).
+    pub(crate) fn readers_let_go(&self) {
+        let now = self.t0.elapsed().as_nanos() as u64;
+        self.stopped_at_start.1.store(now, Ordering::Release);
+    }
+
+    /// When consumer `bit` was stopped before the clock, in seconds from the measured
+    /// phase's start (negative); None when it was not stopped from the first instant.
+    pub(crate) fn stopped_before_clock(&self, bit: u64) -> Option<f64> {
+        let at = self.stopped_at_start.1.load(Ordering::Acquire);
+        (self.stopped_at_start.0.load(Ordering::Acquire) & bit != 0 && at > 0 && self.measuring())
+            .then(|| (at as f64 - self.measure_origin() as f64) / 1e9)
     }
 
     pub(crate) fn measure_origin(&self) -> u64 {

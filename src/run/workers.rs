@@ -429,9 +429,9 @@ async fn warm_up(
         // A consumer stopped from the first instant reads nothing at all: the readers read
         // through warm-up, so the bit is set before they are let go, not at the clock's start
         // (they would race the first measured records).
-        sh.consumer_stopped
-            .fetch_or(stopped_at_start, Ordering::AcqRel);
+        sh.stop_consumers_at_start(stopped_at_start);
         readers.wait();
+        sh.readers_let_go();
         b.wait();
         let met = meet_shards(s2.as_deref(), Phase::Warmup, &sh);
         b.wait();

@@ -233,6 +233,9 @@ fn summary(h: &mut String, f: &ResultFile) {
         h.push_str("</tr>");
     }
     h.push_str("</table>");
+    if let Some(l) = read.legend() {
+        let _ = write!(h, "<p class=\"note\">{}</p>", esc(l));
+    }
     if f.runs.len() < 2 {
         return;
     }
