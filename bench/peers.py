@@ -17,6 +17,8 @@ import subprocess
 import sys
 import time
 
+import peers_franz
+import peers_java
 import peers_read
 import peers_share
 
@@ -40,7 +42,7 @@ BASELINE = "kafkabench (baseline)"
 # The read side's two (consume: a backlog drained by each tool; verifier: the producers with
 # and without `consumer { }`) are in peers_read.py; share groups (KIP-932) against
 # kafka-share-consumer-perf-test in peers_share.py.
-SECTIONS = ["throughput", "rate", "memory", "consume", "verifier", "share"]
+SECTIONS = ["throughput", "rate", "memory", "consume", "verifier", "share", "franz-go", "java"]
 
 
 def run_wait4(cmd, timeout):
@@ -148,6 +150,8 @@ class Bench:
         self.read_side = peers_read.ReadSide(
             self, COMMON, f'constant("{payload_text(100)}")')
         self.share_side = peers_share.ShareSide(self, f'constant("{payload_text(100)}")')
+        self.franz_side = peers_franz.FranzSide(self)
+        self.java_side = peers_java.JavaSide(self, COMMON, payload_text)
 
     # The process runner and topic commands, for the read side (bench/peers_read.py).
     def run(self, cmd):
@@ -329,6 +333,11 @@ class Bench:
     def share(self):
         self.share_side.share()
 
+    def franz_go(self):
+        self.franz_side.run()
+    def java(self):
+        self.java_side.run()
+
     def save(self):
         with open(os.path.join(self.out, "runs.json"), "w") as f:
             json.dump(self.rows, f, indent=1)
@@ -414,6 +423,8 @@ def report(rows, args):
             lines.append(f"| {r['n']:,} | {r['rss']:.1f} | {r['msg_s']:,.0f} |")
     lines.extend(peers_read.report(rows, args))
     lines.extend(peers_share.report(rows, args))
+    lines.extend(peers_franz.report(rows, args))
+    lines.extend(peers_java.report(rows, args))
     return "\n".join(lines) + "\n"
 
 
@@ -453,6 +464,15 @@ def main():
                          "1-minute load average is under L (the quiet series: 1.0)")
     ap.add_argument("--quiet-wait", type=int, default=900, metavar="SECS",
                     help="the longest wait for --quiet-load per repetition (default 900)")
+    ap.add_argument("--franz-config", action="append",
+                    help="SIZE:CODEC for the franz-go section (repeatable; default 100:none "
+                         "1024:lz4)")
+    ap.add_argument("--franz-secs", type=int, default=15,
+                    help="seconds per run of the franz-go section (default 15)")
+    ap.add_argument("--franz-linger-ms", type=int, default=10,
+                    help="linger.ms both franz-go producers get (default 10, franz-go's own)")
+    ap.add_argument("--java-config", action="append",
+                    help="SIZE:CODEC for the java section (repeatable; default 100:none 1024:lz4)")
     ap.add_argument("--timeout", type=int, default=600, help="seconds before a run is killed")
     ap.add_argument("--kafkabench", default=KAFKABENCH, metavar="BIN",
                     help="the kafkabench binary to measure (default target/release/kafkabench; "
@@ -465,11 +485,13 @@ def main():
     ap.add_argument("--rdkafka-performance", required=True, help=argparse.SUPPRESS)
     args = ap.parse_args()
     args.config = args.config or ["100:none", "100:lz4", "1024:none", "1024:lz4"]
+    args.franz_config = args.franz_config or ["100:none", "1024:lz4"]
+    args.java_config = args.java_config or ["100:none", "1024:lz4"]
     sections = args.only or SECTIONS
     b = Bench(args)
     b.log(f"writing to {b.out}")
     for s in sections:
-        getattr(b, s)()
+        getattr(b, s.replace("-", "_"))()
     text = report(b.rows, args)
     if b.loads:
         text += (f"\nLoad average (1 min) before the read side's runs: {min(b.loads):.1f}–"

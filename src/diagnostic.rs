@@ -33,6 +33,9 @@ pub enum Kind {
     PayloadFile,
     Include,
     Limit,
+    Client,
+    ClientUnsupported,
+    KeyPlacement,
 }
 
 impl Kind {
@@ -56,6 +59,27 @@ impl Kind {
             Kind::PayloadFile => "kb::payload-file",
             Kind::Include => "kb::include",
             Kind::Limit => "kb::limit",
+            Kind::Client => "kb::client",
+            Kind::ClientUnsupported => "kb::client-unsupported",
+            Kind::KeyPlacement => "kb::key-placement",
+        }
+    }
+}
+
+/// An error makes a file invalid; a note says something worth knowing about a valid one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    #[default]
+    Error,
+    Note,
+}
+
+impl Severity {
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Note => "note",
         }
     }
 }
@@ -63,6 +87,7 @@ impl Kind {
 #[derive(Clone, Debug)]
 pub struct Diagnostic {
     pub kind: Kind,
+    pub severity: Severity,
     pub message: String,
     pub span: Option<Span>,
     pub label: Option<String>,
@@ -73,6 +98,7 @@ impl Diagnostic {
     pub fn new(kind: Kind, span: Span, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
             kind,
+            severity: Severity::Error,
             message: message.into(),
             span: Some(span),
             label: None,
@@ -80,10 +106,19 @@ impl Diagnostic {
         }
     }
 
+    /// A note: true of a valid file, and worth knowing before it runs.
+    pub fn note(kind: Kind, span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Note,
+            ..Diagnostic::new(kind, span, message)
+        }
+    }
+
     /// A problem with no place in a file (a file that cannot be read).
     pub fn unplaced(kind: Kind, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
             kind,
+            severity: Severity::Error,
             message: message.into(),
             span: None,
             label: None,
@@ -174,6 +209,13 @@ impl std::error::Error for Rendered<'_> {}
 impl miette::Diagnostic for Rendered<'_> {
     fn code<'b>(&'b self) -> Option<Box<dyn std::fmt::Display + 'b>> {
         Some(Box::new(self.d.kind.code()))
+    }
+
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(match self.d.severity {
+            Severity::Error => miette::Severity::Error,
+            Severity::Note => miette::Severity::Advice,
+        })
     }
 
     fn help<'b>(&'b self) -> Option<Box<dyn std::fmt::Display + 'b>> {
@@ -317,14 +359,18 @@ pub fn render_text(diags: &Diagnostics, sources: &Sources, color: bool, width: u
         let _ = handler.render_report(&mut out, &r);
         out.push('\n');
     }
-    let n = diags.len();
-    let _ = writeln!(out, "{n} problem{} found", plural(n));
+    let notes = (diags.items.iter())
+        .filter(|d| d.severity == Severity::Note)
+        .count();
+    let n = diags.len() - notes;
+    let notes_text = format!("{notes} note{}", plural(notes));
+    let _ = match (n, notes) {
+        (0, _) => writeln!(out, "{notes_text}"),
+        (_, 0) => writeln!(out, "{n} problem{} found", plural(n)),
+        _ => writeln!(out, "{n} problem{} found, {notes_text}", plural(n)),
+    };
     out
 }
-
-/// Every diagnostic is an error today; the field lets editors and CI tell them from warnings
-/// later without a schema change.
-const SEVERITY: &str = "error";
 
 #[derive(Serialize)]
 struct JsonDiagnostic<'a> {
@@ -363,7 +409,7 @@ pub fn render_json(diags: &Diagnostics, sources: &Sources) -> serde_json::Value 
             };
             JsonDiagnostic {
                 code: d.kind.code(),
-                severity: SEVERITY,
+                severity: d.severity.name(),
                 message: &d.message,
                 file,
                 line: begin.map(|p| p.0),

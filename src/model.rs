@@ -13,7 +13,7 @@ use crate::source::Span;
 
 mod assertion;
 pub mod capacity;
-mod client;
+pub mod client;
 pub(crate) mod fault;
 mod props;
 mod rate;
@@ -26,7 +26,7 @@ use seconds::{duration_opt, duration_secs};
 
 pub use assertion::{Assertion, BinOp, Clause, CmpOp, Expr, Test};
 pub use capacity::CapacitySearch;
-pub use client::ClientKind;
+pub use client::{ClientKind, ClientRelease, Side, FRANZ_GO_VERSION, JAVA_DEFAULT_VERSION};
 pub use fault::{BrokerTarget, Fault, FaultAction};
 pub use props::{is_secret, Prop, Props, CONSUMER_GROUP_CONFIGS, LIBRDKAFKA_SENSITIVE, MASK};
 pub use rate::{RateSegment, RateSpec};
@@ -100,6 +100,9 @@ pub struct Scenario {
     pub repeat: u32,
     /// `repeat = auto(±5%, max 20)`: trials until the judged figures are known well enough.
     pub repeat_auto: Option<AutoRepeat>,
+    /// What the check stage noted about a valid scenario (`Severity::Note`): said by `check`
+    /// and `plan`, never a reason to refuse it.
+    pub notes: Vec<crate::diagnostic::Diagnostic>,
 }
 
 /// `repeat = auto(±5%, max 20)`: trials of every run until each judged figure's median has an
@@ -246,6 +249,11 @@ pub struct RunSpec {
     /// `consumer { }`); librdkafka unless the scenario says.
     pub producer_client: ClientKind,
     pub consumer_client: ClientKind,
+    /// Each side's client release: the Java client's as the scenario chose it (`client =
+    /// java(version: "3.9.1")`, else [`JAVA_DEFAULT_VERSION`]), the others' as kafkabench
+    /// pins them (librdkafka built in, franz-go in the Go worker's go.mod).
+    pub producer_version: String,
+    pub consumer_version: String,
 }
 
 /// How long no broker may answer before a run ends as *cluster lost*, when the scenario does
@@ -296,9 +304,14 @@ pub struct Workload {
     pub compaction: Option<CompactionCheck>,
     /// `seed = 42`: the run's seed, from which every generator (payloads, keys, tombstones,
     /// sizes) draws, so a run can be repeated exactly and two clients send the same records.
-    /// None until `plan` takes one from the clock when the scenario gives none.
+    /// None until `plan` derives one from the run id (drawn from the clock) when the scenario
+    /// gives none: every run of a plan, each trial and each shard draws from the same seed.
     pub seed: Option<u64>,
 }
+
+/// The largest `seed`: 2^53 − 1, the largest whole number a JSON reader's double holds
+/// exactly, so a seed copied from a result file is the seed that ran.
+pub const SEED_MAX: u64 = (1 << 53) - 1;
 
 /// `compaction = verify(within: 2m)`: the after-run check of a compacted topic, bounded.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -629,6 +642,17 @@ pub enum Metric {
     CompactionRatio,
     /// How long the cleaner took.
     CompactionTime,
+
+    // ---- a worker client's own internals (clients/PROTOCOL.md, `internals`) ----
+    /// Compressed over uncompressed batch size, averaged over batches (the Java client's
+    /// `compression-rate-avg`).
+    ClientCompressionRate,
+    /// The fewest free bytes the client's buffer had (`buffer-available-bytes`, lowest).
+    ClientBufferAvailable,
+    /// How long sends waited for buffer space, added up (`bufferpool-wait-time-ns-total`).
+    ClientBufferWait,
+    /// Records the client reported failed, per second of the run (`record-error-total`).
+    ClientRecordErrors,
 }
 
 impl Metric {
@@ -653,7 +677,12 @@ impl Metric {
             | Metric::RateAchieved
             | Metric::ConsumeThroughput => Unit::Rate,
             Metric::ThroughputBytes | Metric::ConsumeThroughputBytes => Unit::ByteRate,
-            Metric::DiskBytes | Metric::BatchBytes | Metric::FetchBytes => Unit::Size,
+            Metric::DiskBytes
+            | Metric::BatchBytes
+            | Metric::FetchBytes
+            | Metric::ClientBufferAvailable => Unit::Size,
+            Metric::ClientBufferWait => Unit::Duration,
+            Metric::ClientRecordErrors => Unit::Rate,
             _ => Unit::Number,
         }
     }
@@ -720,6 +749,18 @@ impl Metric {
                 | Metric::ShareLockTimeouts
                 | Metric::ShareDeliveryMax
                 | Metric::Latency(LatencyKind::ShareAck, _)
+        )
+    }
+
+    /// Whether the metric is a worker client's own (the Java client's): a producer on
+    /// librdkafka has none of these.
+    pub fn needs_worker_client(self) -> bool {
+        matches!(
+            self,
+            Metric::ClientCompressionRate
+                | Metric::ClientBufferAvailable
+                | Metric::ClientBufferWait
+                | Metric::ClientRecordErrors
         )
     }
 

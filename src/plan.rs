@@ -8,10 +8,13 @@ use serde::Serialize;
 
 use crate::model::*;
 
+mod clients;
+mod defaults;
 mod estimate;
 pub(crate) mod limits;
 mod resolve;
 
+pub use clients::{ClientDefaults, Difference, Other};
 pub use estimate::{estimate, Estimate, PhaseEstimate, PlanEstimate};
 pub use resolve::{target, Instance, PlannedAssertion, Reference};
 
@@ -194,6 +197,69 @@ pub struct Plan {
     /// The assertions with the runs each instance reads, in the order of `assertions`.
     #[serde(rename = "assertions")]
     pub expect: Vec<PlannedAssertion>,
+    /// What `check` noted about the scenario (keys placed differently by the clients it
+    /// compares, …).
+    pub notes: Vec<PlanNote>,
+    /// Every default of each client a side of the plan runs on, once per client, release
+    /// and side.
+    pub client_defaults: Vec<ClientDefaults>,
+}
+
+/// A note of the check stage, as the plan carries it.
+#[derive(Clone, Debug, Serialize)]
+pub struct PlanNote {
+    pub code: &'static str,
+    pub message: String,
+    pub help: Option<String>,
+}
+
+impl PlanNote {
+    fn of(d: &crate::diagnostic::Diagnostic) -> PlanNote {
+        PlanNote {
+            code: d.kind.code(),
+            message: d.message.clone(),
+            help: d.help.clone(),
+        }
+    }
+}
+
+/// The seed of a run whose scenario gives none: derived from the run id, itself drawn from
+/// the clock unless `--run-id` names it, so every shard of a sharded run (which share the run
+/// id) draws the same records. None for the placeholder of `kafkabench plan`, which names no
+/// run.
+pub fn seed_of(run_id: &str) -> Option<u64> {
+    if run_id == RUN_ID_PLACEHOLDER {
+        return None;
+    }
+    // FNV-1a: stable across releases and platforms, unlike std's hasher.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in run_id.bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    Some(h & SEED_MAX)
+}
+
+/// One entry per client, release and side the plan's runs use, in run order.
+fn client_defaults(runs: &[RunPlan]) -> Vec<ClientDefaults> {
+    let mut used: Vec<(ClientKind, String, Side)> = Vec::new();
+    for r in runs {
+        let mut sides = vec![(
+            r.producer_client,
+            r.producer_version.clone(),
+            Side::Producer,
+        )];
+        if let Some(c) = r.consumer_release() {
+            sides.push((c.name, c.version, Side::Consumer));
+        }
+        for s in sides {
+            if !used.contains(&s) {
+                used.push(s);
+            }
+        }
+    }
+    used.into_iter()
+        .map(|(c, v, side)| clients::defaults(c, &v, side))
+        .collect()
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -228,9 +294,36 @@ pub struct RunPlan {
     /// A capacity search (`capacity { }`), scaled: the run is its probes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub capacity: Option<CapacitySearch>,
-    /// The client library each side runs on.
+    /// The client library each side runs on, and its release (`java(version: "3.9.1")`, or
+    /// the one kafkabench pins).
     pub producer_client: ClientKind,
     pub consumer_client: ClientKind,
+    pub producer_version: String,
+    pub consumer_version: String,
+    /// The producer's settings whose value on its client differs from what another client
+    /// would use with the same scenario (`client = java` against librdkafka, …).
+    pub producer_differences: Vec<Difference>,
+    /// The same for the consumer (empty without one, and for a share group).
+    pub consumer_differences: Vec<Difference>,
+}
+
+impl RunPlan {
+    /// The producer's client and release.
+    pub fn producer_release(&self) -> ClientRelease {
+        ClientRelease {
+            name: self.producer_client,
+            version: self.producer_version.clone(),
+        }
+    }
+
+    /// The consumer's client and release; None without a consumer (a share group is read by
+    /// kafkabench's own).
+    pub fn consumer_release(&self) -> Option<ClientRelease> {
+        (self.consumer.is_some() && self.share.is_none()).then(|| ClientRelease {
+            name: self.consumer_client,
+            version: self.consumer_version.clone(),
+        })
+    }
 }
 
 impl RunPlan {
@@ -277,46 +370,14 @@ pub fn plan(scenario: &Scenario, opts: &PlanOptions) -> Plan {
                 p
             };
             let mut producer = base(&spec.producer);
-            producer.set_default("client.id", "kafkabench");
-            producer.set_default("statistics.interval.ms", STATS_INTERVAL_MS.to_string());
-            // Bounded delivery: a record the cluster does not take fails after 30 s, not
-            // librdkafka's 300 s; the run itself ends only at `cluster { lost_after }` (60 s).
-            if producer.get("delivery.timeout.ms").is_none() {
-                producer.set_default("message.timeout.ms", "30000");
-            }
+            defaults::producer(&mut producer, spec.producer_client);
             let consumer = spec.consumer.as_ref().map(|c| {
                 let mut p = base(c);
-                if spec.share.is_some() {
-                    // A share group reads: no librdkafka consumer, only the connection.
-                    return p;
+                if spec.share.is_none() {
+                    // (A share group reads: no consumer, only the connection.)
+                    let group = format!("kafkabench-{}-{}", opts.run_id, i + 1);
+                    defaults::consumer(&mut p, spec.consumer_client, spec, group);
                 }
-                p.set_default("group.id", format!("kafkabench-{}-{}", opts.run_id, i + 1));
-                p.set_default("client.id", "kafkabench-consumer");
-                p.set_default("statistics.interval.ms", STATS_INTERVAL_MS.to_string());
-                // The fetch queue's thresholds, chosen so that they never stall a prompt reader
-                // (REFERENCE.md, "Consumer defaults"). librdkafka's default count (100 000 per
-                // partition) stops its fetchers while a burst is being read: on a 1 M × 100 B
-                // burst the last record was read 3.0 s after the last ack with it and 0.2–0.3 s
-                // with a million (bench/README.md).
-                p.set_default("queued.min.messages", "1000000");
-                // librdkafka's default, written out: the queue's bytes bound the memory.
-                p.set_default("queued.max.messages.kbytes", "65536");
-                // When the queue does pass a threshold, fetching resumes 10 ms after, not
-                // librdkafka's 1 s: one pause of the reader then costs a second of records
-                // waiting on the broker, which the catch-up refills the queue with
-                // (docs/results.md, "The reader's own fetch backoff").
-                p.set_default("fetch.queue.backoff.ms", "10");
-                // A group commits as its `commit` policy says: auto commit of the offsets
-                // kafkabench stores once it has processed a record.
-                match (spec.workload.consumers, &spec.workload.commit) {
-                    (Some(_), CommitPolicy::Auto { interval }) => {
-                        p.set_default("enable.auto.commit", "true");
-                        p.set_default("auto.commit.interval.ms", interval.as_millis().to_string());
-                        p.set_default("enable.auto.offset.store", "false");
-                    }
-                    _ => p.set_default("enable.auto.commit", "false"),
-                }
-                p.set_default("auto.offset.reset", "earliest");
                 p
             });
             let share = spec.share.as_ref().map(|s| {
@@ -336,7 +397,8 @@ pub fn plan(scenario: &Scenario, opts: &PlanOptions) -> Plan {
             }
             let topics = topic_names(&topic.name, spec.workload.topics);
             topic.name = topics[0].clone();
-            let workload = scale(&spec.workload, opts.scale);
+            let mut workload = scale(&spec.workload, opts.scale);
+            workload.seed = workload.seed.or_else(|| seed_of(&opts.run_id));
             let capacity = spec.capacity.as_ref().map(|c| c.scaled(opts.scale));
             RunPlan {
                 index: i,
@@ -350,14 +412,25 @@ pub fn plan(scenario: &Scenario, opts: &PlanOptions) -> Plan {
                 bootstrap: bootstrap.clone(),
                 topic,
                 topics,
-                producer,
-                consumer,
                 share,
                 admin: base(&Props::default()),
                 workload,
                 faults: scale_faults(&spec.faults, opts.scale),
+                producer_differences: clients::differences(
+                    Side::Producer,
+                    spec.producer_client,
+                    &producer,
+                ),
+                consumer_differences: (consumer.as_ref())
+                    .filter(|_| spec.share.is_none())
+                    .map(|c| clients::differences(Side::Consumer, spec.consumer_client, c))
+                    .unwrap_or_default(),
+                producer,
+                consumer,
                 producer_client: spec.producer_client,
                 consumer_client: spec.consumer_client,
+                producer_version: spec.producer_version.clone(),
+                consumer_version: spec.consumer_version.clone(),
             }
         })
         .collect::<Vec<RunPlan>>();
@@ -372,6 +445,8 @@ pub fn plan(scenario: &Scenario, opts: &PlanOptions) -> Plan {
     let repeat = opts.repeat.unwrap_or(scenario.repeat).max(1);
     let repeat_auto = scenario.repeat_auto.filter(|_| opts.repeat.is_none());
     Plan {
+        client_defaults: client_defaults(&runs),
+        notes: scenario.notes.iter().map(PlanNote::of).collect(),
         schema_version: PLAN_SCHEMA_VERSION,
         estimate: estimate::total(runs.iter().map(RunPlan::estimate), repeat),
         repeat,

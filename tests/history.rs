@@ -135,7 +135,7 @@ fn json_and_html_say_the_same_as_the_table() {
     );
     expect_exit(&out, 0);
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    assert_eq!(v["history_version"], 1);
+    assert_eq!(v["history_version"], 2);
     assert_eq!(v["outcome"], "ok");
     let s = &v["series"][0];
     assert_eq!(s["results"].as_array().unwrap().len(), 40);
@@ -145,10 +145,21 @@ fn json_and_html_say_the_same_as_the_table() {
     assert_eq!(throughput["change_points"][0]["run_id"], "run20");
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("<svg") && page.contains("throughput over 40 results"));
-    assert!(
-        page.contains("-10.0% (p 0.005)"),
-        "the change point is marked"
+    // The change point marked with its change and p-value, as the table says them.
+    let c = &throughput["change_points"][0];
+    let (change, p) = (
+        c["change_pct"].as_f64().unwrap(),
+        c["p_tail"].as_f64().unwrap(),
     );
+    let label = format!("{change:+.1}% (p {p:.1e})");
+    assert!(
+        (change + 10.0).abs() < 0.5 && page.contains(&label),
+        "the change point is marked: {label}"
+    );
+    // Each stretch is drawn at its median: the page's summary line and the document agree.
+    let segments = throughput["segments"].as_array().unwrap();
+    assert_eq!(segments.len(), 2);
+    assert!(page.contains("median between changes"));
     assert!(!page.contains("<script"), "no script on the page");
 }
 
@@ -243,6 +254,40 @@ fn the_committed_history_of_a_real_linger_change_has_that_change_point_and_no_ot
             "{name} changed at #{at}, not near #{LINGER_CHANGE}\n{stdout}"
         );
     }
+    let figures = v["series"][0]["figures"].as_array().unwrap();
+    let figure = |name: &str| figures.iter().find(|f| f["name"] == name).unwrap();
+    // The paced run's throughput is judged against its 1 000/s: 100.0 % of it, then 99.6 %,
+    // a change held back as too small, not a change point.
+    let throughput = figure("throughput");
+    assert!(throughput["against_plan"].is_array(), "{throughput}");
+    assert!(
+        throughput["change_points"].as_array().unwrap().is_empty(),
+        "{stdout}"
+    );
+    // ack.p50 moved from about 1 ms to about 12 ms (geometric means: a trial stalled at 250 ms
+    // before the change no longer drags the level before it to 4.46 ms).
+    let c = &figure("ack.p50")["change_points"][0];
+    let (before, after) = (c["before"].as_f64().unwrap(), c["after"].as_f64().unwrap());
+    assert!((0.0008..0.0015).contains(&before), "{c}");
+    assert!((0.010..0.014).contains(&after), "{c}");
+    assert!(
+        stdout.contains("ack.p50      1.15ms  12.07ms"),
+        "the table says it so\n{stdout}"
+    );
+    // Every change point's p-value is its own: they rank.
+    let mut shown: Vec<String> = (figures.iter())
+        .flat_map(|f| f["change_points"].as_array().unwrap().clone())
+        .map(|c| {
+            format!(
+                "{:.1e}",
+                c["p_tail"].as_f64().or(c["p_value"].as_f64()).unwrap()
+            )
+        })
+        .collect();
+    let all = shown.len();
+    shown.sort();
+    shown.dedup();
+    assert!(all >= 3 && shown.len() == all, "{shown:?}\n{stdout}");
     // The gate: the change is 15 results old; among the last 20 it fails a bound on ack.p50.
     let gated = kafkabench(&["history", &fixture(LINGER), "--fail-on", "ack.p50:+10%"]);
     expect_exit(&gated, 0);

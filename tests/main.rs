@@ -14,6 +14,8 @@ mod capacity_report;
 mod cli;
 mod cli_plan;
 mod cli_suite;
+mod clients;
+mod clients_run;
 mod compaction;
 mod compare;
 mod consumer_controls;

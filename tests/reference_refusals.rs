@@ -15,6 +15,8 @@ use serde_json::Value;
 
 use crate::common::repo;
 
+mod clients;
+
 /// Words that make a sentence a refusal, matched case-insensitively.
 const TRIGGERS: &[&str] = &[
     "refus",
@@ -37,6 +39,11 @@ enum Case {
 }
 
 use Case::{Check, Elsewhere};
+
+/// Every row: this file's and the Clients section's.
+fn statements() -> Vec<&'static Statement> {
+    STATEMENTS.iter().chain(clients::STATEMENTS).collect()
+}
 
 /// A statement of the reference (a quote of it, whitespace as one space) and its cases.
 struct Statement {
@@ -444,11 +451,12 @@ fn paragraphs(text: &str) -> Vec<(usize, String)> {
 /// Every refusal the reference states has a row, and every row's quote is in the reference.
 fn rows_cover_the_reference(text: &str) -> Vec<String> {
     let mut problems = Vec::new();
-    let mut found = vec![false; STATEMENTS.len()];
+    let all = statements();
+    let mut found = vec![false; all.len()];
     for (line, p) in paragraphs(text) {
         let lower = p.to_lowercase();
         let mut covered: Vec<(usize, usize)> = Vec::new();
-        for (k, s) in STATEMENTS.iter().enumerate() {
+        for (k, s) in all.iter().enumerate() {
             for (at, _) in p.match_indices(s.quote) {
                 covered.push((at, at + s.quote.len()));
                 found[k] = true;
@@ -472,7 +480,7 @@ fn rows_cover_the_reference(text: &str) -> Vec<String> {
             }
         }
     }
-    for (s, f) in STATEMENTS.iter().zip(found) {
+    for (s, f) in all.iter().zip(found) {
         if !f {
             problems.push(format!(
                 "the row quoting `{}` is not in grammar/REFERENCE.md any more: change the row with the sentence",
@@ -533,7 +541,7 @@ fn every_refusal_the_reference_states_is_checks_and_its_contrast_is_accepted() {
     }
     // (file, the statement's quote, the code it must show, or None: accepted)
     let mut expected: Vec<(String, &str, Option<&str>)> = Vec::new();
-    for (k, s) in STATEMENTS.iter().enumerate() {
+    for (k, s) in statements().into_iter().enumerate() {
         for (c, case) in s.cases.iter().enumerate() {
             let Check {
                 refused,
@@ -572,8 +580,8 @@ fn every_refusal_the_reference_states_is_checks_and_its_contrast_is_accepted() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));
     // The rows that are not check's say whose refusal it is.
-    assert!(STATEMENTS
-        .iter()
+    assert!(statements()
+        .into_iter()
         .flat_map(|s| s.cases)
         .all(|c| !matches!(c, Elsewhere(w) if w.is_empty())));
 }

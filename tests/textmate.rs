@@ -33,6 +33,7 @@ each_scenario!(
     backlog,
     batch_size_sweep,
     capacity_linger_codec,
+    clients,
     codecs_by_encoding,
     codecs_random_vs_orders,
     cold_reads,

@@ -95,6 +95,10 @@ pub const METRIC_NAMES: &[&str] = &[
     "compaction.tombstones_left",
     "compaction.ratio",
     "compaction.time",
+    "compression.rate",
+    "buffer.available.min",
+    "bufferpool.wait",
+    "record_error.rate",
 ];
 
 pub fn parse_metric(name: &str) -> Option<Metric> {
@@ -148,6 +152,10 @@ pub fn parse_metric(name: &str) -> Option<Metric> {
         "compaction.tombstones_left" => Metric::CompactionTombstonesLeft,
         "compaction.ratio" => Metric::CompactionRatio,
         "compaction.time" => Metric::CompactionTime,
+        "compression.rate" => Metric::ClientCompressionRate,
+        "buffer.available.min" => Metric::ClientBufferAvailable,
+        "bufferpool.wait" => Metric::ClientBufferWait,
+        "record_error.rate" => Metric::ClientRecordErrors,
         "share.accepted" => Metric::ShareAccepted,
         "share.released" => Metric::ShareReleased,
         "share.rejected" => Metric::ShareRejected,

@@ -5,9 +5,10 @@ use std::time::Duration;
 
 use super::axes::{Axis, Picks};
 use super::capacity::{CapacityBlock, CapacityDraft};
+use super::unsupported::{Feature, Uses};
 use super::{Checker, Sections, Setting};
 use crate::diagnostic::{Diagnostic, Kind};
-use crate::model::{Cell, ClientKind, Coord, Props, RunSpec, Scalar, TopicSpec};
+use crate::model::{Cell, Coord, KeySpec, PayloadSpec, Props, RunSpec, Scalar, Side, TopicSpec};
 use crate::source::Span;
 use crate::syntax::ValueKind;
 
@@ -77,6 +78,10 @@ impl Checker<'_> {
             })
             .collect();
         let mut cell = Cell { coords, spec };
+        let client_at = (settings.iter())
+            .find(|s| s.section == "producer" && s.key.node == "client")
+            .map(|s| s.value.span);
+        self.placed(&cell, client_at);
         // The SLO's conditions whose `when` admits this cell.
         if let Some(search) = &cell.spec.capacity {
             let slo = search
@@ -122,6 +127,8 @@ impl Checker<'_> {
         let mut search = CapacityDraft::default();
         let mut lost_after = crate::model::DEFAULT_LOST_AFTER;
         let mut share = super::share::ShareDraft::default();
+        let mut seed = None;
+        let clients = self.clients(settings, ctx);
 
         for e in settings {
             let key = e.key.node.as_str();
@@ -182,12 +189,20 @@ impl Checker<'_> {
                 {
                     self.misnamed_registry(e)
                 }
+                "cluster" if key == "client" => self.client_misplaced(e),
                 "cluster" => self.prop(&mut client, e, ctx),
-                "producer" => self.prop(&mut producer, e, ctx),
+                // Read by `clients` before the loop.
+                "producer" | "consumer" if key == "client" => {}
+                "producer" => {
+                    self.side_prop(&mut producer, e, ctx, &clients.producer, Side::Producer)
+                }
                 "consumer" if crate::model::CONSUMER_GROUP_CONFIGS.contains(&key) => {
                     self.group_config(&mut consumer, e, ctx)
                 }
-                "consumer" => self.prop(&mut consumer, e, ctx),
+                "consumer" => {
+                    self.side_prop(&mut consumer, e, ctx, &clients.consumer, Side::Consumer)
+                }
+                "workload" if key == "seed" => seed = self.seed(e, ctx),
                 "share" => self.share_key(&mut share, e, ctx),
                 "workload" if key == "ack" || key == "processing" => {
                     self.share_workload_key(&mut share, e, ctx)
@@ -239,7 +254,46 @@ impl Checker<'_> {
             w.stop_given = true;
         }
         let share = self.finish_share(share, readers.share_on, readers.consumer_section, &w);
+        let mut uses = Uses::default();
+        uses.add(Feature::Transactions, w.txn.span());
+        self.cluster_reaches_workers(&client, &clients, consumer_on);
         let mut workload = self.finish_workload(w, consumer_on, name_span)?;
+        workload.seed = seed;
+        let written = |section: &str, key: &str| {
+            let s = settings
+                .iter()
+                .find(|s| s.section == section && s.key.node == key);
+            s.map(|s| s.key.span)
+        };
+        if matches!(workload.payload, PayloadSpec::Schema(_)) {
+            uses.add(Feature::SchemaPayload, written("workload", "payload"));
+        }
+        if matches!(workload.key, KeySpec::Schema(_)) {
+            uses.add(Feature::SchemaPayload, written("workload", "key"));
+        }
+        if workload.compaction.is_some() {
+            uses.add(Feature::CompactionCheck, written("workload", "compaction"));
+        }
+        if workload.in_flight_until_consumed {
+            uses.add(
+                Feature::InFlightUntilConsumed,
+                written("workload", "in_flight_until"),
+            );
+        }
+        uses.add(Feature::LostAfter, written("cluster", "lost_after"));
+        if consumer_on && readers.share_on.is_none() {
+            uses.add(Feature::Consumer, clients.consumer.span);
+        }
+        for s in settings {
+            let side = matches!(s.section.as_str(), "cluster" | "producer" | "consumer");
+            let secure = ["security.", "sasl.", "ssl."]
+                .iter()
+                .any(|p| s.key.node.starts_with(p));
+            if side && secure {
+                uses.add(Feature::Security, Some(s.key.span));
+            }
+        }
+        self.not_yet(&uses, &clients);
         if let Some(r) = registry {
             super::schema::use_registry(&mut workload, &r);
         }
@@ -266,8 +320,10 @@ impl Checker<'_> {
             capacity: search,
             share,
             lost_after,
-            producer_client: ClientKind::default(),
-            consumer_client: ClientKind::default(),
+            producer_client: clients.producer.kind.unwrap_or_default(),
+            consumer_client: clients.consumer.kind.unwrap_or_default(),
+            producer_version: clients.producer.version,
+            consumer_version: clients.consumer.version,
         })
     }
 }

@@ -13,11 +13,13 @@
 mod axes;
 pub(crate) mod bootstrap;
 mod capacity;
+mod client;
 mod compaction;
 mod expect;
 mod faults;
 mod lower;
 mod payload;
+mod placement;
 mod props;
 mod read_side;
 mod records;
@@ -30,7 +32,9 @@ mod topic;
 mod topics;
 mod transaction;
 mod units;
+mod unsupported;
 mod values;
+mod worker_props;
 mod workload;
 
 /// The metric vocabulary of `expect`, shared with `compare --fail-on`.
@@ -102,6 +106,8 @@ pub fn check(ast: &Ast, sources: &Sources) -> Result<Scenario, Diagnostics> {
         size_files: HashMap::new(),
         valueless: Vec::new(),
         compaction_checked: false,
+        placements: Vec::new(),
+        notes: Vec::new(),
     };
     let scenario = c.scenario(ast);
     let diags = c.diags.finish();
@@ -137,6 +143,10 @@ struct Checker<'s> {
     valueless: Vec<String>,
     /// Some cell checks its compacted topic after the run: `compaction.*` metrics exist.
     compaction_checked: bool,
+    /// Where each keyed cell's producer puts a key, for the note on clients that differ.
+    placements: Vec<placement::Placed>,
+    /// Notes on a valid scenario: the scenario carries them to `check` and `plan`.
+    notes: Vec<Diagnostic>,
 }
 
 /// The top-level entries of a scenario, sorted by what becomes of them.
@@ -231,6 +241,7 @@ impl Checker<'_> {
             .collect();
 
         self.shared_topics(&cells);
+        self.placement_note();
         // A run that did not lower (its own mistake is reported) is unknown, not a run without
         // a consumer, a share group, faults or a compaction check: where the scenario writes
         // one, what the assertions need of the runs is not said missing on the strength of
@@ -271,6 +282,7 @@ impl Checker<'_> {
             assertions,
             repeat: sections.repeat.unwrap_or(1) as u32,
             repeat_auto: sections.repeat_auto,
+            notes: std::mem::take(&mut self.notes),
         })
     }
 
@@ -472,6 +484,13 @@ fn top_level_help(key: &str, value: &str) -> String {
     let (head, _) = key.split_once('.').unwrap_or((key, ""));
     if OVERRIDABLE.contains(&head) {
         format!("put it inside `{head} {{ ... }}`")
+    } else if key == "client" {
+        "each side has its own client: `producer { client = java }`, and the read side's in `consumer { }`".into()
+    } else if key == "seed" {
+        format!(
+            "the seed is the workload's: `workload {{ seed = {} }}`",
+            value.trim()
+        )
     } else if let Some(home) = props::home_of(key, value.trim()) {
         home
     } else if let Some(c) = crate::diagnostic::closest(key, ["description", "repeat"]) {

@@ -34,6 +34,24 @@ fn java_only(key: &str) -> Option<&'static str> {
     })
 }
 
+/// Java names that `client = java` would not take either: the worker's own serializers, classes
+/// it cannot load, and security it is not given yet.
+fn java_owned(key: &str) -> bool {
+    key.ends_with("serializer")
+        || matches!(
+            key,
+            "interceptor.classes" | "metric.reporters" | "sasl.jaas.config"
+        )
+}
+
+/// How a scenario puts a block's side on the Java client.
+fn java_side(section: &str) -> String {
+    match section {
+        "producer" | "consumer" => format!("`{section} {{ client = java }}`"),
+        _ => "`client = java` in `producer { }` or `consumer { }`".to_string(),
+    }
+}
+
 /// Where a setting written in the wrong block belongs, with the setting as it is written there:
 /// another tool's name for a kafkabench setting (`vus`, `producerRate`), a client property
 /// (`acks` → `producer { }`), a Java client's, or a topic config. `value` is the value as
@@ -182,6 +200,9 @@ fn takes_bytes(key: &str) -> bool {
         || key.ends_with(".size")
         || key.contains("kbytes")
         || key == "batch.size"
+        // The Java client's (and franz-go's) byte-valued names.
+        || key == "buffer.memory"
+        || key == "max.request.size"
 }
 
 /// The first matrix variable (or `step`) a string's `{var}` fills in; None without one.
@@ -330,6 +351,36 @@ impl Checker<'_> {
         }
     }
 
+    /// A secret given through `{var}`: its values would show in every run's label. Reported;
+    /// true when it is.
+    pub(super) fn secret_varies(&mut self, e: &Setting, ctx: &Picks) -> bool {
+        let key = e.key.node.as_str();
+        if !is_secret(key) {
+            return false;
+        }
+        let n = match &e.value.kind {
+            ValueKind::Var(n) => n.node.as_str(),
+            // `"{pw}"` fills the variable in: the secret varies with it all the same.
+            ValueKind::Str(s) => match template_var(s, ctx) {
+                Some(n) => n,
+                None => return false,
+            },
+            _ => return false,
+        };
+        self.err(
+            Diagnostic::new(
+                Kind::Value,
+                e.value.span,
+                format!("`{key}` is a secret and cannot vary between runs"),
+            )
+            .label("a matrix value")
+            .help(format!(
+                "set `{key}` once, e.g. `{key} = env(\"KAFKA_PASSWORD\")`: `{{{n}}}`'s values show in every run's label"
+            )),
+        );
+        true
+    }
+
     /// Checks one client property with librdkafka and adds it to `props`.
     pub(super) fn prop(&mut self, props: &mut Props, e: &Setting, ctx: &Picks) {
         let key = e.key.node.as_str();
@@ -342,31 +393,19 @@ impl Checker<'_> {
                     format!("`{key}` is a Java client property; librdkafka does not know it"),
                 )
                 .label("not a librdkafka property")
-                .help(note),
+                .help(if java_owned(key) {
+                    note.to_string()
+                } else {
+                    format!(
+                        "{note}; or run it on the Java client: {}",
+                        java_side(&e.section)
+                    )
+                }),
             );
             return;
         }
-        if is_secret(key) {
-            let var = match &e.value.kind {
-                ValueKind::Var(n) => Some(n.node.as_str()),
-                // `"{pw}"` fills the variable in: the secret varies with it all the same.
-                ValueKind::Str(s) => template_var(s, ctx),
-                _ => None,
-            };
-            if let Some(n) = var {
-                self.err(
-                    Diagnostic::new(
-                        Kind::Value,
-                        e.value.span,
-                        format!("`{key}` is a secret and cannot vary between runs"),
-                    )
-                    .label("a matrix value")
-                    .help(format!(
-                        "set `{key}` once, e.g. `{key} = env(\"KAFKA_PASSWORD\")`: `{{{n}}}`'s values show in every run's label"
-                    )),
-                );
-                return;
-            }
+        if self.secret_varies(e, ctx) {
+            return;
         }
         let Some(value) = self.prop_text(key, e, ctx) else {
             return;

@@ -32,6 +32,7 @@ const WORKLOAD_KEYS: &[&str] = &[
     "processing",
     "tombstones",
     "compaction",
+    "seed",
 ];
 
 /// The most consumers of one group: each is a client on its own thread, and a bit of

@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use super::{finish_output, load, print_diagnostics, CheckArgs, DiagFormat};
-use crate::diagnostic::render_json;
+use crate::diagnostic::{render_json, Diagnostics};
 use crate::exit::Outcome;
 use crate::format::plural;
 
@@ -18,6 +18,14 @@ pub(super) fn command(a: &CheckArgs) -> Outcome {
         let (sources, result) = load(f);
         match (result, a.format) {
             (Ok(s), DiagFormat::Text) => {
+                if !s.notes.is_empty() {
+                    print_diagnostics(
+                        &Diagnostics {
+                            items: s.notes.clone(),
+                        },
+                        &sources,
+                    );
+                }
                 let runs = s.cells.len();
                 if written.is_ok() {
                     written = writeln!(
@@ -31,9 +39,15 @@ pub(super) fn command(a: &CheckArgs) -> Outcome {
                     );
                 }
             }
-            (Ok(_), DiagFormat::Json) => json_out.push(
-                serde_json::json!({"file": f.display().to_string(), "ok": true, "diagnostics": []}),
-            ),
+            (Ok(s), DiagFormat::Json) => {
+                // A valid file's diagnostics are its notes.
+                let notes = render_json(&Diagnostics { items: s.notes }, &sources);
+                json_out.push(serde_json::json!({
+                    "file": f.display().to_string(),
+                    "ok": true,
+                    "diagnostics": notes["diagnostics"],
+                }));
+            }
             (Err(d), DiagFormat::Text) => {
                 outcome = Outcome::Invalid;
                 print_diagnostics(&d, &sources);

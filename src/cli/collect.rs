@@ -69,6 +69,7 @@ pub(super) fn command(a: &CollectArgs) -> Outcome {
         },
     );
     let mut errors = policy::problems(&p, a.shards);
+    errors.extend(crate::run::driven::undriven(&p));
     for (flag, path) in [
         ("--json", &a.json),
         ("--junit", &a.junit),

@@ -28,10 +28,16 @@ pub struct HistoryArgs {
     /// history, not news. A change shows once 3 results follow it.
     #[arg(long, value_name = "K", default_value_t = LAST, value_parser = parse_last)]
     pub last: usize,
-    /// The significance level of a change point (a permutation test of E-Divisive's
-    /// statistic, 199 permutations; from 0.005 to 0.5).
+    /// The family-wise significance level of a series: the chance that pure noise shows a
+    /// change point in any of its figures (Holm across them; permutation tests of E-Divisive's
+    /// statistic, at least 999 permutations; from 0.001 to 0.5).
     #[arg(long, default_value_t = changepoint::ALPHA, value_parser = parse_alpha)]
     pub alpha: f64,
+    /// The smallest change reported, as a per cent of the figure's level before it: a
+    /// significant change smaller than this is counted in a note, not shown (0 shows every
+    /// one). 5% by default: the precision `repeat = auto` aims a figure at.
+    #[arg(long, value_name = "PERCENT", default_value = "5%", value_parser = parse_min_effect)]
+    pub min_effect: f64,
     /// Write the series, their figures and change points, and the gate as JSON.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -53,6 +59,7 @@ fn parse_last(s: &str) -> Result<usize, String> {
 }
 
 fn parse_alpha(s: &str) -> Result<f64, String> {
+    // Below it the permutations a family needs (K / α) grow past what a history is worth.
     let smallest = 1.0 / (changepoint::PERMUTATIONS + 1) as f64;
     match s.parse::<f64>() {
         Ok(a) if a >= smallest && a <= 0.5 => Ok(a),
@@ -61,6 +68,21 @@ fn parse_alpha(s: &str) -> Result<f64, String> {
              permutations) to 0.5, e.g. 0.01",
             changepoint::PERMUTATIONS
         )),
+    }
+}
+
+/// `5%`, `0.5%` or `0`: a fraction.
+fn parse_min_effect(s: &str) -> Result<f64, String> {
+    let number = s.trim().strip_suffix('%').unwrap_or(s.trim());
+    match number.parse::<f64>() {
+        Ok(p) if (0.0..1000.0).contains(&p) && (p == 0.0 || s.trim().ends_with('%')) => {
+            Ok(p / 100.0)
+        }
+        _ => Err(
+            "the smallest change reported is a per cent of the level before it, e.g. 5% (or 0 \
+             for every significant change)"
+                .into(),
+        ),
     }
 }
 
@@ -95,6 +117,7 @@ pub(super) fn command(a: &HistoryArgs) -> Outcome {
     }
     let o = Options {
         alpha: a.alpha,
+        min_effect: a.min_effect,
         last: a.last,
         bounds,
     };

@@ -145,9 +145,14 @@ pub struct PlanArgs {
     #[arg(long, value_enum, default_value = "text")]
     pub format: PlanFormat,
     /// The id that suffixes topic names and consumer groups; without it the plan shows
-    /// `<run-id>`, so two plans of one file are identical.
+    /// `<run-id>`, so two plans of one file are identical (and no seed: a scenario without
+    /// `seed` draws it from the run id).
     #[arg(long, value_name = "ID", value_parser = parse_run_id)]
     pub run_id: Option<String>,
+    /// Also list every default of each client the plan runs on, and in every run the settings
+    /// whose value differs between clients (JSON and YAML always carry both).
+    #[arg(long)]
+    pub defaults: bool,
 }
 
 #[derive(Args, Debug)]

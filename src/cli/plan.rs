@@ -38,6 +38,7 @@ pub(super) fn command(a: &PlanArgs) -> Outcome {
     let mut out = std::io::stdout().lock();
     // Serialised whole first: the writer's error then keeps its kind (a closed pipe is quiet).
     let res = match a.format {
+        PlanFormat::Text if a.defaults => crate::report::plan_text_with_defaults(&p, &mut out),
         PlanFormat::Text => crate::report::plan_text(&p, &mut out),
         PlanFormat::Json => serde_json::to_string_pretty(&p)
             .map_err(std::io::Error::other)

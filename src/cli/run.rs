@@ -123,7 +123,15 @@ fn prepare(a: &RunArgs) -> Result<Prepared, Outcome> {
                     let overflow = run_id_overflows(&scenario, id);
                     errors.extend(overflow.into_iter().map(|m| format!("error: {m}")));
                 }
+                if !scenario.notes.is_empty() && !a.quiet {
+                    let notes = crate::diagnostic::Diagnostics {
+                        items: scenario.notes.clone(),
+                    };
+                    print_diagnostics(&notes, &sources);
+                }
                 let plan = plan(&scenario, &opts);
+                let undriven = crate::run::driven::undriven(&plan);
+                errors.extend(undriven.into_iter().map(|m| format!("error: {m}")));
                 // Built-in faults (kill, pause, restart) need a kafka-local cluster: said
                 // before anything runs.
                 let preflight = crate::run::faults::preflight(&plan);

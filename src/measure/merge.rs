@@ -103,6 +103,9 @@ pub(crate) fn merge(shards: &[&RunResult], schedule: &Planned) -> Result<RunResu
         // The effective settings are the scenario's, the same on every shard.
         producer_config: first.producer_config.clone(),
         consumer_config: first.consumer_config.clone(),
+        producer_client: first.producer_client.clone(),
+        consumer_client: first.consumer_client.clone(),
+        seed: first.seed,
         topic_config: first.topic_config.clone(),
         status: RunStatus::merged(shards.iter().map(|s| &s.status)),
         ..RunResult::default()
@@ -208,6 +211,7 @@ fn recording(s: &RunResult, intervals: Option<Intervals>) -> Result<Recording, P
         },
         span: raw.span,
         stats: raw.stats,
+        client: raw.client,
         intervals,
     })
 }
@@ -245,6 +249,7 @@ pub(super) fn older_sums(s: &RunResult) -> RawSums {
         records_per_request,
         wire_ratio,
         produce_requests,
+        ..
     } = s.internals;
     let batches = batch_records_avg
         .filter(|a| *a > 0.0)

@@ -6,6 +6,7 @@
 pub mod broker_config;
 pub mod capacity;
 pub mod changepoint;
+pub mod client;
 pub(crate) mod clock;
 pub(crate) mod codec;
 pub mod compaction;
@@ -167,6 +168,10 @@ pub struct Internals {
     /// Uncompressed key+value bytes over compressed batch bytes.
     pub wire_ratio: Option<f64>,
     pub produce_requests: u64,
+    /// A worker's client's own figures by its metric names (`compression-rate-avg`,
+    /// `bufferpool-wait-time-ns-total`, …), over the measured phase; empty for librdkafka.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub client: BTreeMap<String, f64>,
 }
 
 /// Delivery as verified by the consumer.
@@ -239,6 +244,14 @@ pub struct RunResult {
     /// The effective client configuration, secrets masked: proof of what was applied.
     pub producer_config: Props,
     pub consumer_config: Option<Props>,
+    /// Each side's client and release, and the run's seed (`workload { seed }` repeats its
+    /// records); absent in files of an older kafkabench, which ran on librdkafka.
+    #[serde(default)]
+    pub producer_client: Option<crate::model::ClientRelease>,
+    #[serde(default)]
+    pub consumer_client: Option<crate::model::ClientRelease>,
+    #[serde(default)]
+    pub seed: Option<u64>,
     /// The topic as the run created (or found) it.
     #[serde(default)]
     pub topic_config: Option<TopicConfig>,
@@ -392,6 +405,17 @@ impl RunResult {
             Metric::BatchRecords => self.internals.batch_records_avg?,
             Metric::RequestRecords => self.internals.records_per_request?,
             Metric::WireRatio => self.internals.wire_ratio?,
+            Metric::ClientCompressionRate => *self.internals.client.get("compression-rate-avg")?,
+            Metric::ClientBufferAvailable => {
+                *self.internals.client.get("buffer-available-bytes-min")?
+            }
+            Metric::ClientBufferWait => {
+                self.internals.client.get("bufferpool-wait-time-ns-total")? / 1e9
+            }
+            Metric::ClientRecordErrors => {
+                let errors = self.internals.client.get("record-error-total")?;
+                (self.elapsed_secs > 0.0).then(|| errors / self.elapsed_secs)?
+            }
             Metric::ConsumeThroughput => self.consume.as_ref()?.throughput_msgs,
             Metric::ConsumeThroughputBytes => self.consume.as_ref()?.throughput_bytes,
             Metric::LagMax => self.consume.as_ref()?.lag_max? as f64,

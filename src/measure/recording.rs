@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+use super::client::ClientSums;
 use super::series::{Intervals, Planned};
 use super::{new_histogram, Internals, LatencySummary, RunResult, SizeSummary};
 
@@ -30,6 +31,8 @@ pub struct Recording {
     pub sizes: Option<Histogram<u64>>,
     pub span: SendSpan,
     pub stats: ProducerStats,
+    /// A worker's client's own internals (None for librdkafka, whose are `stats`).
+    pub client: Option<ClientSums>,
     /// The measured phase interval by interval; None when nothing was recorded per interval.
     pub intervals: Option<Intervals>,
 }
@@ -68,7 +71,7 @@ pub struct ProducerStats {
 /// counters, the send span (relative to the measured start) and the statistics. Its latency
 /// histograms are the run's `ack`, `service`, `send_delay` and `e2e` summaries' (encoded
 /// there, as in every version), and its intervals are the time series'.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RawSums {
     pub span: SendSpan,
     pub stats: ProducerStats,
@@ -85,6 +88,9 @@ pub struct RawSums {
     pub queue_full: u64,
     #[serde(default)]
     pub key_value_bytes: u64,
+    /// A worker's client's own internals (absent for librdkafka and in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<ClientSums>,
 }
 
 impl RawSums {
@@ -111,6 +117,11 @@ impl RawSums {
         r.throughput_bytes = tb;
         r.achieved_rate = self.span.achieved_rate(self.sent);
         r.internals = self.stats.internals();
+        r.internals.client = self
+            .client
+            .as_ref()
+            .map(ClientSums::figures)
+            .unwrap_or_default();
     }
 }
 
@@ -179,6 +190,7 @@ impl ProducerStats {
             records_per_request: div(self.records, self.produce_requests),
             wire_ratio: div(self.record_bytes, self.batch_bytes),
             produce_requests: self.produce_requests,
+            client: BTreeMap::new(),
         }
     }
 }
@@ -201,6 +213,7 @@ impl Recording {
             sizes: None,
             span: SendSpan::default(),
             stats: ProducerStats::default(),
+            client: None,
             intervals: None,
         }
     }
@@ -228,6 +241,7 @@ impl Recording {
         }
         self.span.absorb(&o.span);
         self.stats.absorb(&o.stats);
+        self.client = ClientSums::merged(self.client.as_ref(), o.client.as_ref());
         if let Some(i) = &o.intervals {
             match &mut self.intervals {
                 Some(mine) => mine.absorb(i),
@@ -276,6 +290,7 @@ impl Recording {
             failed_by_kind: self.failed_by_kind.clone(),
             queue_full: self.queue_full,
             key_value_bytes: self.key_value_bytes,
+            client: self.client.clone(),
         }
     }
 }

@@ -1,13 +1,25 @@
 //! Steady state (`steady_after`): how far into the measured phase a run's per-interval series
-//! stopped settling, found by MSER-5 truncation (White 1997; Franklin & White 2008), so a
-//! figure over the measured phase is known to describe a settled system — or is said not to.
+//! stopped settling, so a figure over the measured phase is known to describe a settled
+//! system — or is said not to.
+//!
+//! The rule is a heuristic of our own, not MSER-5. It starts from MSER's statistic (White
+//! 1997): the squared standard error of the mean of what remains after a truncation, over
+//! batch means of 5 intervals. Then it departs from the published rule (White, Cobb & Spratt
+//! 2000) in four ways, each measured against it on the same simulated series
+//! (steady_mser5_tests.rs, docs/results.md):
+//! - the batches start at the truncation tried, not at the series' start, so the cut has the
+//!   resolution of one interval;
+//! - MSER's minimum is taken as a point inside the steady state, and the start is found by
+//!   walking back from it to the last two stray windows in a row;
+//! - the search ends at half the series, and "never steady" comes from a trend test of what
+//!   remains, not from a minimum in the second half: published MSER-5 calls 42 % of flat
+//!   series of 100 intervals never steady, because a short series' last batches are often
+//!   quiet by chance;
+//! - a departure counts only past a floor (5 % of a rate, 10 % of a latency).
 //!
 //! Each series (the achieved rate, or for a planned rate its deviation from the plan; ack
 //! p50 and p99; end-to-end p50 and p99 when a consumer reads, unless the plan's rate changes,
-//! which changes latency on purpose) is truncated where the standard
-//! error of the mean of what remains is smallest; `steady_after` is the latest of those
-//! truncations. A series whose best truncation lies in the second half of the phase never
-//! became steady.
+//! which changes latency on purpose) gets its own start; `steady_after` is the latest of them.
 
 use serde::{Deserialize, Serialize};
 
@@ -87,7 +99,7 @@ impl SteadyAfter {
     }
 }
 
-/// Where MSER put the truncation of one series.
+/// Where the rule put the truncation of one series.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Truncation {
     /// Steady from this point (index) on.
@@ -96,10 +108,10 @@ pub(crate) enum Truncation {
     Never,
 }
 
-/// MSER-5 over `x` in time order, with two guards of our own. The truncation `d` (at most
-/// half the series) minimises the squared standard error of the mean of the batch means from
-/// `d` on; batches start at `d`, so the answer has the resolution of one point, not of one
-/// batch. None when `x` is too short to weigh.
+/// The truncation heuristic over `x` in time order: MSER's statistic, then two guards of our
+/// own. MSER's cut `d` (at most half the series) minimises the squared standard error of the
+/// mean of the batch means from `d` on; batches start at `d`, so the answer has the resolution
+/// of one point, not of one batch. None when `x` is too short to weigh.
 ///
 /// MSER alone, on a series as short as a benchmark's (tens of batches, not thousands), often
 /// cuts far too late: a flat but noisy series' tail is as likely to be quiet by chance as its
@@ -117,7 +129,7 @@ pub(crate) enum Truncation {
 /// Only departures larger than `floor` (in the series' units) count: a statistically clear
 /// shift too small to matter — a latency flipping between two buckets 10 % apart for a while —
 /// is not a transient.
-pub(crate) fn mser5(x: &[f64], floor: f64) -> Option<Truncation> {
+pub(crate) fn truncation(x: &[f64], floor: f64) -> Option<Truncation> {
     let n = x.len();
     if n < MIN_TAIL_BATCHES * BATCH * 2 {
         return None;
@@ -234,7 +246,7 @@ pub fn detect(series: &TimeSeries) -> SteadyAfter {
     let mut latest: Option<(f64, SteadySeries)> = None;
     for (name, values) in judged(points) {
         let (times, xs) = coarsen(&values, group);
-        let Some(t) = mser5(&xs, floor(name, &xs)) else {
+        let Some(t) = truncation(&xs, floor(name, &xs)) else {
             continue; // too few intervals with a value (latencies of a slow run)
         };
         match t {
@@ -324,3 +336,7 @@ fn coarsen(values: &[(f64, f64)], group: usize) -> (Vec<f64>, Vec<f64>) {
 #[cfg(test)]
 #[path = "steady_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "steady_mser5_tests.rs"]
+mod mser5_tests;

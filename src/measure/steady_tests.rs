@@ -9,25 +9,25 @@ use crate::random::Rng;
 
 const RUNS: u64 = 200;
 
-fn normal(rng: &mut Rng) -> f64 {
+pub(super) fn normal(rng: &mut Rng) -> f64 {
     let u1 = 1.0 - rng.next_f64();
     (-2.0 * u1.ln()).sqrt() * (TAU * rng.next_f64()).cos()
 }
 
 /// AR(1) noise, unit stationary variance.
-struct Ar1 {
+pub(super) struct Ar1 {
     rng: Rng,
     last: f64,
 }
 
 impl Ar1 {
     const PHI: f64 = 0.5;
-    fn new(seed: u64) -> Ar1 {
+    pub(super) fn new(seed: u64) -> Ar1 {
         let mut rng = Rng::new(seed);
         let last = normal(&mut rng);
         Ar1 { rng, last }
     }
-    fn next(&mut self) -> f64 {
+    pub(super) fn next(&mut self) -> f64 {
         self.last =
             Self::PHI * self.last + (1.0 - Self::PHI * Self::PHI).sqrt() * normal(&mut self.rng);
         self.last

@@ -133,6 +133,8 @@ pub(crate) fn compare_at(
     c.notes.extend(configs::brokers(baseline, current));
     let mut taken = vec![false; current.runs.len()];
     let mut single: Vec<String> = Vec::new();
+    // Runs matched across different clients, by the pair of clients.
+    let mut across: Vec<(String, String, Vec<String>)> = Vec::new();
     for b in &baseline.runs {
         let found = current
             .runs
@@ -145,6 +147,16 @@ pub(crate) fn compare_at(
         };
         taken[i] = true;
         c.notes.extend(configs::topic(b, cur));
+        let (bc, cc) = (clients(baseline, b), clients(current, cur));
+        // The read side counts when both files have one.
+        let differ =
+            bc.0[0] != cc.0[0] || (bc.0.get(1)).zip(cc.0.get(1)).is_some_and(|(x, y)| x != y);
+        if differ {
+            match across.iter_mut().find(|(x, y, _)| *x == bc.1 && *y == cc.1) {
+                Some(a) => a.2.push(b.label.clone()),
+                None => across.push((bc.1, cc.1, vec![b.label.clone()])),
+            }
+        }
         for (side, r) in [("baseline", b), ("current", cur)] {
             if let Some(n) = no_capacity(r) {
                 c.notes
@@ -156,6 +168,23 @@ pub(crate) fn compare_at(
         }
         let d = run_delta(b, cur, bounds, &mut c);
         c.runs.push(d);
+    }
+    for (b, cur, labels) in across {
+        c.notes.push(format!(
+            "{} measured on different clients ({b} in the baseline, {cur} now), so a change \
+             may be the client's",
+            if labels.len() == c.runs.len() && labels.len() > 1 {
+                "every run was".to_string()
+            } else {
+                let l: Vec<String> = labels.iter().map(|l| format!("`{l}`")).collect();
+                format!(
+                    "run{} {} {}",
+                    crate::format::plural(l.len()),
+                    l.join(", "),
+                    if l.len() == 1 { "was" } else { "were" }
+                )
+            }
+        ));
     }
     if !bounds.is_empty() && !single.is_empty() {
         c.notes.push(format!(
@@ -181,6 +210,32 @@ pub(crate) fn compare_at(
         .map(|(r, _)| r.label.clone())
         .collect();
     c
+}
+
+/// A run's clients: what a comparison keys on (a client, and a worker's release: a
+/// librdkafka release differs with kafkabench's, which the environment note names), and the
+/// words (`producer java 4.4.0, consumer librdkafka 2.12.1`). Files of an older kafkabench ran
+/// on librdkafka.
+fn clients(f: &ResultFile, r: &RunResult) -> (Vec<String>, String) {
+    use crate::model::{ClientKind, ClientRelease};
+    let librdkafka = || ClientRelease {
+        name: ClientKind::Librdkafka,
+        version: (f.librdkafka_version.clone()).unwrap_or_else(|| "(version unknown)".into()),
+    };
+    let producer = r.producer_client.clone().unwrap_or_else(librdkafka);
+    let consumer =
+        (r.consumer_client.clone()).or_else(|| r.consumer_config.as_ref().map(|_| librdkafka()));
+    let key = |c: &ClientRelease| match c.name {
+        ClientKind::Librdkafka => c.name.to_string(),
+        _ => c.to_string(),
+    };
+    let mut keys = vec![key(&producer)];
+    let mut words = format!("producer {producer}");
+    if let Some(c) = &consumer {
+        keys.push(key(c));
+        words.push_str(&format!(", consumer {c}"));
+    }
+    (keys, words)
 }
 
 fn run_delta(b: &RunResult, cur: &RunResult, bounds: &[Bound], c: &mut Comparison) -> RunDelta {

@@ -10,13 +10,14 @@ pub(crate) mod html;
 pub mod json;
 pub(crate) mod junit;
 pub(crate) mod openmetrics;
+mod plan_clients;
 mod plan_text;
 pub(crate) mod share;
 pub mod table;
 mod trials;
 pub mod verdict;
 
-pub use plan_text::{plan_text, workload_text};
+pub use plan_text::{plan_text, plan_text_with_defaults, workload_text};
 
 use std::io::{self, Write};
 

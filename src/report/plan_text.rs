@@ -5,13 +5,27 @@ use std::io::{self, Write};
 
 use crate::format::{compact_rate, human_bytes, human_duration, human_rate, plural};
 use crate::model::{
-    CapacitySearch, Fault, FaultAction, KeySpec, PayloadSpec, Props, RateSpec, Warmup, Workload,
+    CapacitySearch, Fault, FaultAction, KeySpec, PayloadSpec, Props, RateSpec, Side, Warmup,
+    Workload,
 };
 use crate::plan::RunNo;
 use crate::plan::{Estimate, PhaseEstimate, Plan, Reference};
 
 /// Human-readable plan: one block per run with its effective settings.
 pub fn plan_text(p: &Plan, out: &mut dyn Write) -> io::Result<()> {
+    write(p, out, false)
+}
+
+/// The plan with every client's defaults (`plan --defaults`), and in every run the settings
+/// that differ between clients.
+pub fn plan_text_with_defaults(p: &Plan, out: &mut dyn Write) -> io::Result<()> {
+    write(p, out, true)
+}
+
+fn write(p: &Plan, out: &mut dyn Write, defaults: bool) -> io::Result<()> {
+    let clients = super::plan_clients::shown(p, defaults);
+    let against = |side| super::plan_clients::against(p, side, defaults);
+    let (producers, consumers) = (against(Side::Producer), against(Side::Consumer));
     let axes = if p.dims.is_empty() {
         String::new()
     } else {
@@ -70,6 +84,15 @@ pub fn plan_text(p: &Plan, out: &mut dyn Write) -> io::Result<()> {
         )?;
     }
     writeln!(out, "  estimated sending time {}", total_text(p))?;
+    if clients {
+        super::plan_clients::header(p, out)?;
+    }
+    for n in &p.notes {
+        writeln!(out, "  note      {}", n.message)?;
+        if let Some(h) = &n.help {
+            writeln!(out, "            {h}")?;
+        }
+    }
     for r in &p.runs {
         writeln!(out)?;
         writeln!(out, "run {}/{}  {}", RunNo(r.index), p.runs.len(), r.label)?;
@@ -115,7 +138,11 @@ pub fn plan_text(p: &Plan, out: &mut dyn Write) -> io::Result<()> {
                 props_inline(&t.ignored_configs, "")
             )?;
         }
-        writeln!(out, "  producer  {}", props_inline(&r.producer, ""))?;
+        let (lead, consumer_lead) = super::plan_clients::leads(r, clients);
+        writeln!(out, "  producer  {lead}{}", props_inline(&r.producer, ""))?;
+        if clients {
+            super::plan_clients::differences(&r.producer_differences, &producers, out)?;
+        }
         match (&r.share, &r.consumer) {
             (Some(s), _) => {
                 writeln!(
@@ -132,7 +159,12 @@ pub fn plan_text(p: &Plan, out: &mut dyn Write) -> io::Result<()> {
                 writeln!(out, "            group {}", props_inline(&s.group, ""))?;
                 writeln!(out, "            members {}", props_inline(&s.client, ""))?;
             }
-            (None, Some(c)) => writeln!(out, "  consumer  {}", props_inline(c, ""))?,
+            (None, Some(c)) => {
+                writeln!(out, "  consumer  {consumer_lead}{}", props_inline(c, ""))?;
+                if clients {
+                    super::plan_clients::differences(&r.consumer_differences, &consumers, out)?;
+                }
+            }
             (None, None) => {}
         }
         match &r.capacity {
@@ -168,6 +200,9 @@ pub fn plan_text(p: &Plan, out: &mut dyn Write) -> io::Result<()> {
                 }
             }
         }
+    }
+    if defaults {
+        super::plan_clients::defaults(p, out)?;
     }
     Ok(())
 }
@@ -456,6 +491,9 @@ pub fn workload_text(w: &Workload) -> String {
                 human_duration(max.as_secs_f64())
             ),
         });
+    }
+    if let Some(seed) = w.seed {
+        parts.push(format!("seed {seed}"));
     }
     parts.join(", ")
 }

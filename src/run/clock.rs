@@ -43,6 +43,13 @@ impl Clock {
         Clock { t0 }
     }
 
+    /// The origin on the machine's CLOCK_MONOTONIC, in nanoseconds: what another process
+    /// subtracts from its own readings of that clock (a worker, clients/PROTOCOL.md).
+    #[cfg(target_os = "linux")]
+    pub(crate) fn origin_monotonic_ns(&self) -> u64 {
+        self.origin_ns
+    }
+
     /// Nanoseconds since the run's origin.
     #[inline]
     pub(crate) fn now_ns(&self) -> u64 {

@@ -21,6 +21,15 @@ pub(crate) fn process() -> Duration {
     clock(libc::CLOCK_PROCESS_CPUTIME_ID)
 }
 
+/// CPU time of another process of this user (a client's worker), every thread; None once it
+/// has exited or when the kernel will not say.
+pub(crate) fn of_process(pid: u32) -> Option<Duration> {
+    let mut id: libc::clockid_t = 0;
+    // SAFETY: writes one clockid_t, which `id` is.
+    let rc = unsafe { libc::clock_getcpuclockid(pid as libc::pid_t, &mut id) };
+    (rc == 0).then(|| clock(id)).filter(|d| !d.is_zero())
+}
+
 /// The monotonic clock librdkafka stamps its statistics with (`rd_clock()`, `ts` in µs).
 pub(crate) fn monotonic() -> Duration {
     clock(libc::CLOCK_MONOTONIC)

@@ -1,5 +1,6 @@
 //! Why a run stopped: the run stage's error, all its wording in one `Display`.
 
+use std::fmt;
 use std::time::Duration;
 
 use super::admin::AdminError;
@@ -63,6 +64,10 @@ pub enum RunError {
     /// The run's schema could not be registered (an unreachable registry, a refusal).
     #[error("{0}")]
     SchemaRegistry(RegistryFailure),
+    /// A client's worker could not be built or started (clients/README.md), named with its
+    /// last log lines.
+    #[error("{0}")]
+    Worker(WorkerError),
     /// Interrupted (a signal) before the run measured anything.
     #[error("interrupted before measuring")]
     Interrupted,
@@ -230,3 +235,27 @@ mod tests {
         );
     }
 }
+
+/// Why a client's worker (`run::worker`) could not do its part, naming the worker and with
+/// what it last logged. Here, below the worker, so that `RunError` need not import it.
+#[derive(Debug, Clone)]
+pub struct WorkerError {
+    pub client: &'static str,
+    pub what: String,
+    pub log: Vec<String>,
+}
+
+impl fmt::Display for WorkerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the {} worker {}", self.client, self.what)?;
+        if !self.log.is_empty() {
+            write!(f, "; its last log lines:")?;
+            for l in &self.log {
+                write!(f, "\n    {l}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for WorkerError {}

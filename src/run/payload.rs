@@ -166,6 +166,34 @@ impl PayloadGen {
 /// Mixed into the producer's seed for its key generator ("keys" in ASCII), so keys and random
 /// payloads of one producer come from different streams instead of repeating each other.
 const KEY_STREAM: u64 = 0x6b65_7973;
+/// Mixed into the producer's seed for its tombstone draws ("tomb"), a stream of their own.
+const TOMBSTONE_STREAM: u64 = 0x746f_6d62;
+/// Spreads producer ids over the seed's bits (2^32 / golden ratio), so the producers of a run
+/// write different random payloads and keys.
+const SEED_SPREAD: u64 = 0x9E37_79B9;
+
+/// One producer's generators' seeds: payloads (and where a file's lines start), keys and
+/// tombstone draws. Every client's producer is given these (a worker derives nothing), so the
+/// same run seed and producer give the same records on every client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Seeds {
+    pub payload: u64,
+    pub key: u64,
+    pub tombstone: u64,
+}
+
+impl Seeds {
+    /// Producer `share_index` of the schedule (the stamp's producers are numbered per
+    /// machine; a shard's share index is the whole run's) in a run seeded `run_seed`.
+    pub(crate) fn of(run_seed: u64, share_index: u64) -> Seeds {
+        let s = (share_index + 1).wrapping_mul(SEED_SPREAD) ^ run_seed;
+        Seeds {
+            payload: s,
+            key: s ^ KEY_STREAM,
+            tombstone: s ^ TOMBSTONE_STREAM,
+        }
+    }
+}
 
 /// Writes one record's key per call.
 pub(crate) struct KeyGen {
@@ -176,6 +204,7 @@ pub(crate) struct KeyGen {
 }
 
 impl KeyGen {
+    /// `seed` is the key stream's own (`Seeds::key`).
     pub(crate) fn new(spec: &KeySpec, seed: u64) -> KeyGen {
         let zipf = match spec {
             KeySpec::Zipf { n, s } => Some(Zipf::new(*n, *s)),
@@ -183,7 +212,7 @@ impl KeyGen {
         };
         KeyGen {
             spec: spec.clone(),
-            rng: Rng::new(seed ^ KEY_STREAM),
+            rng: Rng::new(seed),
             buf: Vec::with_capacity(24),
             zipf,
         }

@@ -19,14 +19,14 @@ use rdkafka::ClientContext;
 
 use super::events::{self, Events};
 use super::pacer::{Pacer, Share, Slot};
-use super::payload::{KeyGen, PayloadGen};
+use super::payload::{KeyGen, PayloadGen, Seeds};
 use super::recorder::Recorder;
 use super::shard::Partitioner;
 use super::shared::{meet, skip_meetings, Shared};
 use super::spread::Layout;
 use super::stamp::{self, Stamp};
 
-mod finish;
+pub(super) mod finish;
 mod start;
 use super::txn::{self, Txn};
 use crate::measure::compaction::KeyTable;
@@ -49,9 +49,6 @@ const PROGRESS_BATCH: u64 = 64;
 /// Events are served every this many records even when there is no wait, so delivery reports
 /// are stamped promptly at unlimited rate and librdkafka's queue does not fill up.
 const SERVE_EVERY: u64 = 32;
-/// Spreads producer ids over the seed's bits (2^32 / golden ratio), so the producers of a run
-/// write different random payloads and keys.
-const SEED_SPREAD: u64 = 0x9E37_79B9;
 
 pub(super) struct ProducerJob {
     pub config: ClientConfig,
@@ -87,7 +84,7 @@ pub(super) struct ProducerOutcome {
 }
 
 impl ProducerOutcome {
-    fn failed_to_start(error: String) -> ProducerOutcome {
+    pub(super) fn failed_to_start(error: String) -> ProducerOutcome {
         ProducerOutcome {
             recording: ProducerRecording::empty(),
             error: Some(error),
@@ -526,7 +523,8 @@ pub(super) fn run(job: ProducerJob) -> ProducerOutcome {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
         .saturating_sub(shared.t0.elapsed().as_millis() as u64);
-    let seed = (job.share.index + 1).wrapping_mul(SEED_SPREAD) ^ unix_ms_at_t0;
+    // The run's seed (`seed = …`, else the clock's when the plan took none).
+    let seeds = Seeds::of(job.workload.seed.unwrap_or(unix_ms_at_t0), job.share.index);
     let paced = !matches!(job.workload.rate, RateSpec::Unlimited);
     let layout = Layout::of(job.share.index, job.share.of, job.topics.len());
     let mut recorder = Recorder::new(paced, job.interval.as_nanos() as u64);
@@ -543,10 +541,10 @@ pub(super) fn run(job: ProducerJob) -> ProducerOutcome {
         ev: Events::new(native, recorder, shared.clone()),
         job: &job,
         unix_ms_at_t0,
-        payload: PayloadGen::new(&job.workload.payload, seed),
-        keys: KeyGen::new(&job.workload.key, seed),
+        payload: PayloadGen::new(&job.workload.payload, seeds.payload),
+        keys: KeyGen::new(&job.workload.key, seeds.key),
         tombstone_at_most: tombstone_threshold(job.workload.tombstones),
-        tombstones: Rng::new(seed ^ TOMBSTONE_STREAM),
+        tombstones: Rng::new(seeds.tombstone),
         seq: 0,
         issued: 0,
         queue_full: 0,
@@ -630,11 +628,8 @@ pub(super) fn run(job: ProducerJob) -> ProducerOutcome {
     out
 }
 
-/// Mixed into the producer's seed for its tombstone draws ("tomb"), a stream of their own.
-const TOMBSTONE_STREAM: u64 = 0x746f_6d62;
-
 /// The highest draw that makes a record a tombstone, for a fraction `f` of them (None: none).
-fn tombstone_threshold(f: f64) -> Option<u64> {
+pub(super) fn tombstone_threshold(f: f64) -> Option<u64> {
     (f > 0.0).then(|| ((f.min(1.0) * 2f64.powi(64)) as u64).saturating_sub(1))
 }
 

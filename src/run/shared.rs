@@ -76,6 +76,9 @@ pub(crate) struct Shared {
     reported_aborted: AtomicU64,
     /// Latency buckets counted as records are recorded, for `--metrics`; None without it.
     pub live: Option<super::live::LiveLatency>,
+    /// CPU time the clients' worker processes spent over their measured phase (ns), added by
+    /// each as it ends: kafkabench's own load includes them.
+    pub worker_cpu_ns: AtomicU64,
 }
 
 impl Shared {
@@ -122,6 +125,7 @@ impl Shared {
             drained: AtomicU64::new(0),
             reported: AtomicU64::new(0),
             reported_aborted: AtomicU64::new(0),
+            worker_cpu_ns: AtomicU64::new(0),
             expected_aborted: AtomicU64::new(0),
             live,
         }

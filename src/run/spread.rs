@@ -45,6 +45,17 @@ impl Layout {
     }
 }
 
+impl Layout {
+    /// The first topic and the step between a producer's records' topics (0: every record
+    /// to the first), as a worker is told them (clients/PROTOCOL.md).
+    pub(super) fn first_and_step(&self) -> (usize, usize) {
+        match self {
+            Layout::Bound(t) => (*t, 0),
+            Layout::RoundRobin(s) => (s.at, s.step),
+        }
+    }
+}
+
 impl Spread {
     /// The topic of the next record, and moves on to the one after.
     #[inline]

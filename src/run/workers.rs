@@ -8,13 +8,14 @@ use std::time::{Duration, SystemTime};
 
 use super::admin;
 use super::blocking::blocking;
+use super::clients::Client;
 use super::consumer::{self, ConsumerJob, ConsumerOutcome, Layout, Reads};
 use super::error::RunError;
 use super::faults;
 use super::live::LiveLatency;
 use super::options::RunOptions;
 use super::pacer::Share;
-use super::producer::{self, ProducerJob, ProducerOutcome};
+use super::producer::{ProducerJob, ProducerOutcome};
 use super::progress::{Position, Ticker};
 use super::shard::{Coordination, Phase, Shard};
 use super::shared::Shared;
@@ -77,14 +78,16 @@ pub(super) async fn measure(
         .map_err(RunError::Faults)?;
     // Before any thread starts too: records carry the registered schema's id.
     let framed = registry::frame(rp).await?;
+    // Each side's client ready (a worker built on first use), before any thread starts.
+    let clients = super::clients::for_run(rp).await?;
     let t = threads(rp, opts, interrupt, partitions);
     let shared = t.shared.clone();
     let watch = super::availability::watch(rp, brokers, shared.clone());
-    let consumer_handles = start_consumers(rp, opts, &t).await?;
+    let consumer_handles = start_consumers(rp, opts, &t, &clients.reader).await?;
     let producer_handles = start_producers(
         rp,
         framed.as_ref().unwrap_or(&rp.workload),
-        opts,
+        (opts, &clients.producer),
         &t,
         partitions,
     )?;
@@ -103,7 +106,10 @@ pub(super) async fn measure(
     let running = timeline.map(|t| t.start(shared.clone()));
 
     let prods = join_producers(producer_handles, &shared).await?;
-    let process_cores = (super::cpu::process().saturating_sub(cpu_from)).as_secs_f64()
+    // The clients' workers are kafkabench's load too (their CPU, not only this process's).
+    let workers_cpu = shared.worker_cpu_ns.load(Ordering::Acquire) as f64 / 1e9;
+    let process_cores = ((super::cpu::process().saturating_sub(cpu_from)).as_secs_f64()
+        + workers_cpu)
         / wall_from.elapsed().as_secs_f64().max(1e-3);
     // Before the consumer's drain: it reads from a whole cluster.
     let fault_actions = match running {
@@ -270,6 +276,7 @@ async fn start_consumers(
     rp: &RunPlan,
     opts: &RunOptions,
     t: &Threads,
+    client: &Arc<dyn Client>,
 ) -> Result<Vec<JoinHandle<ConsumerOutcome>>, RunError> {
     let Some(c) = &rp.consumer else {
         return Ok(Vec::new());
@@ -342,9 +349,10 @@ async fn start_consumers(
             interval: opts.interval,
             shard: t.shard,
         };
+        let client = client.clone();
         let h = std::thread::Builder::new()
             .name(format!("kb-consumer-{index}"))
-            .spawn(move || consumer::run(job))
+            .spawn(move || client.read(job))
             .map_err(|source| RunError::ThreadStart {
                 thread: "a consumer thread",
                 source,
@@ -358,7 +366,7 @@ async fn start_consumers(
 fn start_producers(
     rp: &RunPlan,
     w: &Workload,
-    opts: &RunOptions,
+    (opts, client): (&RunOptions, &Arc<dyn Client>),
     t: &Threads,
     partitions: i32,
 ) -> Result<Vec<JoinHandle<ProducerOutcome>>, RunError> {
@@ -395,9 +403,10 @@ fn start_producers(
             flush_timeout,
             interval: opts.interval,
         };
+        let client = client.clone();
         let h = std::thread::Builder::new()
             .name(format!("kb-producer-{index}"))
-            .spawn(move || producer::run(job))
+            .spawn(move || client.produce(job))
             .map_err(|source| RunError::ThreadStart {
                 thread: "a producer thread",
                 source,

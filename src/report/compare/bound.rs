@@ -34,6 +34,7 @@ pub(crate) fn better(m: Metric) -> Better {
         | Metric::TxnCommitted
         | Metric::ShareAccepted
         | Metric::CompactionRatio
+        | Metric::ClientBufferAvailable
         | Metric::Capacity => Better::Higher,
         Metric::Failed
         | Metric::QueueFull
@@ -63,7 +64,10 @@ pub(crate) fn better(m: Metric) -> Better {
         | Metric::CompactionMissing
         | Metric::CompactionResurrected
         | Metric::CompactionTombstonesLeft
-        | Metric::CompactionTime => Better::Lower,
+        | Metric::CompactionTime
+        | Metric::ClientCompressionRate
+        | Metric::ClientBufferWait
+        | Metric::ClientRecordErrors => Better::Lower,
         // What a scenario's acknowledgement mix asks for: more is neither better nor worse.
         // How cold the backlog was is the experiment's condition, not its outcome.
         Metric::Sent

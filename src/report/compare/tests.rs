@@ -147,3 +147,32 @@ fn different_environments_are_named() {
         c.notes
     );
 }
+
+#[test]
+fn runs_on_different_clients_are_named_and_an_older_file_ran_on_librdkafka() {
+    use crate::model::{ClientKind, ClientRelease};
+    let (base, mut cur) = (file(10, 100.0), file(10, 100.0));
+    // The same client on both sides (an older file's producer is librdkafka's).
+    cur.runs[0].producer_client = Some(ClientRelease {
+        name: ClientKind::Librdkafka,
+        version: "2.12.1".into(),
+    });
+    let same = compare(&base, &cur, &[]);
+    assert!(
+        !same.notes.iter().any(|n| n.contains("clients")),
+        "{:?}",
+        same.notes
+    );
+    cur.runs[0].producer_client = Some(ClientRelease {
+        name: ClientKind::Java,
+        version: "4.4.0".into(),
+    });
+    let c = compare(&base, &cur, &[]);
+    assert!(
+        c.notes.iter().any(|n| n
+            .contains("run `run` was measured on different clients (producer librdkafka")
+            && n.contains("producer java 4.4.0 now")),
+        "{:?}",
+        c.notes
+    );
+}

@@ -9,6 +9,7 @@
 //! starting a new one: it may be the cause of a change point, and a reader wants to see that.
 
 mod configs;
+mod figure;
 mod read;
 pub(crate) mod text;
 
@@ -18,10 +19,10 @@ use serde::Serialize;
 
 pub(crate) use read::{load, Loaded};
 
-use crate::measure::changepoint::{self, Settings};
-use crate::measure::{Environment, LatencySummary, RunResult};
-use crate::model::{LatencyKind, Metric, Stat};
-use crate::report::compare::{better, metric_from_name, metric_name, Better, Bound, SHOWN};
+use crate::measure::changepoint::{Scale, Settings};
+use crate::measure::{Environment, RunResult};
+use crate::model::Metric;
+use crate::report::compare::{metric_from_name, metric_name, shown_amount, Bound, SHOWN};
 
 /// A change point at the newest results is gated when it is among the last this many.
 pub(crate) const LAST: usize = 10;
@@ -29,6 +30,8 @@ pub(crate) const LAST: usize = 10;
 /// What `history` is asked.
 pub(crate) struct Options {
     pub alpha: f64,
+    /// The smallest relative change reported (a fraction).
+    pub min_effect: f64,
     /// The gate looks at change points among the last this many results of a series.
     pub last: usize,
     pub bounds: Vec<Bound>,
@@ -39,11 +42,13 @@ pub(crate) struct Options {
 pub(crate) struct History {
     /// Result files read.
     pub files: usize,
-    /// The change-point search: significance level, permutations per test, fewest runs on a
-    /// side of a change.
+    /// The change-point search: the family-wise significance level over a series' figures
+    /// (Holm), the fewest permutations a test that can reach its level draws, the fewest runs
+    /// on a side of a change, and the smallest relative change reported.
     pub alpha: f64,
     pub permutations: usize,
     pub min_size: usize,
+    pub min_effect: f64,
     pub last: usize,
     pub series: Vec<Series>,
     /// Bounds a change went past (the gate fails).
@@ -78,6 +83,10 @@ pub(crate) struct Setting {
     pub broker_api: Vec<String>,
     pub cpu: Option<String>,
     pub cores: Option<u32>,
+    /// The run's clients when a side is not on librdkafka, with their releases (`producer
+    /// java 4.4.0, consumer librdkafka`): a figure measured on one client is not one measured
+    /// on another. librdkafka's release stays out, marked as kafkabench's is.
+    pub clients: Option<String>,
 }
 
 impl Setting {
@@ -89,12 +98,36 @@ impl Setting {
             broker_api: cluster.map(|c| c.api.clone()).unwrap_or_default(),
             cpu: host.and_then(|h| h.cpu.clone()),
             cores: host.map(|h| h.cores),
+            clients: None,
+        }
+    }
+
+    /// This setting for run `r`: keyed by its clients too.
+    fn for_run(&self, r: &RunResult) -> Setting {
+        use crate::model::{ClientKind, ClientRelease};
+        let worker =
+            |c: Option<&ClientRelease>| c.filter(|c| c.name != ClientKind::Librdkafka).is_some();
+        let (p, c) = (r.producer_client.as_ref(), r.consumer_client.as_ref());
+        let shown = |c: &ClientRelease| match c.name {
+            ClientKind::Librdkafka => c.name.to_string(),
+            _ => c.to_string(),
+        };
+        let clients = (worker(p) || worker(c)).then(|| {
+            let mut s = format!("producer {}", p.map_or("librdkafka".into(), shown));
+            if let Some(c) = c {
+                s.push_str(&format!(", consumer {}", shown(c)));
+            }
+            s
+        });
+        Setting {
+            clients,
+            ..self.clone()
         }
     }
 
     /// `1 broker (Produce v13, …), client Intel Xeon, 2 cores`
     pub(crate) fn describe(&self) -> String {
-        let mut parts = Vec::new();
+        let mut parts: Vec<String> = self.clients.iter().cloned().collect();
         if let Some(b) = self.brokers {
             let api = if self.broker_api.is_empty() {
                 String::new()
@@ -159,10 +192,47 @@ pub(crate) struct Figure {
     /// `higher`, `lower` or `neither` is better.
     pub better: &'static str,
     /// The results that measured it (into `results`), and each one's values in base units:
-    /// every trial's, or the one value of a run that was not repeated.
+    /// every trial's, or the one value of a run that was not repeated. A paced run's
+    /// throughput is a share of its plan (see `against_plan`).
     pub results: Vec<usize>,
     pub values: Vec<Vec<f64>>,
+    /// A paced run's throughput: each result's planned rate, by which its values were divided.
+    pub against_plan: Option<Vec<f64>>,
+    /// The scale searched (`log` for latencies), and how a segment is summarised on it.
+    pub scale: Scale,
+    pub summary: &'static str,
+    /// The stretches between change points, each with its summary.
+    pub segments: Vec<SegmentSummary>,
     pub change_points: Vec<Change>,
+    /// Significant changes smaller than the minimum effect, not reported.
+    pub held_back: Vec<Change>,
+}
+
+impl Figure {
+    /// Its name in the table: a paced run's throughput says it is a share of the plan.
+    pub(crate) fn shown_name(&self) -> String {
+        match self.against_plan {
+            Some(_) => format!("{} ÷ plan", self.name),
+            None => self.name.clone(),
+        }
+    }
+
+    /// A value of this figure as people read it.
+    pub(crate) fn shown(&self, v: f64) -> String {
+        match self.against_plan {
+            Some(_) => format!("{:.1}%", v * 100.0),
+            None => shown_amount(self.metric, v),
+        }
+    }
+}
+
+/// Results [from, to) between two change points (or an end), and their summary: the median,
+/// or on a log scale the geometric mean, of their values.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct SegmentSummary {
+    pub from: usize,
+    pub to: usize,
+    pub summary: f64,
 }
 
 /// A change point of a figure.
@@ -172,12 +242,20 @@ pub(crate) struct Change {
     pub index: usize,
     pub started_at: String,
     pub run_id: String,
-    /// The mean of the values since the previous change point and until the next.
+    /// The summary (median, or geometric mean on a log scale) of the values since the
+    /// previous change point and until the next.
     pub before: f64,
     pub after: f64,
-    /// after / before − 1, in percent; None from a mean of 0.
+    /// after / before − 1, in percent; None from a summary of 0.
     pub change_pct: Option<f64>,
+    /// The permutation p-value, the decision's; when no permutation reached the change, the
+    /// p-value extrapolated beyond them (`p_tail`), which ranks strong changes.
     pub p_value: f64,
+    pub p_tail: Option<f64>,
+    /// The level it was held to (Holm's across the series' figures), and the permutations
+    /// drawn.
+    pub level: f64,
+    pub permutations: usize,
     /// `better`, `worse`, or `changed` (a figure with no better direction).
     pub verdict: &'static str,
     /// The versions that changed at this result or the one before or after it.
@@ -204,7 +282,7 @@ pub(crate) struct Breach {
 }
 
 /// The version of the `--json` document (docs/result-format.md describes it).
-pub(crate) const HISTORY_VERSION: u32 = 1;
+pub(crate) const HISTORY_VERSION: u32 = 2;
 
 impl History {
     /// The history as data (`--json`): the same as the table and the page.
@@ -235,14 +313,16 @@ impl History {
 pub(crate) fn analyse(loaded: &[Loaded], o: &Options, notes: Vec<String>) -> History {
     let settings = Settings {
         alpha: o.alpha,
+        min_effect: o.min_effect,
         ..Settings::default()
     };
     let mut series: Vec<Series> = Vec::new();
     // Each series' results, parallel to its `results`.
     let mut runs: Vec<Vec<&RunResult>> = Vec::new();
     for l in loaded {
-        let setting = Setting::of(l.file.environment.as_ref());
+        let file_setting = Setting::of(l.file.environment.as_ref());
         for r in &l.file.runs {
+            let setting = file_setting.for_run(r);
             let at = series.iter().position(|s| {
                 s.scenario == l.file.scenario && s.run == r.label && s.setting == setting
             });
@@ -287,15 +367,14 @@ pub(crate) fn analyse(loaded: &[Loaded], o: &Options, notes: Vec<String>) -> His
     let names = figure_names(&o.bounds);
     for (s, rs) in series.iter_mut().zip(&runs) {
         s.versions = configs::with_changes(versions(&s.results), &s.results);
-        s.figures = (names.iter())
-            .filter_map(|(name, m)| figure(s, rs, name, *m, &settings))
-            .collect();
+        s.figures = figure::figures(s, rs, &names, &settings);
     }
     let mut h = History {
         files: loaded.len(),
         alpha: settings.alpha,
         permutations: settings.permutations,
         min_size: settings.min_size,
+        min_effect: settings.min_effect,
         last: o.last,
         series,
         breaches: Vec::new(),
@@ -351,147 +430,6 @@ fn versions(results: &[Point]) -> Vec<VersionChange> {
     out
 }
 
-/// One figure of a series with its change points; None when no result measured it.
-fn figure(
-    s: &Series,
-    runs: &[&RunResult],
-    name: &str,
-    m: Metric,
-    settings: &Settings,
-) -> Option<Figure> {
-    let (mut results, mut values) = (Vec::new(), Vec::new());
-    for (i, r) in runs.iter().enumerate() {
-        let v = run_values(r, m);
-        if !v.is_empty() {
-            results.push(i);
-            values.push(v);
-        }
-    }
-    if results.is_empty() {
-        return None;
-    }
-    let seeded = Settings {
-        seed: settings.seed ^ fnv1a(&[&s.scenario, &s.run, name]),
-        ..*settings
-    };
-    let dir = better(m);
-    // A latency's trials can hold a stall 100× its level (a busy machine); on a log scale it
-    // no longer outweighs a change of the level itself.
-    let positive = values.iter().flatten().all(|v| *v > 0.0);
-    let found = if positive && m.unit() == crate::model::Unit::Duration {
-        changepoint::change_points_by(&values, f64::ln, &seeded)
-    } else {
-        changepoint::change_points(&values, &seeded)
-    };
-    let change_points = (found.iter())
-        .map(|c| {
-            let index = results[c.index];
-            let p = &s.results[index];
-            let change = c.change();
-            let verdict = match (dir, change) {
-                (Better::Neither, _) | (_, None) => "changed",
-                (Better::Higher, Some(r)) if r > 0.0 => "better",
-                (Better::Lower, Some(r)) if r < 0.0 => "better",
-                _ => "worse",
-            };
-            Change {
-                index,
-                started_at: p.started_at.clone(),
-                run_id: p.run_id.clone(),
-                before: c.mean_before,
-                after: c.mean_after,
-                change_pct: change.map(|r| r * 100.0),
-                p_value: c.p_value,
-                verdict,
-                versions: (s.versions.iter())
-                    .filter(|v| v.index.abs_diff(index) <= 1)
-                    .map(|v| version_words(v, index))
-                    .collect(),
-            }
-        })
-        .collect();
-    Some(Figure {
-        name: name.to_string(),
-        metric: m,
-        better: match dir {
-            Better::Higher => "higher",
-            Better::Lower => "lower",
-            Better::Neither => "neither",
-        },
-        results,
-        values,
-        change_points,
-    })
-}
-
-/// `kafkabench 0.1.0 → 0.2.0 one result before`
-fn version_words(v: &VersionChange, at: usize) -> String {
-    let when = match v.index as i64 - at as i64 {
-        0 => "at this result",
-        -1 => "one result before",
-        _ => "one result after",
-    };
-    format!("{} {} → {} {when}", v.what, v.from, v.to)
-}
-
-/// FNV-1a over the parts (each followed by a 0 byte): a seed that depends on what is analysed,
-/// not on the order it was found in.
-fn fnv1a(parts: &[&str]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for p in parts {
-        for b in p.bytes().chain([0]) {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    h
-}
-
-/// The values of `m` for a run: each trial's when it was repeated, else its own one.
-fn run_values(r: &RunResult, m: Metric) -> Vec<f64> {
-    let values: Vec<f64> = match r.trials.as_deref().filter(|t| t.results.len() >= 2) {
-        Some(t) => t.results.iter().filter_map(|x| value(x, m)).collect(),
-        None => value(r, m).into_iter().collect(),
-    };
-    values.into_iter().filter(|v| v.is_finite()).collect()
-}
-
-/// A figure of one run or trial in base units. A latency's p50, p90, p99 and p99.9 are the
-/// percentiles the file keeps, so a file trimmed of its histograms reads the same as the
-/// original; other statistics come from the histogram.
-fn value(r: &RunResult, m: Metric) -> Option<f64> {
-    // A search that could not say its capacity (no stable one, a band not narrowed) has no
-    // point in the series: `compare` and `expect` read it as 0, but a series of those zeros
-    // would be change points that no cluster made. A search where nothing passed stays 0.
-    let unanswered = |c: &crate::measure::capacity::CapacityFigures| {
-        c.unstable.is_some() || c.not_narrowed.is_some()
-    };
-    if m == Metric::Capacity && r.capacity.as_deref().is_some_and(unanswered) {
-        return None;
-    }
-    let Metric::Latency(kind, stat) = m else {
-        return r.own_metric(m);
-    };
-    let s: &LatencySummary = match kind {
-        LatencyKind::Ack => &r.ack,
-        LatencyKind::Service => &r.service,
-        LatencyKind::SendDelay => &r.send_delay,
-        LatencyKind::E2e => r.e2e.as_ref()?,
-        LatencyKind::TxnCommit => &r.txn.as_ref()?.commit,
-        LatencyKind::ShareAck => &r.share.as_ref()?.ack,
-    };
-    if s.count == 0 {
-        return None;
-    }
-    let ms = match stat {
-        Stat::Percentile(50.0) => s.p50_ms,
-        Stat::Percentile(90.0) => s.p90_ms,
-        Stat::Percentile(99.0) => s.p99_ms,
-        Stat::Percentile(99.9) => s.p999_ms,
-        _ => return r.own_metric(m),
-    };
-    Some(ms / 1e3)
-}
-
 /// The gate: for each bound, the newest change point of its figure in every series; a change
 /// among the last `h.last` results that goes past the bound fails.
 fn gate(h: &mut History, bounds: &[Bound]) {
@@ -514,16 +452,23 @@ fn gate(h: &mut History, bounds: &[Bound]) {
             if c.index + h.last < s.results.len() {
                 continue;
             }
-            let (change, past) = b.check(c.before, c.after);
+            // A share of the plan changes by the same per cent as the throughput; a bound in
+            // records per second is checked against the plan's rates.
+            let (before, after) = figure::in_units(f, c);
+            let (change, past) = if b.percent {
+                b.check(c.before, c.after)
+            } else {
+                b.check(before, after)
+            };
             if past {
                 h.breaches.push(Breach {
                     scenario: s.scenario.clone(),
                     run: s.run.clone(),
-                    figure: f.name.clone(),
+                    figure: f.shown_name(),
                     index: c.index,
                     started_at: c.started_at.clone(),
-                    before: c.before,
-                    after: c.after,
+                    before,
+                    after,
                     change,
                     bound: b.text.clone(),
                     metric: b.metric,
@@ -536,3 +481,6 @@ fn gate(h: &mut History, bounds: &[Bound]) {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod figure_tests;

@@ -1,6 +1,6 @@
 //! Series, change points and the gate on synthetic result files: what groups results and what
 //! does not, a version change marked, trials as values, and a bound failing only on a recent
-//! change past it.
+//! change past it. A paced run's throughput, the minimum effect and the family: figure_tests.rs.
 
 use super::*;
 use crate::measure::environment::{ClusterPrint, Host};
@@ -12,7 +12,7 @@ use crate::report::json::{ResultFile, SCHEMA_VERSION};
 
 /// A run whose throughput is `tput` and ack p50 `p50_ms` (percentiles only, as a trimmed file
 /// keeps them).
-fn run(label: &str, tput: f64, p50_ms: f64) -> RunResult {
+pub(super) fn run(label: &str, tput: f64, p50_ms: f64) -> RunResult {
     let mut r = RunResult {
         label: label.into(),
         status: RunStatus::Complete,
@@ -25,7 +25,7 @@ fn run(label: &str, tput: f64, p50_ms: f64) -> RunResult {
     r
 }
 
-fn env(cores: u32, cluster_id: &str, load: f64) -> Environment {
+pub(super) fn env(cores: u32, cluster_id: &str, load: f64) -> Environment {
     Environment {
         kafkabench: "0.1.0".into(),
         librdkafka: "2.12.1".into(),
@@ -46,7 +46,12 @@ fn env(cores: u32, cluster_id: &str, load: f64) -> Environment {
 }
 
 /// Result file `i` of a history: started `i` minutes after a fixed instant.
-fn loaded(i: usize, scenario: &str, runs: Vec<RunResult>, environment: Environment) -> Loaded {
+pub(super) fn loaded(
+    i: usize,
+    scenario: &str,
+    runs: Vec<RunResult>,
+    environment: Environment,
+) -> Loaded {
     let started_at = format!("2026-12-01T10:{:02}:00.000Z", i % 60);
     let started_ms = read::rfc3339_ms(&started_at).unwrap() + (i / 60) as i64 * 3_600_000;
     Loaded {
@@ -79,9 +84,10 @@ fn loaded(i: usize, scenario: &str, runs: Vec<RunResult>, environment: Environme
     }
 }
 
-fn options(bounds: &[&str]) -> Options {
+pub(super) fn options(bounds: &[&str]) -> Options {
     Options {
-        alpha: changepoint::ALPHA,
+        alpha: crate::measure::changepoint::ALPHA,
+        min_effect: crate::measure::changepoint::MIN_EFFECT,
         last: LAST,
         bounds: parse_bounds(bounds.iter().copied()).unwrap(),
     }
@@ -176,7 +182,7 @@ fn the_gate_fails_on_a_recent_change_past_its_bound_only() {
     assert_eq!((b.figure.as_str(), b.index), ("throughput", 33));
     assert!(
         text::breach_text(b).contains(
-            "throughput fell 10.1% from result #34 (2026-12-01 10:33:00; 1001/s → 900.37/s)"
+            "throughput fell 10.1% from result #34 (2026-12-01 10:33:00; 1002/s → 900.94/s)"
         ),
         "{}",
         text::breach_text(b)
@@ -292,7 +298,7 @@ fn the_json_document_carries_its_version_and_outcome() {
     let mut buf = Vec::new();
     h.write_json(&mut buf).unwrap();
     let v: serde_json::Value = serde_json::from_slice(&buf).unwrap();
-    assert_eq!(v["history_version"], 1);
+    assert_eq!(v["history_version"], 2);
     assert_eq!(v["outcome"], "gate_failed");
     assert_eq!(v["series"][0]["figures"][0]["name"], "throughput");
     assert_eq!(
@@ -338,9 +344,14 @@ fn a_latency_level_change_shows_through_rare_stalls_of_100_times_it() {
         .unwrap();
     let at: Vec<usize> = f.change_points.iter().map(|c| c.index).collect();
     assert_eq!(at, [15], "{:?}", f.change_points);
-    // The means are of the values themselves, stalls included.
+    // Summarised as the search sees them: geometric means, 2 ms → 13 ms (five stalls of 45
+    // values double the first), where the means of the values were 45 ms → 13 ms.
     let c = &f.change_points[0];
-    assert!(c.before > 0.03 && (c.after - 0.0132).abs() < 1e-3, "{c:?}");
+    assert!(
+        c.before < 0.0025 && (c.after - 0.0132).abs() < 1e-3,
+        "{c:?}"
+    );
+    assert_eq!(f.summary, "geometric mean");
 }
 
 #[test]
@@ -382,4 +393,64 @@ fn a_search_that_could_not_say_its_capacity_is_no_point_of_the_capacity_series()
     assert!(!f.results.contains(&4) && f.results.contains(&5));
     assert!(f.change_points.is_empty(), "{:?}", f.change_points);
     assert!(h.breaches.is_empty());
+}
+
+#[test]
+fn a_series_is_keyed_by_its_clients_and_a_workers_release() {
+    use crate::model::{ClientKind, ClientRelease};
+    let on = |name, version: &str| {
+        let mut r = run("run", 1000.0, 2.0);
+        r.producer_client = Some(ClientRelease {
+            name,
+            version: version.into(),
+        });
+        r
+    };
+    let mut older = run("run", 1000.0, 2.0);
+    older.producer_client = None;
+    let files = vec![
+        // A file of an older kafkabench and one on librdkafka 2.13: one series, the release
+        // marked as before.
+        loaded(0, "s", vec![older], env(2, "c", 0.5)),
+        loaded(
+            1,
+            "s",
+            vec![on(ClientKind::Librdkafka, "2.13.0")],
+            env(2, "c", 0.5),
+        ),
+        loaded(
+            2,
+            "s",
+            vec![on(ClientKind::Java, "4.4.0")],
+            env(2, "c", 0.5),
+        ),
+        loaded(
+            3,
+            "s",
+            vec![on(ClientKind::Java, "4.4.0")],
+            env(2, "c", 0.5),
+        ),
+        loaded(
+            4,
+            "s",
+            vec![on(ClientKind::Java, "3.9.1")],
+            env(2, "c", 0.5),
+        ),
+    ];
+    let h = analyse(&files, &options(&[]), vec![]);
+    let series: Vec<(Option<String>, usize)> = (h.series.iter())
+        .map(|s| (s.setting.clients.clone(), s.results.len()))
+        .collect();
+    assert_eq!(
+        series,
+        vec![
+            (None, 2),
+            (Some("producer java 4.4.0".into()), 2),
+            (Some("producer java 3.9.1".into()), 1),
+        ]
+    );
+    assert!(h.series[1]
+        .setting
+        .describe()
+        .starts_with("producer java 4.4.0, 1 broker"));
 }

@@ -1,6 +1,7 @@
 //! A history in words: each series with its setting, its results' span and versions, the
-//! table of its change points (when, which figure, the mean before and after, the change, the
-//! p-value), then every bound a recent change went past.
+//! table of its change points (when, which figure, the summary before and after, the change,
+//! the p-value), the significant changes too small to show counted, then every bound a recent
+//! change went past.
 
 use std::io::{self, Write};
 
@@ -16,23 +17,13 @@ const RESET: &str = "\x1b[0m";
 /// Writes the history: a header, each series and its change points, each bound exceeded, and
 /// one closing line.
 pub(crate) fn write(h: &History, color: bool, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(
-        out,
-        "history: {} result file{}, {} series; a change point is significant at p ≤ {} ({} \
-         permutations), with at least {} results on each side",
-        h.files,
-        plural(h.files),
-        h.series.len(),
-        h.alpha,
-        h.permutations,
-        h.min_size
-    )?;
+    writeln!(out, "{}", header(h))?;
     for n in &h.notes {
         writeln!(out, "note: {n}")?;
     }
     for s in &h.series {
         writeln!(out)?;
-        write_series(s, h.min_size, color, out)?;
+        write_series(s, h, color, out)?;
     }
     writeln!(out)?;
     for u in &h.unchecked {
@@ -63,6 +54,69 @@ pub(crate) fn write(h: &History, color: bool, out: &mut dyn Write) -> io::Result
     )
 }
 
+/// The first line: what was read and how it was searched.
+pub(crate) fn header(h: &History) -> String {
+    let small = if h.min_effect > 0.0 {
+        format!(
+            "; changes under {} not shown",
+            percent(h.min_effect * 100.0)
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "history: {} result file{}, {} series; change points significant at α = {} over each \
+         series' figures (Holm; at least {} permutations), with at least {} results on each \
+         side{small}",
+        h.files,
+        plural(h.files),
+        h.series.len(),
+        h.alpha,
+        h.permutations,
+        h.min_size
+    )
+}
+
+/// `5%`, `0.5%`
+fn percent(p: f64) -> String {
+    let s = format!("{p:.2}");
+    format!("{}%", s.trim_end_matches('0').trim_end_matches('.'))
+}
+
+/// A p-value as the table shows it: three decimals, or two significant digits below 0.001
+/// (the tail's estimates, which rank changes no permutation reached).
+pub(crate) fn p_text(p: f64) -> String {
+    if p >= 0.001 {
+        format!("{p:.3}")
+    } else if p > 0.0 {
+        format!("{p:.1e}")
+    } else {
+        "0".into()
+    }
+}
+
+/// `2 significant changes under 5% not shown (ack.p999 −2.1% at #26, …); --min-effect 0
+/// shows them`
+fn held_back(s: &Series, min_effect: f64) -> Option<String> {
+    let all: Vec<String> = (s.figures.iter())
+        .flat_map(|f| f.held_back.iter().map(move |c| (f, c)))
+        .map(|(f, c)| {
+            let by = c.change_pct.map_or("-".into(), |p| format!("{p:+.1}%"));
+            format!("{} {by} at #{}", f.shown_name(), c.index + 1)
+        })
+        .collect();
+    (!all.is_empty()).then(|| {
+        format!(
+            "{} significant change{} under {} not shown ({}); --min-effect 0 shows {}",
+            all.len(),
+            plural(all.len()),
+            percent(min_effect * 100.0),
+            all.join(", "),
+            if all.len() == 1 { "it" } else { "them" }
+        )
+    })
+}
+
 /// `2026-12-02 17:32:00` from `2026-12-02T17:32:00.842Z`: to the second, as people read it.
 pub(crate) fn when(started_at: &str) -> String {
     match started_at.get(..19) {
@@ -71,8 +125,8 @@ pub(crate) fn when(started_at: &str) -> String {
     }
 }
 
-fn write_series(s: &Series, min: usize, color: bool, out: &mut dyn Write) -> io::Result<()> {
-    let n = s.results.len();
+fn write_series(s: &Series, h: &History, color: bool, out: &mut dyn Write) -> io::Result<()> {
+    let (n, min) = (s.results.len(), h.min_size);
     writeln!(out, "{}, run `{}`: {}", s.scenario, s.run, span(s))?;
     writeln!(out, "  setting: {}", s.setting.describe())?;
     match (s.versions.is_empty(), s.results.first()) {
@@ -110,9 +164,14 @@ fn write_series(s: &Series, min: usize, color: bool, out: &mut dyn Write) -> io:
         } else {
             "no change point in any figure".to_string()
         };
-        return writeln!(out, "  {why}");
+        writeln!(out, "  {why}")?;
+    } else {
+        write_table(&rows, color, out)?;
     }
-    write_table(&rows, color, out)
+    if let Some(note) = held_back(s, h.min_effect) {
+        writeln!(out, "  note: {note}")?;
+    }
+    Ok(())
 }
 
 /// `40 results from 2026-12-02 17:32:32 to 2026-12-02 17:38:20, 3 trials each`
@@ -165,11 +224,11 @@ fn write_table(rows: &[(&Figure, &Change)], color: bool, out: &mut dyn Write) ->
             [
                 time,
                 at,
-                f.name.clone(),
-                shown_amount(f.metric, c.before),
-                shown_amount(f.metric, c.after),
+                f.shown_name(),
+                f.shown(c.before),
+                f.shown(c.after),
                 change,
-                format!("{:.3}", c.p_value),
+                p_text(c.p_tail.unwrap_or(c.p_value)),
                 c.verdict.to_string(),
             ],
             colour,

@@ -1,7 +1,7 @@
 //! A history on one page (`kafkabench history --html`): per series, each figure over its
-//! results — every result's median with its trials' range as a band, the mean of each stretch
-//! between change points, the change points and version changes as vertical lines — and the
-//! table of change points. Inline SVG from the same primitives as the run report; no script.
+//! results — every result's median with its trials' range as a band, each stretch between
+//! change points summarised as the search sees it (median, or geometric mean for latencies),
+//! the change points and version changes as vertical lines — and the table of change points. Inline SVG from the same primitives as the run report; no script.
 
 use std::fmt::Write as _;
 
@@ -9,8 +9,7 @@ use super::plots::{axes, legend, ACK, AREA, E2E, H, TARGET, W};
 use super::svg::{esc, number, Anchor, Kind, Scale, Svg};
 use super::STYLE;
 use crate::model::{Metric, Unit};
-use crate::report::compare::shown_amount;
-use crate::report::history::text::{breach_text, when};
+use crate::report::history::text::{breach_text, header, p_text, when};
 use crate::report::history::{Figure, History, Series};
 
 const BAND: &str = "#b6d4ee";
@@ -38,9 +37,8 @@ pub(crate) fn page(h: &History) -> String {
         (
             "method",
             format!(
-                "E-Divisive with means; a change point is significant at p ≤ {} ({} \
-                 permutations), with at least {} results on each side",
-                h.alpha, h.permutations, h.min_size
+                "E-Divisive with means{}",
+                header(h).split_once(';').map_or("", |(_, rest)| rest)
             ),
         ),
     ];
@@ -148,15 +146,15 @@ fn table(p: &mut String, s: &Series) {
         let _ = write!(
             p,
             "<tr><td>{}</td><td class=\"num\">#{}</td><td>{}</td><td class=\"num\">{}</td>\
-             <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.3}</td>\
+             <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
              <td{class}>{}</td><td>{}</td></tr>",
             esc(&when(&c.started_at)),
             c.index + 1,
-            esc(&f.name),
-            esc(&shown_amount(f.metric, c.before)),
-            esc(&shown_amount(f.metric, c.after)),
+            esc(&f.shown_name()),
+            esc(&f.shown(c.before)),
+            esc(&f.shown(c.after)),
             c.change_pct.map_or("-".into(), |x| format!("{x:+.1}%")),
-            c.p_value,
+            p_text(c.p_tail.unwrap_or(c.p_value)),
             c.verdict,
             esc(&c.versions.join("; "))
         );
@@ -165,11 +163,14 @@ fn table(p: &mut String, s: &Series) {
 }
 
 /// The axis unit of a figure and the factor from its base unit.
-fn unit(m: Metric) -> (&'static str, f64) {
-    match m {
+fn unit(f: &Figure) -> (&'static str, f64) {
+    if f.against_plan.is_some() {
+        return ("% of plan", 100.0);
+    }
+    match f.metric {
         Metric::DiskRatio | Metric::WireRatio => ("×", 1.0),
         Metric::BacklogCold => ("%", 100.0),
-        _ => match m.unit() {
+        _ => match f.metric.unit() {
             Unit::Duration => ("ms", 1e3),
             Unit::Size => ("bytes", 1.0),
             Unit::Rate => ("records / s", 1.0),
@@ -181,11 +182,11 @@ fn unit(m: Metric) -> (&'static str, f64) {
 
 /// One figure over the series' results.
 fn plot(s: &Series, f: &Figure) -> String {
-    let title = format!("{} over {} results", f.name, s.results.len());
+    let title = format!("{} over {} results", f.shown_name(), s.results.len());
     let mut svg = Svg::new(W, H, &title);
     let (l, t, r, b) = AREA;
     svg.text((W / 2.0, 24.0), &title, 16.0, Anchor::Middle, "title");
-    let (unit, scale) = unit(f.metric);
+    let (unit, scale) = unit(f);
     let shown: Vec<Vec<f64>> = (f.values.iter())
         .map(|v| v.iter().map(|x| x * scale).collect())
         .collect();
@@ -210,9 +211,9 @@ fn plot(s: &Series, f: &Figure) -> String {
     };
     let ys = Scale::fit(y_kind, min_pos.min(max), max, (b, t), true);
     let y_label = if unit.is_empty() {
-        f.name.clone()
+        f.shown_name()
     } else {
-        format!("{} ({unit})", f.name)
+        format!("{} ({unit})", f.shown_name())
     };
     axes(&mut svg, &xs, &ys, "result (oldest first)", &y_label);
     let px_y = |v: f64| {
@@ -232,30 +233,21 @@ fn plot(s: &Series, f: &Figure) -> String {
             "version",
         );
     }
-    // The mean of each stretch between change points.
-    let mut cuts: Vec<usize> = f.change_points.iter().map(|c| c.index).collect();
-    cuts.insert(0, 0);
-    cuts.push(s.results.len());
-    for w in cuts.windows(2) {
-        let inside: Vec<f64> = (f.results.iter().zip(&shown))
-            .filter(|(i, _)| (w[0]..w[1]).contains(*i))
-            .flat_map(|(_, v)| v.iter().copied())
-            .collect();
-        if inside.is_empty() {
-            continue;
-        }
-        let mean = inside.iter().sum::<f64>() / inside.len() as f64;
-        let (x0, x1) = (xs.px(w[0] as f64 + 0.5), xs.px(w[1] as f64 + 0.5));
-        svg.line((x0, px_y(mean)), (x1, px_y(mean)), E2E, 2.0);
+    // Each stretch between change points as the search summarised it: through its points,
+    // on a log axis too.
+    for g in &f.segments {
+        let y = px_y(g.summary * scale);
+        let (x0, x1) = (xs.px(g.from as f64 + 0.5), xs.px(g.to as f64 + 0.5));
+        svg.line((x0, y), (x1, y), E2E, 2.0);
     }
     for (k, c) in f.change_points.iter().enumerate() {
         let x = xs.px(c.index as f64 + 0.5);
         svg.polyline(&[(x, t), (x, b)], CHANGE, 1.6, true);
         let label = format!(
-            "{} (p {:.3})",
+            "{} (p {})",
             c.change_pct
                 .map_or("changed".into(), |p| format!("{p:+.1}%")),
-            c.p_value
+            p_text(c.p_tail.unwrap_or(c.p_value))
         );
         // Labels of neighbouring change points take turns on two rows.
         let row = (k % 2) as f64 * 13.0;
@@ -309,7 +301,8 @@ fn plot(s: &Series, f: &Figure) -> String {
         svg.marker((x, px_y(med)), 3.0, ACK, true, "result", &tip);
     }
     svg.polyline(&medians, TARGET, 1.0, false);
-    let mut items = vec![("median", ACK, false), ("mean between changes", E2E, false)];
+    let between = format!("{} between changes", f.summary);
+    let mut items = vec![("median", ACK, false), (between.as_str(), E2E, false)];
     if shown.iter().any(|v| v.len() > 1) {
         items.push(("trials' range", BAND, false));
     }

@@ -74,7 +74,7 @@ impl Handovers {
     }
 }
 
-pub(super) struct Membership {
+pub(in crate::run) struct Membership {
     /// The consumer's partitions, as the run numbers them, with their names.
     pub assigned: Vec<(String, i32)>,
     /// An assignment arrived (possibly empty: more members than partitions).
@@ -102,7 +102,11 @@ pub(super) struct Membership {
 }
 
 impl Membership {
-    pub(super) fn new(commit: CommitPolicy, partitions: usize, classic: bool) -> Membership {
+    pub(in crate::run) fn new(
+        commit: CommitPolicy,
+        partitions: usize,
+        classic: bool,
+    ) -> Membership {
         Membership {
             assigned: Vec::new(),
             has_assignment: false,
@@ -119,17 +123,17 @@ impl Membership {
     }
 
     /// The consumer subscribes (joins or rejoins the group) at `now`.
-    pub(super) fn joining(&mut self, h: &Handovers, now: u64) {
+    pub(in crate::run) fn joining(&mut self, h: &Handovers, now: u64) {
         h.join(now);
     }
 
     /// The consumer leaves the group (unsubscribes); its revoke follows.
-    pub(super) fn leaving(&mut self, h: &Handovers) {
+    pub(in crate::run) fn leaving(&mut self, h: &Handovers) {
         h.leave();
     }
 
     /// Run partitions given up at `now` (a revoke): they stall until another member reads them.
-    pub(super) fn revoked(&mut self, h: &Handovers, parts: &[usize], now: u64) {
+    pub(in crate::run) fn revoked(&mut self, h: &Handovers, parts: &[usize], now: u64) {
         for &p in parts {
             if let Some(w) = self.waiting.get_mut(p) {
                 *w = 0;
@@ -141,7 +145,7 @@ impl Membership {
     /// Run partitions assigned at `now`, in assignment epoch `generation` (None: unknown).
     /// With reading paused until the clock starts there is nothing to wait for: their stalls
     /// end here.
-    pub(super) fn assigned_at(
+    pub(in crate::run) fn assigned_at(
         &mut self,
         h: &Handovers,
         parts: &[usize],
@@ -169,7 +173,7 @@ impl Membership {
 
     /// A record of run partition `part` read at `now`: the end of its stall, if it was waiting.
     #[inline]
-    pub(super) fn record_read(&mut self, h: &Handovers, part: usize, now: u64) {
+    pub(in crate::run) fn record_read(&mut self, h: &Handovers, part: usize, now: u64) {
         if self.waiting.get(part).is_some_and(|w| *w > 0) {
             self.ended(h, part, now);
         }
@@ -177,7 +181,7 @@ impl Membership {
 
     /// Run partition `part` found at its end before any record after its assignment: nothing
     /// waited to be read, so its stall ends at the assignment.
-    pub(super) fn nothing_there(&mut self, h: &Handovers, part: usize) {
+    pub(in crate::run) fn nothing_there(&mut self, h: &Handovers, part: usize) {
         if let Some(&at) = self.waiting.get(part).filter(|w| **w > 0) {
             self.ended(h, part, at);
         }
@@ -193,7 +197,7 @@ impl Membership {
     /// A record of run partition `part` processed: its offset is stored for auto commit, or
     /// the consumer commits every N records.
     #[inline]
-    pub(super) fn processed<C: rdkafka::consumer::ConsumerContext>(
+    pub(in crate::run) fn processed<C: rdkafka::consumer::ConsumerContext>(
         &mut self,
         c: &BaseConsumer<C>,
         layout: &Layout,
@@ -223,7 +227,7 @@ impl Membership {
     /// Hands the stored offsets to librdkafka (auto commit sends them on its interval, and
     /// when partitions are revoked), or commits now under `every(N)`: before giving up
     /// partitions, what was processed is committed, as an application does.
-    pub(super) fn store<C: rdkafka::consumer::ConsumerContext>(
+    pub(in crate::run) fn store<C: rdkafka::consumer::ConsumerContext>(
         &mut self,
         c: &BaseConsumer<C>,
         layout: &Layout,
@@ -256,7 +260,7 @@ impl Membership {
 
     /// Fetch requests and bytes from one statistics document: the first after the clock's
     /// start is the baseline.
-    pub(super) fn stats(&mut self, s: &Statistics, measuring: bool) {
+    pub(in crate::run) fn stats(&mut self, s: &Statistics, measuring: bool) {
         let requests: i64 = s.brokers.values().filter_map(|b| b.req.get("Fetch")).sum();
         let bytes: u64 = s
             .topics
@@ -278,7 +282,7 @@ impl Membership {
     /// that one's. It is never lower than the assignment's own. Under the classic protocol
     /// each assignment is one generation, so a number seen again names an earlier generation:
     /// the sequence is made strictly increasing, from its last (the member's latest) back.
-    pub(super) fn epochs(&mut self) -> Vec<i32> {
+    pub(in crate::run) fn epochs(&mut self) -> Vec<i32> {
         let mut g = std::mem::take(&mut self.generations);
         if self.classic {
             for i in (0..g.len().saturating_sub(1)).rev() {
@@ -289,7 +293,7 @@ impl Membership {
     }
 
     /// Fetch requests and bytes over the measured phase.
-    pub(super) fn fetched(&self) -> Option<(u64, u64)> {
+    pub(in crate::run) fn fetched(&self) -> Option<(u64, u64)> {
         let (b, l) = (self.fetch_base?, self.fetch_last?);
         Some((l.0.saturating_sub(b.0), l.1.saturating_sub(b.1)))
     }
@@ -298,7 +302,7 @@ impl Membership {
 /// One statistics window's round trips to the partition leaders (`FetchTrips`): the brokers
 /// librdkafka learned from metadata. The bootstrap servers' handles ask for metadata only, and
 /// the group coordinator's requests go to a logical broker of their own.
-pub(super) fn fetch_trips(into: &mut FetchTrips, s: &Statistics) {
+pub(in crate::run) fn fetch_trips(into: &mut FetchTrips, s: &Statistics) {
     for b in s.brokers.values().filter(|b| b.source == "learned") {
         if let Some(w) = &b.rtt {
             into.window(w.sum, w.cnt, w.max);

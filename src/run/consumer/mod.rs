@@ -22,16 +22,14 @@ use rdkafka::statistics::Statistics;
 use rdkafka::{Offset, TopicPartitionList};
 
 pub(super) use fetch::ends;
-pub(super) use group::Layout;
-pub(super) use verify::Reads;
+pub(super) use group::{Layout, Membership};
+pub(super) use verify::{At, Reads, Verifier};
 
 use super::shard::Shard;
 use super::shared::{Hearing, Shared};
 use crate::measure::{ConsumerRecording, IntervalRecorder};
 use crate::model::CommitPolicy;
 use crate::native::consumer::{self as native, EventKind};
-use group::Membership;
-use verify::Verifier;
 
 /// How long a consumer waits for its partitions (and the group to settle) before the clock
 /// starts without it being ready.
@@ -186,7 +184,6 @@ pub(super) fn run(job: ConsumerJob) -> ConsumerOutcome {
     out
 }
 
-/// Meets the orchestrator at every point (nothing waits forever) and says why not.
 /// Whether the consumer's group uses the classic protocol (librdkafka's default).
 fn classic(config: &ClientConfig) -> bool {
     !config
@@ -207,7 +204,6 @@ impl Reader<'_> {
     fn now(&self) -> u64 {
         self.job.shared.t0.elapsed().as_nanos() as u64
     }
-
     /// Subscribes, or assigns every partition by hand (paused until the clock starts when a
     /// backlog waits for it).
     fn join(&mut self) -> Result<(), String> {

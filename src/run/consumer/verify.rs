@@ -94,7 +94,7 @@ impl Reads {
 
 /// Where a record's partition stands before this run: offsets below `base` were in the topic
 /// already (an existing topic), read and counted, never verified.
-pub(super) struct Verifier {
+pub(in crate::run) struct Verifier {
     pub rec: ConsumerRecording,
     pub intervals: IntervalRecorder,
     producers: usize,
@@ -119,7 +119,7 @@ pub(super) struct Verifier {
 
 /// What one record turned out to be, for the caller's bookkeeping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Read {
+pub(in crate::run) enum Read {
     /// Read before at this offset (by this consumer or another).
     Redelivered,
     /// Counted, not verified: a record that was in the topic before the run, or not ours.
@@ -131,7 +131,7 @@ pub(super) enum Read {
 /// Where and when a record was read, and its size: what `Verifier::check` needs of it besides
 /// its stamp.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct At {
+pub(in crate::run) struct At {
     /// The topic's index in the run's list.
     pub topic: usize,
     /// The partition in the run's numbering (topic index × partitions + partition).
@@ -144,7 +144,7 @@ pub(super) struct At {
 }
 
 impl Verifier {
-    pub(super) fn new(
+    pub(in crate::run) fn new(
         producers: usize,
         partitions: usize,
         topics: usize,
@@ -173,7 +173,7 @@ impl Verifier {
     /// One record of topic `topic` (index into the run's list) at partition `part` (the run's
     /// numbering), read at `now` (ns on the run's clock).
     #[inline]
-    pub(super) fn read(
+    pub(in crate::run) fn read(
         &mut self,
         m: &Message<'_>,
         topic: usize,
@@ -198,7 +198,7 @@ impl Verifier {
     /// The per-record checks on plain values. The stamp is looked up only when the record
     /// needs it (not for a redelivery, nor below the partition's base), as `read` did inline.
     #[inline]
-    pub(super) fn check(
+    pub(in crate::run) fn check(
         &mut self,
         at: At,
         stamp: impl FnOnce() -> Option<stamp::Stamp>,
@@ -285,7 +285,7 @@ impl Verifier {
     }
 
     /// Adds this consumer's counts since the last flush to the shared ones.
-    pub(super) fn flush(&mut self, reads: &Reads) {
+    pub(in crate::run) fn flush(&mut self, reads: &Reads) {
         if self.pending_verified > 0 {
             reads
                 .verified
@@ -302,7 +302,7 @@ impl Verifier {
 
     /// Records read since the last flush.
     #[inline]
-    pub(super) fn unflushed(&self) -> u64 {
+    pub(in crate::run) fn unflushed(&self) -> u64 {
         self.pending_records
     }
 }

@@ -58,6 +58,9 @@ pub(super) fn unmeasured(rp: &RunPlan, started_at: SystemTime) -> RunResult {
         topic: rp.topic.name.clone(),
         producer_config: rp.producer.masked(),
         consumer_config: rp.consumer.as_ref().map(Props::masked),
+        producer_client: Some(rp.producer_release()),
+        consumer_client: rp.consumer_release(),
+        seed: rp.workload.seed,
         topic_config: Some(TopicConfig::of(&rp.topic)),
         started_at: Some(rfc3339_utc(started_at)),
         ..RunResult::default()
