@@ -7,8 +7,8 @@
 use std::slice::Iter;
 
 use crate::exit::Outcome;
-use crate::measure::RunResult;
-use crate::model::{Assertion, BinOp, CmpOp, Expr, Test, Unit};
+use crate::measure::{drain_metric, RunResult};
+use crate::model::{Assertion, BinOp, CmpOp, Expr, Metric, Test, Unit};
 use crate::plan::{Instance, Plan, Reference};
 use crate::run::Execution;
 
@@ -144,8 +144,14 @@ pub fn evaluate(p: &Plan, results: &[RunResult]) -> Vec<Verdict> {
 }
 
 /// The value of `e`, taking its metric references from `refs` in the order written (the order
-/// `plan::resolve` walked them in).
-fn value(e: &Expr, refs: &mut Iter<Reference>, results: &[RunResult]) -> Result<f64, Shortfall> {
+/// `plan::resolve` walked them in). `from` is the run the instance is about: a drain figure
+/// read from a run without a drain is taken over `from`'s drain (the same seconds).
+fn value(
+    e: &Expr,
+    refs: &mut Iter<Reference>,
+    results: &[RunResult],
+    from: Option<&RunResult>,
+) -> Result<f64, Shortfall> {
     match e {
         Expr::Const(x, _) => Ok(*x),
         Expr::Metric { metric, .. } => {
@@ -154,14 +160,23 @@ fn value(e: &Expr, refs: &mut Iter<Reference>, results: &[RunResult]) -> Result<
                 .iter()
                 .find(|r| r.index == i)
                 .ok_or(Shortfall::NotExecuted)?;
-            r.metric(*metric).ok_or(if r.status.is_complete() {
+            let v = match (metric, from) {
+                (Metric::DrainLatency(kind, stat), Some(of)) if r.drain.is_none() => {
+                    drain_metric(r, of, *kind, *stat)
+                }
+                _ => r.metric(*metric),
+            };
+            v.ok_or(if r.status.is_complete() {
                 Shortfall::NotMeasured { run: i }
             } else {
                 Shortfall::CutShort { run: i }
             })
         }
         Expr::Binary(l, op, r) => {
-            let (l, r) = (value(l, refs, results)?, value(r, refs, results)?);
+            let (l, r) = (
+                value(l, refs, results, from)?,
+                value(r, refs, results, from)?,
+            );
             Ok(match op {
                 BinOp::Add => l + r,
                 BinOp::Sub => l - r,
@@ -192,7 +207,8 @@ fn judge(p: &Plan, a: &Assertion, inst: &Instance, results: &[RunResult]) -> Ver
         interval: None,
     };
     let refs = &mut inst.refs.iter();
-    let lhs = match value(&a.lhs, refs, results) {
+    let from = results.iter().find(|r| r.index == inst.from);
+    let lhs = match value(&a.lhs, refs, results, from) {
         Ok(x) => x,
         Err(e) => {
             v.shortfall = Some(e);
@@ -204,9 +220,9 @@ fn judge(p: &Plan, a: &Assertion, inst: &Instance, results: &[RunResult]) -> Ver
         return confident(v, a, level, inst, results);
     }
     let bound = match &a.test {
-        Test::Compare(op, rhs) => value(rhs, refs, results).map(|r| Bound::Compare(*op, r)),
-        Test::Within(lo, hi) => value(lo, refs, results)
-            .and_then(|l| value(hi, refs, results).map(|h| Bound::Within(l, h))),
+        Test::Compare(op, rhs) => value(rhs, refs, results, from).map(|r| Bound::Compare(*op, r)),
+        Test::Within(lo, hi) => value(lo, refs, results, from)
+            .and_then(|l| value(hi, refs, results, from).map(|h| Bound::Within(l, h))),
     };
     match bound {
         Ok(bound) => {

@@ -608,6 +608,8 @@ pub enum Metric {
     FaultLatency(LatencyKind, Stat),
     /// Records failed within the fault windows.
     FaultFailed,
+    /// A latency family of the live records due while a backlog drained (`drain.ack.p99`).
+    DrainLatency(LatencyKind, Stat),
     // ---- a capacity search ----
     /// The highest rate that passed all its trials.
     Capacity,
@@ -670,7 +672,8 @@ impl Metric {
             | Metric::UnavailableTime
             | Metric::RecoveryTime
             | Metric::CompactionTime
-            | Metric::FaultLatency(..) => Unit::Duration,
+            | Metric::FaultLatency(..)
+            | Metric::DrainLatency(..) => Unit::Duration,
             Metric::Throughput
             | Metric::Capacity
             | Metric::RateTarget
@@ -774,6 +777,7 @@ impl Metric {
                 | Metric::Reordered
                 | Metric::Latency(LatencyKind::E2e, _)
                 | Metric::FaultLatency(LatencyKind::E2e, _)
+                | Metric::DrainLatency(..)
                 | Metric::ConsumeThroughput
                 | Metric::ConsumeThroughputBytes
                 | Metric::LagMax

@@ -35,6 +35,7 @@ each_fixture!(
     client_unsupported,
     compaction_mistakes,
     compaction_unchecked,
+    drain_without_backlog,
     empty_matrix,
     five_mistakes,
     group_configs,

@@ -3,12 +3,12 @@
 //! and kafkabench returns in bounded time. The broker-loss test starts a second local broker of
 //! its own (scripts/kafka-local with another home and port) and kills it mid-run.
 
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+pub(crate) use crate::common::broker::SecondBroker;
 use crate::common::watch::Watched;
-use crate::common::{self, fixture, repo, text, wait_bounded};
+use crate::common::{self, fixture, repo, wait_bounded};
 
 /// Starts kafkabench on the two-run fixture, writing JSON to `json`, and waits until the long
 /// run (the second) has records acknowledged: the short one finished, the long one measuring,
@@ -173,64 +173,6 @@ fn wait_until_it_catches_sigint(pid: u32) {
             "kafkabench never installed its SIGINT handler"
         );
         std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// A second single-node cluster, stopped (and its data wiped) when dropped.
-struct SecondBroker {
-    home: tempfile::TempDir,
-    port: u16,
-}
-
-impl SecondBroker {
-    fn kafka_local(&self) -> Command {
-        let mut c = Command::new(repo().join("scripts/kafka-local"));
-        c.env("KAFKA_LOCAL_HOME", self.home.path())
-            .env("KAFKA_LOCAL_PORT", self.port.to_string())
-            .env("KAFKA_LOCAL_HEAP", "512m");
-        c
-    }
-
-    fn up(port: u16) -> SecondBroker {
-        let b = SecondBroker {
-            home: tempfile::tempdir().unwrap(),
-            port,
-        };
-        let out = b
-            .kafka_local()
-            .arg("up")
-            .output()
-            .expect("kafka-local runs");
-        assert!(
-            out.status.success(),
-            "second broker did not start:\n{}{}",
-            text(&out.stdout),
-            text(&out.stderr)
-        );
-        b
-    }
-
-    fn kill_hard(&self) {
-        self.signal(libc::SIGKILL);
-    }
-
-    fn signal(&self, sig: i32) {
-        let pid_file: PathBuf = self.home.path().join("node1.pid");
-        let pid: i32 = std::fs::read_to_string(pid_file)
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
-        // SAFETY: a signal to the broker process this test started.
-        unsafe { libc::kill(pid, sig) };
-    }
-}
-
-impl Drop for SecondBroker {
-    fn drop(&mut self) {
-        // A paused broker would not stop.
-        self.signal(libc::SIGCONT);
-        let _ = self.kafka_local().args(["down", "--wipe"]).output();
     }
 }
 

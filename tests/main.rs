@@ -23,6 +23,7 @@ mod delivery;
 mod diagnostics;
 mod fault_language;
 mod fault_timeline;
+mod fault_windows;
 mod faults;
 mod fmt;
 mod grammar;

@@ -59,6 +59,10 @@ pub const METRIC_NAMES: &[&str] = &[
     "fetch.requests",
     "fetch.bytes",
     "drain.time",
+    "drain.ack.p50",
+    "drain.ack.p99",
+    "drain.ack.max",
+    "drain.e2e.p99",
     "backlog.cold",
     "first_record.time",
     "fetch.rtt",
@@ -174,6 +178,14 @@ pub fn parse_metric(name: &str) -> Option<Metric> {
                 return match parse_metric(rest)? {
                     Metric::Latency(kind @ (LatencyKind::Ack | LatencyKind::E2e), stat) => {
                         Some(Metric::FaultLatency(kind, stat))
+                    }
+                    _ => None,
+                };
+            }
+            if let Some(rest) = name.strip_prefix("drain.") {
+                return match parse_metric(rest)? {
+                    Metric::Latency(kind @ (LatencyKind::Ack | LatencyKind::E2e), stat) => {
+                        Some(Metric::DrainLatency(kind, stat))
                     }
                     _ => None,
                 };

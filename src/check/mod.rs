@@ -19,6 +19,7 @@ mod expect;
 mod faults;
 mod lower;
 mod payload;
+mod phases;
 mod placement;
 mod props;
 mod read_side;
@@ -253,6 +254,9 @@ impl Checker<'_> {
         }
         if !written(sections.share_span.is_some()) {
             self.share_metrics(&sections.expects, &cells);
+        }
+        if !written(sections.base.iter().any(|s| s.key.node == "backlog")) {
+            self.drain_metrics(&sections.expects, &cells);
         }
         let any_consumer = written(sections.has_consumer || sections.share_span.is_some())
             || cells.iter().any(|c| c.spec.consumer.is_some());

@@ -255,6 +255,8 @@ fn run_file(
         shard: ctx.sharding.clone().map(|s| s as Arc<dyn Coordination>),
         rounds: None,
         live_latency: ctx.live.metrics.is_some(),
+        // `execute` turns it on for a plan with a backlog.
+        by_due: false,
     };
     let started = SystemTime::now();
     let exec = if selection.is_empty() {

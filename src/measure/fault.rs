@@ -5,15 +5,16 @@
 //! a gap pushed only when the acknowledgements stop for longer than [`GAP`]. The figures are
 //! derived once, at the end, from those gaps, the actions as they happened and the time series.
 
+mod churn;
+mod windows;
+
 use std::collections::BTreeMap;
 
-use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use super::intervals::new_interval_histogram;
-use super::{codec, LatencySummary, ProducerRecording, RunResult, TimeSeries};
-
-mod churn;
+use super::{LatencySummary, ProducerRecording, RunResult, TimeSeries};
+pub(crate) use windows::drain;
+pub use windows::{drain_metric, pair_drains, Beside, PhaseFigures};
 
 pub use churn::ChurnEvent;
 
@@ -44,12 +45,13 @@ pub struct FaultFigures {
     /// runs; the longest over the windows that end before the run does). None when not paced,
     /// or not back at the rate before the run ended.
     pub recovery_secs: Option<f64>,
-    /// Latencies of the records acknowledged (read) within the fault windows, from the time
-    /// series' intervals that overlap them: the resolution is the series interval.
+    /// Latencies of the records *due* within the fault windows (by intended send time, to
+    /// the due intervals' 100 ms: `windows`), whenever their ack or read came: what the
+    /// faults did to the records they held up. None when none was due in them, and in files
+    /// of an older kafkabench (which kept no latency by due time).
     pub ack: Option<LatencySummary>,
     pub e2e: Option<LatencySummary>,
-    /// Records failed within the fault windows (due in one, or reported failed in one), by
-    /// error kind.
+    /// Records due within the fault windows that failed, by error kind.
     pub failed: u64,
     pub failed_by_kind: BTreeMap<String, u64>,
     /// Each consumer stopped and started again (`stop consumer N`): what the group's handover
@@ -235,11 +237,14 @@ impl FaultSums {
     }
 
     /// The figures, derived here only (a run and a merge alike): the windows from the actions,
-    /// unavailability from the silences, recovery and the latencies within the windows from the
-    /// time series, failures within them from the reports, churn from the read side's sums.
+    /// unavailability from the silences, recovery from the time series, the latencies of the
+    /// records due within the windows from the due-time recording, failures due within them
+    /// from the reports, churn from the read side's sums.
     pub(crate) fn figures(&self, result: &RunResult) -> FaultFigures {
         let end = measured_end(result);
         let windows = windows(&self.actions, end);
+        let due_spans = windows::spans(&windows);
+        let due = result.recording.due.as_ref();
         let series = result.series.as_ref();
         let read = result.recording.read.as_ref();
         FaultFigures {
@@ -248,9 +253,9 @@ impl FaultSums {
                 .as_ref()
                 .map(|s| s.iter().map(|[a, b]| b - a).max().unwrap_or(0) as f64 / 1e9),
             recovery_secs: series.and_then(|s| recovery(s, &windows, end)),
-            ack: series.and_then(|s| within(s, &windows, |p| p.ack_histogram.as_deref())),
-            e2e: series.and_then(|s| within(s, &windows, |p| p.e2e_histogram.as_deref())),
-            failed_by_kind: failed_within(&self.failures, &windows),
+            ack: windows::latency(due, &due_spans, false),
+            e2e: windows::latency(due, &due_spans, true),
+            failed_by_kind: windows::failed(&self.failures, &due_spans),
             failed: 0,
             windows: windows.iter().map(|(a, b)| [*a, *b]).collect(),
             churn: churn::churn(
@@ -374,40 +379,6 @@ fn recovery(series: &TimeSeries, windows: &[(f64, f64)], end: f64) -> Option<f64
         longest = Some(longest.map_or(r, |l: f64| l.max(r)));
     }
     longest
-}
-
-/// The latency of what arrived within the windows: the histograms of every series interval
-/// that overlaps one, added. None when no window, or nothing arrived in them.
-fn within(
-    series: &TimeSeries,
-    windows: &[(f64, f64)],
-    histogram: impl Fn(&super::SeriesPoint) -> Option<&str>,
-) -> Option<LatencySummary> {
-    let mut sum: Option<Histogram<u64>> = None;
-    for p in &series.points {
-        let (from, to) = (p.t_secs, p.t_secs + series.interval_secs);
-        let overlaps = windows.iter().any(|(a, b)| from <= *b && *a < to);
-        if let (true, Some(text)) = (overlaps, histogram(p)) {
-            if let Ok(h) = codec::decode(text) {
-                let _ = sum.get_or_insert_with(new_interval_histogram).add(&h);
-            }
-        }
-    }
-    sum.filter(|h| !h.is_empty())
-        .map(|h| LatencySummary::from_histogram(&h))
-}
-
-/// Records failed within the windows, by kind: due in one, or reported failed in one.
-fn failed_within(failures: &[FailureAt], windows: &[(f64, f64)]) -> BTreeMap<String, u64> {
-    let secs = |ns: u64| ns as f64 / 1e9;
-    let inside = |t: f64| windows.iter().any(|(a, b)| *a <= t && t <= *b);
-    let mut out = BTreeMap::new();
-    for f in failures {
-        if inside(secs(f.due_ns)) || inside(secs(f.reported_ns)) {
-            *out.entry(f.kind.clone()).or_default() += f.records;
-        }
-    }
-    out
 }
 
 #[cfg(test)]

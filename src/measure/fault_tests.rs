@@ -1,5 +1,5 @@
 //! The fault figures from synthetic recordings and series: gaps intersected across producers,
-//! the recovery window, percentiles within the windows, failures by kind.
+//! the recovery window, failures by kind, churn (the windows over due time: `fault/windows`).
 
 use super::*;
 use crate::measure::intervals::IntervalRecorder;
@@ -189,32 +189,6 @@ fn recovery_is_none_when_never_back_or_not_paced() {
         p.target_rate = None;
     }
     assert_eq!(recovery(&unpaced, &[(0.5, 1.0)], 3.0), None);
-}
-
-#[test]
-fn latency_within_the_windows_comes_from_the_intervals_they_overlap() {
-    // Steady at 2 ms, 800 ms in interval 2 (the fault), 5 ms after.
-    let s = series(100.0, &[100, 100, 100, 100], &[2, 2, 800, 5]);
-    let w = within(&s, &[(2.2, 2.8)], |p| p.ack_histogram.as_deref()).unwrap();
-    assert_eq!(w.count, 100);
-    assert!((w.p99_ms - 800.0).abs() / 800.0 < 0.01, "{}", w.p99_ms);
-    let both = within(&s, &[(2.5, 3.5)], |p| p.ack_histogram.as_deref()).unwrap();
-    assert_eq!(both.count, 200, "a window over two intervals takes both");
-    assert!((both.p50_ms - 5.0).abs() / 5.0 < 0.01, "{}", both.p50_ms);
-    assert!(within(&s, &[], |p| p.ack_histogram.as_deref()).is_none());
-}
-
-#[test]
-fn failures_count_when_due_or_reported_within_a_window() {
-    let mut p = producer(&[], 10 * S);
-    p.ack_timeline.failed(11 * S, 3 * S, "MsgTimedOut"); // due in the window, reported after
-    p.ack_timeline.failed(11 * S, 3 * S, "MsgTimedOut");
-    p.ack_timeline.failed(4 * S, S, "NotLeaderForPartition"); // reported in the window
-    p.ack_timeline.failed(8 * S, 7 * S, "MsgTimedOut"); // neither
-    let by_kind = FaultSums::of(Vec::new(), &[p]).failures;
-    let by_kind = failed_within(&by_kind, &[(2.0, 5.0)]);
-    assert_eq!(by_kind.get("MsgTimedOut"), Some(&2));
-    assert_eq!(by_kind.get("NotLeaderForPartition"), Some(&1));
 }
 
 #[test]

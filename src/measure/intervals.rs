@@ -17,6 +17,7 @@
 use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 
+use super::due::DueRecorder;
 use super::flat_histogram::FlatHistogram;
 use super::MAX_NS;
 
@@ -84,6 +85,8 @@ pub struct IntervalRecorder {
     closed: Vec<(usize, Vec<u8>)>,
     serializer: V2Serializer,
     last_ns: u64,
+    /// Latencies by due interval too, for a run whose windows ask for them (`by_due`).
+    due: Option<Box<DueRecorder>>,
 }
 
 impl IntervalRecorder {
@@ -103,12 +106,23 @@ impl IntervalRecorder {
             closed: Vec::new(),
             serializer: V2Serializer::new(),
             last_ns: 0,
+            due: None,
         }
+    }
+
+    /// Keeps latencies by when each record was due as well (`measure::due`): a run with fault
+    /// windows or a marked phase. Allocates; call it before the hot path.
+    pub fn by_due(mut self, on: bool) -> IntervalRecorder {
+        self.due = on.then(|| Box::new(DueRecorder::new()));
+        self
     }
 
     /// The measured phase starts at `origin_ns` (the run's clock): interval 0 begins there.
     pub fn start(&mut self, origin_ns: u64) {
         self.origin_ns = origin_ns;
+        if let Some(d) = &mut self.due {
+            d.start(origin_ns);
+        }
         // Empty range: the first record resolves its interval.
         self.cur_start = 0;
         self.cur_len = 0;
@@ -180,6 +194,9 @@ impl IntervalRecorder {
         s.acked += 1;
         s.bytes += key_value_bytes;
         self.latency(latency_ns);
+        if let Some(d) = &mut self.due {
+            d.record(now_ns, latency_ns);
+        }
     }
 
     /// `n` measured records reported failed at `now_ns`.
@@ -193,6 +210,9 @@ impl IntervalRecorder {
     pub fn consumed(&mut self, now_ns: u64, latency_ns: u64) {
         self.slot(now_ns).consumed += 1;
         self.latency(latency_ns);
+        if let Some(d) = &mut self.due {
+            d.record(now_ns, latency_ns);
+        }
     }
 
     /// A backlog record read at `now_ns`.
@@ -220,6 +240,7 @@ impl IntervalRecorder {
             counts: std::mem::take(&mut self.counts),
             histograms: std::mem::take(&mut self.closed),
             last_ns: self.last_ns,
+            due: self.due.as_mut().map(|d| d.finish()),
         }
     }
 }
@@ -237,6 +258,9 @@ pub struct IntervalRecording {
     pub histograms: Vec<(usize, Vec<u8>)>,
     /// The last time anything was recorded (0 when nothing was).
     pub last_ns: u64,
+    /// Latency histograms by due interval (`measure::due`), chunks that add up; None when the
+    /// run did not ask for them.
+    pub due: Option<Vec<(usize, Vec<u8>)>>,
 }
 
 impl IntervalRecording {
@@ -250,6 +274,9 @@ impl IntervalRecording {
         add_counts(&mut self.counts, &other.counts);
         self.histograms.extend(other.histograms);
         self.last_ns = self.last_ns.max(other.last_ns);
+        if let Some(theirs) = other.due {
+            self.due.get_or_insert_with(Vec::new).extend(theirs);
+        }
     }
 
     /// Adds this thread's histogram of every interval into `into[index]`, growing it. Exact:

@@ -11,6 +11,7 @@ pub(crate) mod clock;
 pub(crate) mod codec;
 pub mod compaction;
 pub(crate) mod consume;
+pub(crate) mod due;
 pub mod environment;
 pub(crate) mod fault;
 pub(crate) mod flat_histogram;
@@ -40,7 +41,10 @@ use serde::{Deserialize, Serialize};
 pub use capacity::{CapacityFigures, GeneratorLoad};
 pub use consume::{ConsumeFigures, ConsumerRecording, ReadSums, ReaderQueue};
 pub use environment::Environment;
-pub use fault::{AckTimeline, ChurnEvent, FaultFigures, FaultRecord, FaultSums};
+pub use fault::{
+    drain_metric, pair_drains, AckTimeline, Beside, ChurnEvent, FaultFigures, FaultRecord,
+    FaultSums, PhaseFigures,
+};
 pub use intervals::{IntervalRecorder, IntervalRecording};
 pub use recording::{ProducerStats, RawSums, Recording, SendSpan};
 pub use series::{Intervals, SeriesPoint, TimeSeries};
@@ -277,6 +281,10 @@ pub struct RunResult {
     /// The fault timeline and what it did (None without faults).
     #[serde(default)]
     pub faults: Option<FaultFigures>,
+    /// A backlog's drain as a phase: the live records due while it drained, and beside them
+    /// the same seconds of the run it is compared with (None without a backlog).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drain: Option<PhaseFigures>,
     /// The compacted topic checked after the run (`compaction = verify`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compaction: Option<compaction::CompactionFigures>,
@@ -471,6 +479,9 @@ impl RunResult {
                 };
                 s.stat_secs(stat)?
             }
+            // A run without a drain of its own is read over another's only by an assertion
+            // about that one (`assert`, `drain_metric`).
+            Metric::DrainLatency(kind, stat) => drain_metric(self, self, kind, stat)?,
         })
     }
 }

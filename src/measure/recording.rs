@@ -275,6 +275,11 @@ impl Recording {
         r.e2e = self.e2e.as_ref().map(LatencySummary::from_histogram);
         r.sizes = self.sizes.as_ref().and_then(SizeSummary::from_histogram);
         r.series = self.intervals.as_ref().map(|i| i.derive(planned));
+        r.recording.due = self
+            .intervals
+            .as_ref()
+            .and_then(|i| i.due.as_ref())
+            .map(super::due::DueLatency::file);
         // Judged on the series as the result file keeps it, for shards merged alike.
         r.steady_after = r.series.as_ref().map(super::steady::detect);
     }

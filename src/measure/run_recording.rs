@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::due::DueSeries;
 use super::fault::FaultSums;
 use super::{
     merge::Problem, LatencySummary, RawSums, ReadSums, RunResult, TopicFigures, TxnFigures,
@@ -30,6 +31,11 @@ pub struct RunRecording {
     /// Per topic of a run over several (empty for one topic).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub topics: Vec<TopicSums>,
+    /// Ack and end-to-end latency by when each record was due (`measure::due`): what fault
+    /// windows and a drain are measured on. None when the run did not keep them (no fault,
+    /// no backlog in its scenario) and in files of an older kafkabench.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub due: Option<DueSeries>,
 }
 
 /// One topic's counts in a run over several.
@@ -130,6 +136,8 @@ impl RunResult {
         if let Some(f) = &rec.faults {
             self.faults = Some(f.figures(self));
         }
+        // `beside` needs the other runs: `pair_drains`, once they are all derived.
+        self.drain = super::fault::drain(self);
         self.derive_topic_figures();
     }
 

@@ -8,6 +8,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use super::codec;
+use super::due::DueLatency;
 use super::intervals::{add_counts, new_interval_histogram, IntervalCounts, IntervalRecording};
 use crate::model::RateSpec;
 
@@ -124,6 +125,8 @@ pub struct Intervals {
     pub consumer: bool,
     /// Records written (and acked) before the clock: lag from the first interval on.
     pub backlog: u64,
+    /// Latencies by due interval (`measure::due`), when the run kept them.
+    pub due: Option<DueLatency>,
 }
 
 impl Intervals {
@@ -149,6 +152,7 @@ impl Intervals {
             end_ns: r.last_ns.saturating_sub(r.origin_ns),
             consumer,
             backlog: 0,
+            due: r.due.as_deref().map(|c| DueLatency::of_thread(c, consumer)),
         })
     }
 
@@ -160,6 +164,11 @@ impl Intervals {
         self.end_ns = self.end_ns.max(o.end_ns);
         self.consumer |= o.consumer;
         self.backlog += o.backlog;
+        match (&mut self.due, &o.due) {
+            (Some(mine), Some(theirs)) => mine.absorb(theirs),
+            (None, Some(theirs)) => self.due = Some(theirs.clone()),
+            _ => {}
+        }
     }
 
     /// The series: percentiles read off the summed histograms, lag from the summed counts,

@@ -22,19 +22,30 @@ pub(super) fn write(results: &[RunResult], out: &mut dyn Write) -> io::Result<()
             for c in super::churn::lines(r, &f.churn) {
                 writeln!(out, "    {c}")?;
             }
-            writeln!(out, "    {}", figures_line(f, r.target_rate.is_some()))?;
+            let unreachable = !r.unavailable.is_empty();
+            writeln!(
+                out,
+                "    {}",
+                figures_line(f, r.target_rate.is_some(), unreachable)
+            )?;
         }
     }
     Ok(())
 }
 
 /// `at 15s kill broker leader(partition 0) for 10s → broker 2: fired 15.01s, ended 25.3s, ok`.
+/// A command acts on whatever it acts on: the broker it was handed (`KB_BROKER_ID`, partition
+/// 0's leader) is said as that, not as its target.
 fn action_line(a: &FaultRecord) -> String {
-    let target = a
-        .target
-        .as_ref()
-        .map(|t| format!(" → {t}"))
-        .unwrap_or_default();
+    let command = a.action.starts_with("run ");
+    let target = match a.target.as_deref() {
+        Some(t) if command => t
+            .strip_prefix("broker ")
+            .map(|id| format!(" (KB_BROKER_ID={id})"))
+            .unwrap_or_default(),
+        Some(t) => format!(" → {t}"),
+        None => String::new(),
+    };
     let head = format!("at {} {}{target}", secs(a.at_secs), a.action);
     let outcome = if a.outcome.is_empty() {
         "no outcome recorded"
@@ -50,12 +61,16 @@ fn action_line(a: &FaultRecord) -> String {
     }
 }
 
-/// `unavailable 2.1s, recovery 1s; within the windows: ack p50 … p99 …, 12 failed (…)`.
-fn figures_line(f: &FaultFigures, paced: bool) -> String {
-    let mut parts = vec![format!(
-        "unavailable {}",
-        f.unavailable_secs.map_or("-".to_string(), secs)
-    )];
+/// `unavailable 2.1s, recovery 1s; records due in the fault windows (2 000): ack p50 … p99 …,
+/// 12 failed (…)`. Without a period no broker answered, `unavailable.time` is only the longest
+/// stretch between acknowledgements, and says so.
+fn figures_line(f: &FaultFigures, paced: bool, unreachable: bool) -> String {
+    let silence = f.unavailable_secs.map_or("-".to_string(), secs);
+    let mut parts = vec![if unreachable || f.unavailable_secs.is_none() {
+        format!("unavailable {silence}")
+    } else {
+        format!("unavailable {silence} (the longest stretch without an acknowledgement: no broker was unreachable)")
+    }];
     if paced {
         parts.push(match (f.recovery_secs, f.windows.is_empty()) {
             (Some(r), _) => format!("recovery {}", secs(r)),
@@ -65,10 +80,10 @@ fn figures_line(f: &FaultFigures, paced: bool) -> String {
     }
     let mut within = Vec::new();
     if let Some(l) = &f.ack {
-        within.push(format!("ack {}", latency(l)));
+        within.push(format!("ack {} ({} records)", latency(l), l.count));
     }
     if let Some(l) = &f.e2e {
-        within.push(format!("e2e {}", latency(l)));
+        within.push(format!("e2e {} ({} read)", latency(l), l.count));
     }
     let kinds: Vec<String> = f
         .failed_by_kind
@@ -81,7 +96,7 @@ fn figures_line(f: &FaultFigures, paced: bool) -> String {
         format!("{} failed ({})", f.failed, kinds.join(", "))
     });
     format!(
-        "{}; within the fault windows: {}",
+        "{}; the records due in the fault windows: {}",
         parts.join(", "),
         within.join(", ")
     )

@@ -20,8 +20,9 @@ use super::verdict::VerdictRecord;
 
 /// Version 2 added the encoded histograms, the time series, the scenario text and versions;
 /// version 3 keeps each run's whole recording (`recording`), from which a reader derives every
-/// figure again.
-pub const SCHEMA_VERSION: u32 = 3;
+/// figure again; version 4 adds latency by due time (`recording.due`), the fault figures over
+/// the records due in the windows and a backlog's drain as a phase (`drain`).
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// The oldest version read: its runs are upgraded (`RunResult::upgrade_v2`) and keep the
 /// figures they were written with.
@@ -191,12 +192,15 @@ impl ResultFile {
         }
         let mut file: ResultFile = serde_json::from_value(value).map_err(|e| not(e.to_string()))?;
         for r in &mut file.runs {
-            if found < u64::from(SCHEMA_VERSION) {
+            if found < 3 {
                 r.upgrade_v2();
             } else {
+                // A version 3 file kept no latency by due time: its fault latencies (then the
+                // records acknowledged within the windows) are not derived again.
                 r.rederive();
             }
         }
+        crate::measure::pair_drains(&mut file.runs);
         // Read is read as this version: what it holds is now in this version's places.
         file.schema_version = SCHEMA_VERSION;
         Ok(file)

@@ -161,6 +161,11 @@ pub fn write_results(
     for r in results.iter().filter(|r| !r.unavailable.is_empty()) {
         writeln!(out, "  {}: {}", r.label, unavailable(r))?;
     }
+    for r in results {
+        if let Some(n) = drained_unsampled(r) {
+            writeln!(out, "  {}: {n}", r.label)?;
+        }
+    }
     for r in results.iter().filter(|r| r.capacity.is_none()) {
         if let Some(b) = r.generator.and_then(|g| g.reader_behind()) {
             writeln!(
@@ -287,6 +292,20 @@ pub(crate) fn unavailable(r: &RunResult) -> String {
     )
 }
 
+/// A backlog drained before the first interval of the series ended: `lag max` (read at the
+/// intervals' ends) never saw it, and says 0 or little.
+fn drained_unsampled(r: &RunResult) -> Option<String> {
+    let drained = r.consume.as_ref()?.drain_secs?;
+    let w = r.series.as_ref()?.interval_secs;
+    (drained < w).then(|| {
+        format!(
+            "lag max is read at the time series' interval ends ({}), and the backlog drained in {}, before the first one: a shorter --interval sees it",
+            human_duration(w),
+            human_duration(drained)
+        )
+    })
+}
+
 /// The read side's columns, each shown when some run has it: consume rate and lag with
 /// consumers, rebalances with a group (how many, the longest stall, and the partition-seconds
 /// left unread: the figure that says which group disrupts its consumers least), drain time with a backlog, how cold a cold backlog
@@ -297,6 +316,11 @@ pub(crate) struct ReadColumns {
     group: bool,
     drain: bool,
     cold: bool,
+    /// A drain as a phase: the backlog records read, and the live ack p99 of the records due
+    /// while it drained, beside (in its own row) the run it is compared with, over the same
+    /// seconds: that row's cell, by run index.
+    phase: bool,
+    beside: std::collections::BTreeMap<usize, String>,
 }
 
 impl ReadColumns {
@@ -304,11 +328,30 @@ impl ReadColumns {
         let any = |f: fn(&crate::measure::ConsumeFigures) -> bool| {
             results.iter().filter_map(|r| r.consume.as_ref()).any(f)
         };
+        let p99 = |l: &Option<crate::measure::LatencySummary>| {
+            l.as_ref().map_or("-".into(), |l| ms(l.p99_ms))
+        };
+        let beside = results
+            .iter()
+            .filter_map(|r| {
+                let d = r.drain.as_ref()?;
+                let b = d.beside.as_ref()?;
+                let cell = format!(
+                    "{} (in {}'s {} drain)",
+                    p99(&b.ack),
+                    r.label,
+                    human_duration(d.to_secs - d.from_secs)
+                );
+                Some((b.run, cell))
+            })
+            .collect();
         ReadColumns {
             consume: any(|_| true),
             group: any(|c| c.rebalances > 0),
             drain: any(|c| c.drain_secs.is_some()),
             cold: any(|c| c.cold_share.is_some()),
+            phase: results.iter().any(|r| r.drain.is_some()),
+            beside,
         }
     }
 
@@ -337,6 +380,9 @@ impl ReadColumns {
         }
         if self.cold {
             head.extend(["cold", "1st read", "fetch rtt"]);
+        }
+        if self.phase {
+            head.extend(["backlog read", "drain ack p99"]);
         }
     }
 
@@ -381,6 +427,15 @@ impl ReadColumns {
                 c.and_then(|c| c.fetch_rtt_secs)
                     .map_or_else(dash, human_duration),
             );
+        }
+        if self.phase {
+            let d = r.drain.as_ref();
+            row.push(d.map_or_else(dash, |d| d.backlog_read.to_string()));
+            row.push(match (d, self.beside.get(&r.index)) {
+                (Some(d), _) => d.ack.as_ref().map_or_else(dash, |l| ms(l.p99_ms)),
+                (None, Some(cell)) => cell.clone(),
+                (None, None) => dash(),
+            });
         }
     }
 }

@@ -6,6 +6,13 @@
 //!
 //! Its own probe, not librdkafka's reconnection: librdkafka backs off between reconnects (up to
 //! `reconnect.backoff.max.ms`), which would be charged to the cluster.
+//!
+//! Nor only librdkafka's all-brokers-down: it counts each broker down once until one comes
+//! back up, so after an outage a broker handle it never reconnected (sparse connections)
+//! keeps it from ever reporting the next one (a second stop of a single broker went
+//! unreported in one run of three here). So when no client has heard an answer for as long as
+//! a request may wait (`socket.timeout.ms`), this thread asks the brokers itself; when none
+//! answers, the period begins, at the last answer a client (or this probe) had.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -23,6 +30,8 @@ const PROBE_EVERY: Duration = Duration::from_millis(250);
 const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
 /// How often an idle watch looks whether a period has begun.
 const IDLE: Duration = Duration::from_millis(50);
+/// While the clients hear nothing, the watch asks the brokers at most this often (ns).
+const SECOND: u64 = 1_000_000_000;
 
 /// The watch over one run; stopped (and joined) when dropped.
 pub(super) struct Watch {
@@ -58,10 +67,11 @@ pub(super) fn watch(rp: &RunPlan, brokers: &[String], shared: Arc<Shared>) -> Wa
     .ok();
     shared.set_down_window(down_window(rp));
     let bound = rp.cell.spec.lost_after;
+    let silent = down_window(rp).saturating_sub(Duration::from_secs(1));
     let s = stop.clone();
     let handle = std::thread::Builder::new()
         .name("kb-availability".into())
-        .spawn(move || run(addresses, security.as_ref(), bound, &shared, &s))
+        .spawn(move || run(addresses, security.as_ref(), bound, silent, &shared, &s))
         .ok();
     Watch { stop, handle }
 }
@@ -70,11 +80,26 @@ fn run(
     mut addresses: Vec<String>,
     security: Option<&Security>,
     bound: Duration,
+    silent: Duration,
     shared: &Shared,
     stop: &AtomicBool,
 ) {
+    // This probe's own last answer, and when it last asked.
+    let (mut answered_ns, mut asked_ns) = (0u64, 0u64);
     while !stop.load(Ordering::Acquire) && !shared.lost() && !shared.interrupted() {
         let Some(since) = shared.down_since() else {
+            let (now, heard) = (now_ns(shared), shared.last_heard());
+            let last = heard.max(answered_ns);
+            let silent_for = now.saturating_sub(last);
+            let asked_for = now.saturating_sub(asked_ns);
+            if heard > 0 && silent_for > silent.as_nanos() as u64 && asked_for >= SECOND {
+                asked_ns = now;
+                match answers(&mut addresses, security, shared, u64::MAX) {
+                    Some(at) => answered_ns = at,
+                    None => shared.unreachable_since(last),
+                }
+                continue;
+            }
             std::thread::sleep(IDLE);
             continue;
         };

@@ -78,3 +78,46 @@ pub(super) fn found(rp: &RunPlan, shared: &Shared, notes: &mut Vec<String>) -> O
         }
     }
 }
+
+/// Whether local disk still holds everything a tiered topic was written (`remote.storage
+/// .enable`): asked once at the run's end, since only segments that have left it make its
+/// size on disk wrong. A topic without a short `local.retention.ms` keeps every segment
+/// locally, and its size is measured as any other's. Blocking.
+pub(super) struct LocalDisk {
+    bootstrap: String,
+    topics: Vec<String>,
+    security: Result<crate::wire::Security, String>,
+    run: RunNo,
+}
+
+impl LocalDisk {
+    pub(super) fn of(rp: &RunPlan) -> LocalDisk {
+        LocalDisk {
+            bootstrap: rp.bootstrap.clone(),
+            topics: rp.topics.clone(),
+            security: super::logdirs::security(&rp.admin).map_err(|e| e.to_string()),
+            run: RunNo(rp.index),
+        }
+    }
+
+    /// None when nothing has left local disk; otherwise the note that says why there is no
+    /// on-disk size.
+    pub(super) fn left(self) -> Option<String> {
+        let run = self.run;
+        let asked = self.security.and_then(|s| {
+            super::offload::cold(&self.bootstrap, &s, &self.topics).map_err(|e| e.to_string())
+        });
+        match asked {
+            Ok(c) if c.remote_only == 0 => None,
+            Ok(c) => Some(format!(
+                "run {run}: no on-disk size: {} of the topic's {} records ({:.0}%) were in remote storage only at the run's end (remote.storage.enable), so local disk does not hold all that was written",
+                c.remote_only,
+                c.held,
+                c.share() * 100.0
+            )),
+            Err(e) => Some(format!(
+                "run {run}: no on-disk size: whether the tiered topic's segments had left local disk is unknown: {e}"
+            )),
+        }
+    }
+}

@@ -81,7 +81,7 @@ impl<'a> Events<'a> {
                     let (code, reason) = ev.error();
                     if code == RDKafkaErrorCode::AllBrokersDown {
                         // Unavailability, measured; the run ends only at its bound.
-                        self.shared.brokers_down();
+                        self.shared.brokers_down(self.hearing.asking_since());
                     } else {
                         // Kept to explain a run that delivered nothing (e.g. authentication).
                         self.shared.client_error(format!("{code:?}: {reason}"));

@@ -106,6 +106,12 @@ pub(crate) async fn execute(
         environment: Some(environment::local()),
         shard_environments: Vec::new(),
     };
+    // A drain is compared with the same seconds of a run without one: every run of a plan
+    // with a backlog keeps latency by due time.
+    let opts = &RunOptions {
+        by_due: opts.by_due || plan.runs.iter().any(|r| r.workload.backlog.is_some()),
+        ..opts.clone()
+    };
     if let Some(s) = &opts.shard {
         // A shard runs the rounds its collector names, not the plan's order of its own.
         let part = follow::follow(plan, s.as_ref(), opts, interrupt).await;
@@ -234,5 +240,7 @@ pub(crate) async fn execute(
         r.label = runs[k].label.clone();
         exec.results.push(r);
     }
+    // A drain beside the same seconds of the run it is compared with: known once both ran.
+    crate::measure::pair_drains(&mut exec.results);
     exec
 }

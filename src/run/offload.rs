@@ -55,7 +55,11 @@ pub(crate) struct Waited {
 }
 
 /// How much of `topics` is in remote storage only, asking each partition's leader.
-fn cold(bootstrap: &str, security: &Security, topics: &[String]) -> Result<Cold, WireError> {
+pub(crate) fn cold(
+    bootstrap: &str,
+    security: &Security,
+    topics: &[String],
+) -> Result<Cold, WireError> {
     let limits = Limits::new(IO_TIMEOUT);
     let mut conn = bootstrap_conn(&bootstrap_list(bootstrap), security, limits, "kafkabench")?;
     let meta = metadata(&mut conn, topics)?;

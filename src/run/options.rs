@@ -30,6 +30,9 @@ pub(crate) struct RunOptions {
     pub rounds: Option<Arc<dyn Rounds>>,
     /// Count latencies into live buckets too, for `--metrics` (progress snapshots carry them).
     pub live_latency: bool,
+    /// Keep latency by due time in every run (`measure::due`), not only in those with faults
+    /// or a backlog: another run of the plan drains a backlog, to be compared with these.
+    pub by_due: bool,
 }
 
 impl Default for RunOptions {
@@ -43,6 +46,7 @@ impl Default for RunOptions {
             shard: None,
             rounds: None,
             live_latency: false,
+            by_due: false,
         }
     }
 }

@@ -71,8 +71,9 @@ pub(super) struct ProducerJob {
     /// The run's consumers read committed records only (`Txn::new`).
     pub readers_skip_aborted: bool,
     pub flush_timeout: Duration,
-    /// Width of the time series' intervals.
+    /// Width of the time series' intervals, and whether latency is kept by due time too.
     pub interval: Duration,
+    pub by_due: bool,
 }
 
 /// What one producer measured, and why it could not finish if it could not.
@@ -527,7 +528,7 @@ pub(super) fn run(job: ProducerJob) -> ProducerOutcome {
     let seeds = Seeds::of(job.workload.seed.unwrap_or(unix_ms_at_t0), job.share.index);
     let paced = !matches!(job.workload.rate, RateSpec::Unlimited);
     let layout = Layout::of(job.share.index, job.share.of, job.topics.len());
-    let mut recorder = Recorder::new(paced, job.interval.as_nanos() as u64);
+    let mut recorder = Recorder::new(paced, job.interval.as_nanos() as u64, job.by_due);
     if job.workload.compaction.is_some() {
         recorder.keys = KeyTable::new(&job.workload.key);
     }

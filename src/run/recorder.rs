@@ -70,7 +70,7 @@ struct StatsCounters {
 
 impl Recorder {
     /// Allocates the histograms (the interval one too): before the hot path.
-    pub(super) fn new(paced: bool, interval_ns: u64) -> Recorder {
+    pub(super) fn new(paced: bool, interval_ns: u64, by_due: bool) -> Recorder {
         Recorder {
             measuring: false,
             paced,
@@ -83,7 +83,7 @@ impl Recorder {
             failed_seqs: Vec::new(),
             key_value_bytes: 0,
             last_ack_ns: 0,
-            intervals: IntervalRecorder::new(interval_ns),
+            intervals: IntervalRecorder::new(interval_ns).by_due(by_due),
             ack_timeline: AckTimeline::default(),
             stats: StatsCounters::default(),
             stats_seen: 0,

@@ -20,15 +20,13 @@ pub(crate) struct Shared {
     down_since_ns: AtomicU64,
     /// The periods no broker answered, (from, to) ns since `t0`; `to` 0 for one still open.
     outages: Mutex<Vec<(u64, u64)>>,
-    /// The last time a client heard from the cluster (an acknowledgement, a record read, an
-    /// answer its statistics counted), ns since `t0`: where a period of unavailability begins.
+    /// The last time a client heard from the cluster (an acknowledgement, a record read, the
+    /// last receive its statistics saw: `Hearing`), ns since `t0`: where a period of
+    /// unavailability begins.
     last_heard_ns: AtomicU64,
-    /// Since when a client has had requests waiting and no answer (ns since `t0`, 0 while
-    /// answers come): the first evidence of a silence (`Hearing`).
-    unanswered_since_ns: AtomicU64,
     /// The longest a client can take to find every broker down (its `socket.timeout.ms`),
-    /// ns: without evidence of a silence (a connection refused after an idle stretch), a
-    /// period never begins earlier than this before the event, for the last answer is old news.
+    /// ns: a period never begins earlier than this before the event (an idle client's last
+    /// answer is old news).
     down_window_ns: AtomicU64,
     /// The first other error a client reported (authentication, TLS, a broker refusing).
     client_error: Mutex<Option<String>>,
@@ -102,7 +100,6 @@ impl Shared {
             lost_reason: Mutex::new(None),
             down_since_ns: AtomicU64::new(0),
             last_heard_ns: AtomicU64::new(0),
-            unanswered_since_ns: AtomicU64::new(0),
             down_window_ns: AtomicU64::new(u64::MAX),
             outages: Mutex::new(Vec::new()),
             client_error: Mutex::new(None),
@@ -156,23 +153,19 @@ impl Shared {
     /// A client found every broker down (librdkafka's all-brokers-down): the start of a period
     /// of unavailability, unless one is open already. Not the end of the run: that is
     /// `run::availability`'s to decide, at `cluster { lost_after }`.
-    /// The period begins with the last answer a client had: librdkafka says so only once a
-    /// request timed out (`socket.timeout.ms`) or every connection failed.
-    pub(crate) fn brokers_down(&self) {
+    /// The period begins with the last answer any client had (librdkafka says so only once a
+    /// request timed out, `socket.timeout.ms`, or every connection failed), but not before
+    /// the reporting client began asking (`asking_since`, `Hearing`): a client idle after
+    /// its last answer was not asking, so the silence cannot be dated from it. Without
+    /// statistics to tell, no earlier than a client's timeout allows.
+    pub(crate) fn brokers_down(&self, asking_since: Option<u64>) {
         let now = self.t0.elapsed().as_nanos() as u64;
         let heard = self.last_heard_ns.load(Ordering::Relaxed);
-        let unanswered = self.unanswered_since_ns.load(Ordering::Relaxed);
         let window = self.down_window_ns.load(Ordering::Relaxed);
-        // The silence began after the last answer, and no later than the first request left
-        // unanswered; with no such request seen, no earlier than a client's timeout allows.
-        let since = if heard > 0 && heard <= now {
-            if unanswered > 0 && unanswered <= now {
-                heard.max(unanswered)
-            } else {
-                heard.max(now.saturating_sub(window))
-            }
-        } else {
-            now
+        let since = match asking_since.filter(|a| *a <= now) {
+            Some(asked) => heard.min(now).max(asked),
+            None if heard > 0 && heard <= now => heard.max(now.saturating_sub(window)),
+            None => now,
         }
         .max(1);
         let _ = self
@@ -180,26 +173,26 @@ impl Shared {
             .compare_exchange(0, since, Ordering::AcqRel, Ordering::Acquire);
     }
 
-    /// How long a client may take to report every broker down (`socket.timeout.ms`).
-    pub(crate) fn set_down_window(&self, window: std::time::Duration) {
-        self.down_window_ns
-            .store(window.as_nanos() as u64, Ordering::Relaxed);
-    }
-
-    /// A client's requests have waited since `at_ns` with no answer (the first such time is
-    /// kept until an answer comes).
-    pub(crate) fn unanswered(&self, at_ns: u64) {
-        let _ = self.unanswered_since_ns.compare_exchange(
+    /// No broker answered the availability probe: a period begins at `since` (the last answer
+    /// a client or the probe had), unless one is open already.
+    pub(crate) fn unreachable_since(&self, since: u64) {
+        let _ = self.down_since_ns.compare_exchange(
             0,
-            at_ns.max(1),
+            since.max(1),
             Ordering::AcqRel,
             Ordering::Acquire,
         );
     }
 
-    /// A client had an answer: no silence is under way.
-    pub(crate) fn answered(&self) {
-        self.unanswered_since_ns.store(0, Ordering::Release);
+    /// The last answer any client had (ns since `t0`, 0 before the first).
+    pub(crate) fn last_heard(&self) -> u64 {
+        self.last_heard_ns.load(Ordering::Relaxed)
+    }
+
+    /// How long a client may take to report every broker down (`socket.timeout.ms`).
+    pub(crate) fn set_down_window(&self, window: std::time::Duration) {
+        self.down_window_ns
+            .store(window.as_nanos() as u64, Ordering::Relaxed);
     }
 
     /// A client heard from the cluster at `at_ns` (once per batch of acknowledgements or of
@@ -223,7 +216,6 @@ impl Shared {
         {
             // The answer that ended it is heard too: a second period starts after this one.
             self.heard(at_ns);
-            self.answered();
             self.outages
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
@@ -405,43 +397,164 @@ pub(super) fn skip_meetings(b: &Barrier) {
     meet(b);
 }
 
-/// A client's answers so far (the `rx` of librdkafka's statistics, over its brokers): when they
-/// grow, a broker answered since the previous document, even with no record to show for it (a
-/// consumer's empty fetches, an idle producer's metadata). When they do not while requests
-/// wait, the silence has begun. An idle client, asking nothing, is evidence of neither: so a
-/// period after an idle stretch begins at the first question left unanswered, not at the last
-/// record.
+/// A client's last answer, from its statistics: each broker's `rxidle` is how long before the
+/// document its connection last received anything (µs; -1 for a broker not connected), and
+/// the document's `ts` is when it was made, on librdkafka's clock, CLOCK_MONOTONIC: the run's
+/// own. So the last answer is `ts` less the smallest `rxidle`, whatever the statistics
+/// interval: a document made a second into a silence still says when the silence began (an
+/// earlier way, taking the previous document's time once answers stopped growing, began
+/// periods 0.26–0.49 s late at 500 ms documents). An idle consumer's empty fetches are
+/// answers too.
+///
+/// And since when the client has been asking without an answer: from its last answer when it
+/// was asking (requests waiting, records to deliver, a connection being made) in every
+/// document since, or from the last document in which it was not (an idle client's first
+/// question came after that one). A period of unavailability
+/// that this client reports does not begin before it.
 #[derive(Default)]
 pub(crate) struct Hearing {
-    rx: u64,
-    at_ns: u64,
+    last_ns: Option<u64>,
+    asking: Option<u64>,
+    /// The previous document's time on the run's clock.
+    prev_ns: u64,
 }
 
 impl Hearing {
-    /// One statistics document, seen at `now_ns`: an answer since the previous one is taken
-    /// at the previous one's time, and so is a request left waiting (the earliest either can
-    /// have come).
+    /// One statistics document, seen at `now_ns`.
     pub(crate) fn stats(
         &mut self,
         s: &rdkafka::statistics::Statistics,
         now_ns: u64,
         shared: &Shared,
     ) {
-        let rx: u64 = s.brokers.values().map(|b| b.rx).sum();
-        let waiting: i64 = s
-            .brokers
-            .values()
-            .map(|b| b.waitresp_cnt.max(0) + b.outbuf_cnt.max(0))
-            .sum();
-        if self.at_ns > 0 {
-            if rx > self.rx {
-                shared.heard(self.at_ns);
-                shared.answered();
-            } else if waiting > 0 {
-                shared.unanswered(self.at_ns);
+        // Asking: requests waiting, records still to deliver, or a connection being made
+        // (after a timeout the requests go back to a queue while the client reconnects).
+        let waiting = s.msg_cnt > 0
+            || s.brokers.values().any(|b| {
+                b.waitresp_cnt > 0
+                    || b.outbuf_cnt > 0
+                    || (b.source != "internal" && !matches!(b.state.as_str(), "UP" | "INIT"))
+            });
+        let answer = last_answer_ns(s, shared.t0_monotonic_ns, now_ns);
+        let at = doc_ns(s, shared.t0_monotonic_ns).unwrap_or(now_ns);
+        match answer.filter(|a| self.last_ns.map_or(true, |l| *a > l)) {
+            Some(a) => {
+                shared.heard(a);
+                self.last_ns = Some(a);
+                self.asking = waiting.then_some(a);
             }
+            // A client never answered has no silence to date (the fallback's window does).
+            None if waiting && self.last_ns.is_some() => {
+                self.asking.get_or_insert(self.prev_ns);
+            }
+            None => self.asking = None,
         }
-        self.rx = rx;
-        self.at_ns = now_ns;
+        self.prev_ns = at;
+    }
+
+    /// Since when this client has been asking without an answer (ns since `t0`); None while
+    /// it asks nothing, or before its first statistics.
+    pub(crate) fn asking_since(&self) -> Option<u64> {
+        self.asking
+    }
+}
+
+/// When the document was made, ns since the run's `t0` (Linux: librdkafka's clock is
+/// CLOCK_MONOTONIC); None elsewhere or before `t0`.
+fn doc_ns(s: &rdkafka::statistics::Statistics, t0_monotonic_ns: u64) -> Option<u64> {
+    if !cfg!(target_os = "linux") {
+        return None;
+    }
+    u64::try_from(s.ts)
+        .ok()?
+        .checked_mul(1000)?
+        .checked_sub(t0_monotonic_ns)
+}
+
+/// When a client last received anything from a broker, ns since the run's `t0`; None when no
+/// connected broker has answered yet (or the answer was before `t0`).
+fn last_answer_ns(
+    s: &rdkafka::statistics::Statistics,
+    t0_monotonic_ns: u64,
+    now_ns: u64,
+) -> Option<u64> {
+    let idle_us = s
+        .brokers
+        .values()
+        .map(|b| b.rxidle)
+        .filter(|i| *i >= 0)
+        .min()?;
+    if cfg!(target_os = "linux") {
+        let at_us = u64::try_from(s.ts.checked_sub(idle_us)?).ok()?;
+        at_us.checked_mul(1000)?.checked_sub(t0_monotonic_ns)
+    } else {
+        // librdkafka's clock is not CLOCK_MONOTONIC everywhere: the document's age is taken
+        // as nothing.
+        now_ns.checked_sub(u64::try_from(idle_us).ok()?.checked_mul(1000)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stats(ts_us: i64, rxidle_us: &[i64]) -> rdkafka::statistics::Statistics {
+        let mut s = rdkafka::statistics::Statistics {
+            ts: ts_us,
+            ..Default::default()
+        };
+        for (i, idle) in rxidle_us.iter().enumerate() {
+            let b = rdkafka::statistics::Broker {
+                rxidle: *idle,
+                state: "UP".into(),
+                ..Default::default()
+            };
+            s.brokers.insert(format!("b{i}"), b);
+        }
+        s
+    }
+
+    #[test]
+    fn the_last_answer_is_the_documents_time_less_the_smallest_idle() {
+        // t0 at 5 s on the monotonic clock; the document made at 12 s; one broker last
+        // answered 700 ms before it, another 2 s before, a third never connected.
+        let s = stats(12_000_000, &[2_000_000, 700_000, -1]);
+        let at = last_answer_ns(&s, 5_000_000_000, 0);
+        if cfg!(target_os = "linux") {
+            assert_eq!(at, Some(6_300_000_000));
+        }
+        assert_eq!(last_answer_ns(&stats(12_000_000, &[-1, -1]), 0, 0), None);
+    }
+
+    fn doc(ts_ms: i64, rxidle_ms: i64, waiting: bool) -> rdkafka::statistics::Statistics {
+        let mut s = stats(ts_ms * 1000, &[rxidle_ms * 1000]);
+        for b in s.brokers.values_mut() {
+            b.waitresp_cnt = i64::from(waiting);
+        }
+        s
+    }
+
+    #[test]
+    fn a_busy_client_asks_from_its_last_answer_an_idle_one_from_its_first_question() {
+        if !cfg!(target_os = "linux") {
+            return;
+        }
+        let shared = Shared::new(Arc::new(AtomicBool::new(false)));
+        let t0 = shared.t0_monotonic_ns / 1_000_000;
+        // `m` ms after the whole millisecond the documents count from, on the run's clock.
+        let ms = |m: u64| (t0 + m) * 1_000_000 - shared.t0_monotonic_ns;
+        // Busy: answered every few ms until 1 210 ms, then asking unanswered.
+        let mut busy = Hearing::default();
+        busy.stats(&doc(t0 as i64 + 1000, 3, true), 0, &shared);
+        busy.stats(&doc(t0 as i64 + 1500, 290, true), 0, &shared);
+        busy.stats(&doc(t0 as i64 + 2000, 790, true), 0, &shared);
+        assert_eq!(busy.asking_since(), Some(ms(1210)));
+        // Idle after an answer at 997 ms, asking again between 3 000 and 3 500 ms.
+        let mut idle = Hearing::default();
+        idle.stats(&doc(t0 as i64 + 1000, 3, false), 0, &shared);
+        idle.stats(&doc(t0 as i64 + 3000, 2003, false), 0, &shared);
+        assert_eq!(idle.asking_since(), None);
+        idle.stats(&doc(t0 as i64 + 3500, 2503, true), 0, &shared);
+        assert_eq!(idle.asking_since(), Some(ms(3000)));
     }
 }

@@ -347,6 +347,7 @@ async fn start_consumers(
             ready: t.readers.clone(),
             drain: Duration::from_secs(10) + Duration::from_millis(fetch_wait * 2),
             interval: opts.interval,
+            by_due: by_due(rp, opts),
             shard: t.shard,
         };
         let client = client.clone();
@@ -360,6 +361,12 @@ async fn start_consumers(
         handles.push(h);
     }
     Ok(handles)
+}
+
+/// Whether the run keeps latency by due time (`measure::due`): for its fault windows, its
+/// backlog's drain, or the drain of another run of its scenario to be compared with.
+fn by_due(rp: &RunPlan, opts: &RunOptions) -> bool {
+    !rp.faults.is_empty() || rp.workload.backlog.is_some() || opts.by_due
 }
 
 /// The producer threads, connecting.
@@ -402,6 +409,7 @@ fn start_producers(
             }),
             flush_timeout,
             interval: opts.interval,
+            by_due: by_due(rp, opts),
         };
         let client = client.clone();
         let h = std::thread::Builder::new()
@@ -550,14 +558,13 @@ async fn disk_growth_of(
     disk_before: Option<Result<Vec<u64>, String>>,
     notes: &mut Vec<String>,
 ) -> Result<(Option<Vec<u64>>, Option<u64>), RunError> {
-    // Local disk is not what a topic in remote storage holds: its segments leave it.
-    if rp.topic.tiered() && disk.is_some() {
-        notes.push(format!(
-            "run {}: no on-disk size: the topic moves its segments to remote storage \
-             (remote.storage.enable), so local disk does not hold what was written",
-            RunNo(rp.index)
-        ));
-        return Ok((None, None));
+    // Local disk is not what a topic in remote storage holds once segments have left it.
+    if rp.topic.tiered() && disk.is_some() && !shared.lost() {
+        let local = super::cold::LocalDisk::of(rp);
+        if let Some(note) = blocking(move || local.left()).await? {
+            notes.push(note);
+            return Ok((None, None));
+        }
     }
     let disk_after = match disk {
         None => None,

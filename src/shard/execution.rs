@@ -74,6 +74,7 @@ pub(crate) fn execution(
             error: RunError::PartialShards(problems.iter().map(|(_, m)| m.clone()).collect()),
         }
     });
+    crate::measure::pair_drains(&mut results);
     Ok(Execution {
         results,
         failure,

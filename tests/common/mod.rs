@@ -2,8 +2,10 @@
 // reader.rs keeps `offsets` and `group_lag` for controls that no test uses today.
 #![allow(dead_code)]
 
+pub(crate) mod broker;
 pub(crate) mod cluster;
 pub(crate) mod hdr;
+pub(crate) mod proc_state;
 pub(crate) mod reader;
 pub(crate) mod watch;
 

@@ -15,6 +15,8 @@ use rdkafka::{ClientConfig, Offset, TopicPartitionList};
 /// One record of the topic that carried a stamp.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Stamped {
+    /// When the record was due: ns since the run's clock origin (`stamp_origin_monotonic_ns`).
+    pub intended_ns: u64,
     pub partition: i32,
     pub offset: i64,
     pub producer: u32,
@@ -41,6 +43,7 @@ fn decode(partition: i32, offset: i64, v: &[u8]) -> Option<Stamped> {
     }
     let u64_at = |i: usize| u64::from_le_bytes(v[i..i + 8].try_into().unwrap());
     Some(Stamped {
+        intended_ns: u64_at(0),
         partition,
         offset,
         producer: u32::from_le_bytes(v[8..12].try_into().unwrap()),

@@ -25,6 +25,12 @@ pub(super) fn intervals(shards: &[&RunResult]) -> Result<Vec<Option<Intervals>>,
         .at(k));
     }
     let w = first.interval_secs;
+    // Latency by due time merges only when every shard that measured kept it: part of them
+    // would be a window's figure over some shards' records.
+    let by_due = shards
+        .iter()
+        .filter(|s| s.series.is_some())
+        .all(|s| s.recording.due.is_some());
     let mut all = Vec::with_capacity(shards.len());
     for (k, s) in shards.iter().enumerate() {
         let Some(series) = &s.series else {
@@ -38,7 +44,17 @@ pub(super) fn intervals(shards: &[&RunResult]) -> Result<Vec<Option<Intervals>>,
             }
             .at(k));
         }
-        all.push(Some(read_back(series).map_err(|p| p.at(k))?));
+        let mut i = read_back(series).map_err(|p| p.at(k))?;
+        if let Some(due) = s.recording.due.as_ref().filter(|_| by_due) {
+            i.due = Some(due.read_back().map_err(|reason| {
+                Problem::BadHistogram {
+                    family: "due-time".into(),
+                    reason,
+                }
+                .at(k)
+            })?);
+        }
+        all.push(Some(i));
     }
     Ok(all)
 }

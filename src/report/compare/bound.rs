@@ -58,6 +58,7 @@ pub(crate) fn better(m: Metric) -> Better {
         | Metric::UnavailableTime
         | Metric::RecoveryTime
         | Metric::FaultLatency(..)
+        | Metric::DrainLatency(..)
         | Metric::FaultFailed
         | Metric::ShareLockTimeouts
         | Metric::CompactionLost
@@ -90,6 +91,9 @@ pub(crate) fn metric_name(m: Metric) -> String {
     let plain = match m {
         Metric::FaultLatency(kind, stat) => {
             return format!("fault.{}", metric_name(Metric::Latency(kind, stat)));
+        }
+        Metric::DrainLatency(kind, stat) => {
+            return format!("drain.{}", metric_name(Metric::Latency(kind, stat)));
         }
         Metric::Latency(kind, stat) => {
             let family = match kind {

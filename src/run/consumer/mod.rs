@@ -68,8 +68,9 @@ pub(super) struct ConsumerJob {
     pub ready: Arc<Barrier>,
     /// Once nothing more is read for this long after the producers finish, stop.
     pub drain: Duration,
-    /// Width of the time series' intervals.
+    /// Width of the time series' intervals; whether latency is kept by due time too.
     pub interval: Duration,
+    pub by_due: bool,
     /// A shard reads only its own partitions (assigned by hand; a group is refused).
     pub shard: Option<Shard>,
 }
@@ -272,7 +273,8 @@ impl Reader<'_> {
 
     fn start_measuring(&mut self) {
         let origin = self.job.shared.measure_origin();
-        self.v.intervals = IntervalRecorder::new(self.job.interval.as_nanos() as u64);
+        self.v.intervals =
+            IntervalRecorder::new(self.job.interval.as_nanos() as u64).by_due(self.job.by_due);
         self.v.intervals.start(origin);
         // What was read before the clock (warm-up records) is not the measured phase's.
         self.v.rec.records = 0;
@@ -398,7 +400,7 @@ impl Reader<'_> {
             EventKind::Error => {
                 let (code, reason, fatal) = ev.error();
                 if code == rdkafka::types::RDKafkaErrorCode::AllBrokersDown {
-                    self.job.shared.brokers_down();
+                    self.job.shared.brokers_down(self.hearing.asking_since());
                 } else if native::is_partition_eof(code) {
                     let layout = &self.job.layout;
                     if let Some(Some((_, part))) = ev.with_partition(|t, p| layout.index(t, p)) {

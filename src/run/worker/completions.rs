@@ -233,7 +233,7 @@ mod tests {
     #[test]
     fn completions_count_as_delivery_reports_do() {
         let shared = Shared::new(Arc::new(AtomicBool::new(false)));
-        let mut rec = Recorder::new(true, 1_000_000_000);
+        let mut rec = Recorder::new(true, 1_000_000_000, false);
         rec.intervals.start(0);
         let mut t = Tally::new(1, true);
         t.kinds[1] = Some("TimeoutException".into());
