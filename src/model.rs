@@ -20,6 +20,7 @@ mod rate;
 mod schema;
 mod seconds;
 pub mod share;
+mod size;
 
 use seconds::{duration_opt, duration_secs};
 
@@ -31,6 +32,11 @@ pub use props::{is_secret, Prop, Props, CONSUMER_GROUP_CONFIGS, LIBRDKAFKA_SENSI
 pub use rate::{RateSegment, RateSpec};
 pub use schema::SchemaPayload;
 pub use share::{Ack, AckClass, AckMode, ShareSpec};
+#[cfg(test)]
+pub(crate) use size::testing as size_testing;
+pub use size::{
+    json_smallest, Bin, PayloadSize, SizeDist, SizeShape, SizeTable, Slot, LARGEST_PAYLOAD,
+};
 
 /// A typed scalar, as written in the scenario (`5ms`, `1KiB`, `zstd`, `8000/min`): what a
 /// `syntax::Value` becomes once its unit is known.
@@ -431,34 +437,39 @@ impl Warmup {
 #[serde(rename_all = "snake_case")]
 pub enum PayloadSpec {
     /// Fresh random bytes per record; `compressibility` of each record is a repeated filler.
-    Random { size: usize, compressibility: f64 },
+    Random {
+        size: PayloadSize,
+        compressibility: f64,
+    },
     /// A unique JSON object per record (seq, id, ts, event, random hex filler) padded to `size`.
-    Json { size: usize, event: String },
+    Json { size: PayloadSize, event: String },
     /// Lines of a file, cycled.
     File {
         path: PathBuf,
         #[serde(skip)]
         lines: Arc<Vec<Vec<u8>>>,
     },
-    /// The same bytes for every record (what kafka-producer-perf-test sends).
+    /// The same bytes for every record (what kafka-producer-perf-test sends); with sizes
+    /// drawn, the first `size` bytes of them.
     Constant {
         #[serde(skip)]
         bytes: Arc<Vec<u8>>,
-        size: usize,
+        size: PayloadSize,
     },
     /// Records of a schema (`avro(...)`, `protobuf(...)`, `json_schema(...)`).
     Schema(SchemaPayload),
 }
 
 impl PayloadSpec {
-    /// Nominal bytes per record, for display.
+    /// Nominal bytes per record, for display (a distribution's mean).
     pub fn nominal_size(&self) -> usize {
         match self {
-            PayloadSpec::Random { size, .. } | PayloadSpec::Json { size, .. } => *size,
+            PayloadSpec::Random { size, .. }
+            | PayloadSpec::Json { size, .. }
+            | PayloadSpec::Constant { size, .. } => size.mean().round() as usize,
             PayloadSpec::File { lines, .. } => {
                 lines.iter().map(|l| l.len()).sum::<usize>() / lines.len().max(1)
             }
-            PayloadSpec::Constant { size, .. } => *size,
             PayloadSpec::Schema(s) => s.nominal_size(),
         }
     }

@@ -11,6 +11,7 @@ use crate::model::*;
 mod clients;
 mod defaults;
 mod estimate;
+pub(crate) mod limits;
 mod resolve;
 
 pub use clients::{ClientDefaults, Difference, Other};

@@ -54,6 +54,7 @@ each_fixture!(
     secrets,
     share_misplaced,
     share_mistakes,
+    size_distributions,
     syntax_error,
     unknown_names,
     warmup_auto,

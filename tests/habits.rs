@@ -8,7 +8,7 @@ use std::time::Duration;
 use kafkabench::check::check;
 use kafkabench::diagnostic::render_text;
 use kafkabench::model::{
-    Expr, LatencyKind, Metric, PayloadSpec, RateSpec, Scenario, Stat, Test, Workload,
+    Expr, LatencyKind, Metric, PayloadSize, PayloadSpec, RateSpec, Scenario, Stat, Test, Workload,
 };
 use kafkabench::source::Sources;
 use kafkabench::syntax::parse;
@@ -127,12 +127,24 @@ fn units_written_either_way_are_both_accepted_with_their_own_meaning() {
     assert_eq!(a.duration, b.duration);
     assert_eq!(a.duration, Some(Duration::from_secs(1)));
     assert!(
-        matches!(a.payload, PayloadSpec::Random { size: 100_000, .. }),
+        matches!(
+            a.payload,
+            PayloadSpec::Random {
+                size: PayloadSize::Fixed(100_000),
+                ..
+            }
+        ),
         "{:?}",
         a.payload
     );
     assert!(
-        matches!(b.payload, PayloadSpec::Random { size: 102_400, .. }),
+        matches!(
+            b.payload,
+            PayloadSpec::Random {
+                size: PayloadSize::Fixed(102_400),
+                ..
+            }
+        ),
         "{:?}",
         b.payload
     );
@@ -253,13 +265,25 @@ fn payload_calls_are_matrix_values_each_checked_in_its_own_run() {
     );
     let w: Vec<&PayloadSpec> = s.cells.iter().map(|c| &c.spec.workload.payload).collect();
     assert!(
-        matches!(w[0], PayloadSpec::Random { size: 512, .. }),
+        matches!(
+            w[0],
+            PayloadSpec::Random {
+                size: PayloadSize::Fixed(512),
+                ..
+            }
+        ),
         "{:?}",
         w[0]
     );
     assert_eq!(records(w[1]).len(), 2);
     assert!(
-        matches!(w[2], PayloadSpec::Json { size: 1024, .. }),
+        matches!(
+            w[2],
+            PayloadSpec::Json {
+                size: PayloadSize::Fixed(1024),
+                ..
+            }
+        ),
         "{:?}",
         w[2]
     );

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use kafkabench::diagnostic::{render_text, Diagnostics};
 use kafkabench::import::{omb, Imported, OmbFiles};
-use kafkabench::model::{KeySpec, PayloadSpec, RateSpec, Warmup};
+use kafkabench::model::{KeySpec, PayloadSize, PayloadSpec, RateSpec, Warmup};
 use kafkabench::plan::{plan, Plan, PlanOptions, RunPlan};
 use kafkabench::source::Sources;
 
@@ -214,7 +214,7 @@ fn every_workload_field_and_a_secured_driver_map_to_their_nearest_settings() {
     assert_eq!(w.producers, 12);
     assert!(matches!(w.key, KeySpec::Sequence));
     assert!(
-        matches!(w.payload, PayloadSpec::Random { size: 512, compressibility } if (compressibility - 0.75).abs() < 1e-9)
+        matches!(w.payload, PayloadSpec::Random { size: PayloadSize::Fixed(512), compressibility } if (compressibility - 0.75).abs() < 1e-9)
     );
     // 2 GiB of 512-byte records over 2 subscriptions: what each has unread when OMB's is full.
     assert_eq!(
@@ -257,7 +257,7 @@ fn omb_shipped_backlog_workload_with_the_zstd_driver_keeps_rate_size_and_codec()
     assert!(matches!(w.rate, RateSpec::Fixed(r) if r == 200_000.0));
     assert_eq!(w.producers, 4);
     assert!(
-        matches!(w.payload, PayloadSpec::Random { size: 1024, compressibility } if (compressibility - 0.5).abs() < 1e-9)
+        matches!(w.payload, PayloadSpec::Random { size: PayloadSize::Fixed(1024), compressibility } if (compressibility - 0.5).abs() < 1e-9)
     );
     assert!(text.contains("consumerBacklogSizeGB: 512"));
 }
@@ -276,7 +276,7 @@ fn producer_rate_zero_is_a_capacity_search_and_no_subscription_means_no_consumer
     assert!(w.warmup.is_none());
     assert!(matches!(w.key, KeySpec::Uniform(10_000)));
     assert!(
-        matches!(w.payload, PayloadSpec::Random { size: 100, compressibility } if compressibility == 1.0)
+        matches!(w.payload, PayloadSpec::Random { size: PayloadSize::Fixed(100), compressibility } if compressibility == 1.0)
     );
     let c = run
         .capacity
@@ -332,7 +332,7 @@ fn a_text_payload_file_with_line_breaks_is_one_constant_record() {
     match &run.workload.payload {
         PayloadSpec::Constant { bytes, size } => {
             assert_eq!((**bytes).clone(), file);
-            assert_eq!(*size, 64);
+            assert!(matches!(size, PayloadSize::Fixed(64)));
         }
         other => panic!("expected a constant payload, not {other:?}"),
     }

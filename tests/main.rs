@@ -52,6 +52,7 @@ mod secrets;
 mod security;
 mod shards;
 mod share;
+mod sizes;
 mod slips;
 mod textmate;
 mod tiered;

@@ -376,6 +376,21 @@ const STATEMENTS: &[Statement] = &[
         }],
     },
     Statement {
+        quote: "a size or a distribution that can draw less is a diagnostic naming the smallest size it can honour",
+        cases: &[
+            Check {
+                refused: "@T workload { messages = 10  payload = json(size: uniform(10B, 4KiB)) }",
+                code: "kb::value",
+                accepted: "@T workload { messages = 10  payload = json(size: uniform(100B, 4KiB)) }",
+            },
+            Check {
+                refused: "@T workload { messages = 10  payload = json(size: 64B) }",
+                code: "kb::value",
+                accepted: "@T workload { messages = 10  payload = random(size: 64B) }",
+            },
+        ],
+    },
+    Statement {
         quote: "An address that cannot be bound is an error before anything runs",
         cases: &[Elsewhere("`run --metrics` binds its address when it starts")],
     },

@@ -372,6 +372,10 @@ fn walk_value(v: &Value, expect: &mut dyn FnMut(Span, &str)) {
             }
         }
         ValueKind::List(items) => items.iter().for_each(|i| walk_value(i, expect)),
+        ValueKind::Pair(what, share) => {
+            walk_value(what, expect);
+            walk_value(share, expect);
+        }
         ValueKind::Call { name, args } => {
             expect(name.span, "entity.name.function");
             for a in args {

@@ -27,6 +27,8 @@ mod records;
 mod repeat;
 mod schema;
 mod share;
+mod size;
+mod size_file;
 mod topic;
 mod topics;
 mod transaction;
@@ -102,6 +104,7 @@ pub fn check(ast: &Ast, sources: &Sources) -> Result<Scenario, Diagnostics> {
         prop_cache: HashMap::new(),
         files: HashMap::new(),
         schemas: HashMap::new(),
+        size_files: HashMap::new(),
         valueless: Vec::new(),
         compaction_checked: false,
         placements: Vec::new(),
@@ -134,6 +137,8 @@ struct Checker<'s> {
     files: HashMap<(PathBuf, records::Records), Result<Lines, records::Unusable>>,
     /// Schema files by path and protobuf message, each compiled once.
     schemas: HashMap<(PathBuf, Option<String>), schema::Loaded>,
+    /// `sizes("…")` files by path, each read once.
+    size_files: HashMap<PathBuf, size_file::Loaded>,
     /// Axes declared without values: already reported, so a `{var}` naming one is not reported
     /// again as unknown, and the cells are lowered without them to find every other mistake.
     valueless: Vec<String>,

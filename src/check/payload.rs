@@ -1,4 +1,5 @@
-//! Payload and key calls: `random(size:, compressibility:)`, `json(size:, event:)`,
+//! Payload and key calls: `random(size:, compressibility:)`, `json(size:, event:)` (a size
+//! or a distribution of sizes, `size.rs`),
 //! `constant(...)`, `file("path", delimiter:, format:)`; keys `none`, `sequence`, `uniform(N)`, `zipf(N, s)`, fixed.
 //! The calls shaped by a schema (`avro(...)` and the like, for payloads and keys) are in `schema.rs`.
 
@@ -9,16 +10,12 @@ use super::axes::Picks;
 use super::records::{self, Records};
 use super::Checker;
 use crate::diagnostic::{suggest, Diagnostic, Kind};
-use crate::model::{KeySpec, PayloadSpec, Scalar};
+use crate::model::{KeySpec, PayloadSize, PayloadSpec, Scalar, LARGEST_PAYLOAD};
 use crate::source::{Span, Spanned};
 use crate::syntax::{Arg, Value, ValueKind};
 
 /// A payload file's lines, loaded once per check however many cells use it.
 pub(super) type Lines = Arc<Vec<Vec<u8>>>;
-
-/// The largest payload: far above Kafka's default 1 MB record limit, so a bigger one is a slipped
-/// unit rather than an experiment.
-const MAX_PAYLOAD: u64 = 64 * 1024 * 1024;
 
 /// The most distinct keys `uniform`/`zipf` draw from; keys are sampled without a table, so the
 /// bound only catches a slipped digit.
@@ -106,7 +103,7 @@ impl Checker<'_> {
                 let mut comp = 0.0;
                 for (k, val) in a {
                     match k.as_str() {
-                        "size" => size = self.size(val, ctx, "size"),
+                        "size" => size = self.payload_size_arg(val, ctx),
                         _ => match self.scalar(val, ctx) {
                             Some(Scalar::Ratio(r)) if (0.0..=1.0).contains(&r) => comp = r,
                             _ => self.err(
@@ -129,10 +126,14 @@ impl Checker<'_> {
             "json" => {
                 let a = self.call_args(name, args, &["size", "event"]);
                 let mut size = None;
+                let mut size_span = rv.span;
                 let mut event = "order.created".to_string();
                 for (k, val) in a {
                     match k.as_str() {
-                        "size" => size = self.size(val, ctx, "size"),
+                        "size" => {
+                            size_span = self.resolve(val, ctx).map_or(val.span, |x| x.span);
+                            size = self.payload_size_arg(val, ctx);
+                        }
                         _ => match self.scalar(val, ctx) {
                             Some(Scalar::Str(s)) | Some(Scalar::Word(s)) => event = s,
                             _ => self.err(
@@ -143,6 +144,9 @@ impl Checker<'_> {
                     }
                 }
                 let size = self.payload_size(size, rv.span, size_written(args))?;
+                if !self.json_fits(&size, &event, size_span) {
+                    return None;
+                }
                 Some(PayloadSpec::Json { size, event })
             }
             "constant" => {
@@ -159,10 +163,26 @@ impl Checker<'_> {
                     );
                     None
                 })?;
+                let drawn = matches!(
+                    self.resolve(val, ctx).map(|x| &x.kind),
+                    Some(ValueKind::Call { name, .. }) if name.node != "env"
+                );
+                if drawn {
+                    // Sizes drawn per record: each record is the start of one buffer of the
+                    // largest size, so constant records still differ only in length.
+                    let size = self.payload_size_arg(val, ctx)?;
+                    let mut bytes = vec![0u8; size.largest()];
+                    crate::random::fill_random(&mut bytes, CONSTANT_SEED);
+                    return Some(PayloadSpec::Constant {
+                        bytes: Arc::new(bytes),
+                        size,
+                    });
+                }
                 match self.scalar(val, ctx)? {
                     Scalar::Size(b) => {
-                        let size = self.payload_size(Some(b), rv.span, true)?;
-                        let mut bytes = vec![0u8; size];
+                        let size =
+                            self.payload_size(Some(PayloadSize::Fixed(b as usize)), rv.span, true)?;
+                        let mut bytes = vec![0u8; size.largest()];
                         crate::random::fill_random(&mut bytes, CONSTANT_SEED);
                         Some(PayloadSpec::Constant {
                             bytes: Arc::new(bytes),
@@ -170,7 +190,7 @@ impl Checker<'_> {
                         })
                     }
                     Scalar::Str(s) => Some(PayloadSpec::Constant {
-                        size: s.len(),
+                        size: PayloadSize::Fixed(s.len()),
                         bytes: Arc::new(s.into_bytes()),
                     }),
                     other => {
@@ -330,11 +350,19 @@ impl Checker<'_> {
     }
 
     /// A payload size in range; `written` says whether a (wrong) size was already reported.
-    fn payload_size(&mut self, size: Option<u64>, span: Span, written: bool) -> Option<usize> {
+    fn payload_size(
+        &mut self,
+        size: Option<PayloadSize>,
+        span: Span,
+        written: bool,
+    ) -> Option<PayloadSize> {
         match size {
             None if written => None,
-            Some(b) if (1..=MAX_PAYLOAD).contains(&b) => Some(b as usize),
-            Some(b) => {
+            Some(PayloadSize::Fixed(b)) if (1..=LARGEST_PAYLOAD).contains(&b) => {
+                Some(PayloadSize::Fixed(b))
+            }
+            Some(PayloadSize::Drawn(d)) => Some(PayloadSize::Drawn(d)),
+            Some(PayloadSize::Fixed(b)) => {
                 self.err(
                     Diagnostic::new(
                         Kind::Value,

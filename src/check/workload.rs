@@ -428,6 +428,7 @@ impl Checker<'_> {
         let size = payload.nominal_size().max(1);
         let about = match payload {
             PayloadSpec::File { .. } => "on average ",
+            _ if payload.size().is_some_and(|s| s.dist().is_some()) => "on average ",
             _ => "",
         };
         for (bytes_per_sec, span) in rates {
@@ -479,7 +480,7 @@ impl Checker<'_> {
         }
         self.read_side(&w, consumer_on);
         let payload = w.payload.unwrap_or(PayloadSpec::Random {
-            size: DEFAULT_PAYLOAD_SIZE,
+            size: crate::model::PayloadSize::Fixed(DEFAULT_PAYLOAD_SIZE),
             compressibility: 0.0,
         });
         self.byte_rates(&w.byte_rates, &payload);

@@ -136,6 +136,15 @@ fn prepare(a: &RunArgs) -> Result<Prepared, Outcome> {
                 // before anything runs.
                 let preflight = crate::run::faults::preflight(&plan);
                 errors.extend(preflight.into_iter().map(|m| format!("error: {m}")));
+                // Record sizes drawn past the limits that refuse them: a warning, not a
+                // refusal (the failures may be the experiment).
+                for w in plan
+                    .runs
+                    .iter()
+                    .flat_map(crate::plan::limits::before_the_run)
+                {
+                    eprintln!("warning: {w}");
+                }
                 files.push(Loaded {
                     path,
                     sources,

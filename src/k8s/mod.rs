@@ -231,7 +231,7 @@ pub(crate) fn manifests(
     })
 }
 
-/// Payload files the runs read, each once, in the order met.
+/// Payload files (and sizes files) the runs read, each once, in the order met.
 fn data_files(scenario: &Scenario) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = Vec::new();
     for c in &scenario.cells {
@@ -241,6 +241,13 @@ fn data_files(scenario: &Scenario) -> Vec<PathBuf> {
             PayloadSpec::File { path, .. } => paths.push(path),
             PayloadSpec::Schema(s) => paths.extend([&s.path].into_iter().chain(&s.lines)),
             _ => {}
+        }
+        // `size: sizes("data/sizes.csv")`: read again where the pod checks the scenario.
+        if let Some(path) = (w.payload.size())
+            .and_then(|s| s.dist())
+            .and_then(|d| d.shape.file())
+        {
+            paths.push(path);
         }
         if let crate::model::KeySpec::Schema(s) = &w.key {
             paths.extend([&s.path].into_iter().chain(&s.lines));

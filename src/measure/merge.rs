@@ -48,6 +48,11 @@ pub enum Problem {
          exactly (re-run with this kafkabench and --json: result files keep the histograms)"
     )]
     NoHistogram { family: String, count: u64 },
+    #[error(
+        "its value sizes count {count} records and keep no histogram, so they cannot be merged \
+         exactly"
+    )]
+    NoSizeHistogram { count: u64 },
     #[error("its {family} histogram cannot be read: {reason}")]
     BadHistogram { family: String, reason: String },
     #[error(
@@ -200,11 +205,26 @@ fn recording(s: &RunResult, intervals: Option<Intervals>) -> Result<Recording, P
         service: hist("service", &s.service)?,
         send_delay: hist("send delay", &s.send_delay)?,
         e2e: s.e2e.as_ref().map(|e| hist("e2e", e)).transpose()?,
+        sizes: match &s.sizes {
+            Some(z) => Some(sizes(z)?),
+            None => None,
+        },
         span: raw.span,
         stats: raw.stats,
         client: raw.client,
         intervals,
     })
+}
+
+/// A shard's value sizes read back into their histogram (refused without one, as a latency).
+fn sizes(s: &super::SizeSummary) -> Result<Histogram<u64>, Problem> {
+    let mut total = new_histogram();
+    match s.histogram() {
+        Some(h) => add(&mut total, h, "value size")?,
+        None if s.count == 0 => {}
+        None => return Err(Problem::NoSizeHistogram { count: s.count }),
+    }
+    Ok(total)
 }
 
 /// The sums of a file of an older kafkabench, which kept figures only. The send span starts at

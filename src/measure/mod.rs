@@ -23,6 +23,7 @@ pub mod run_recording;
 pub mod sequential;
 pub(crate) mod series;
 pub mod share;
+pub mod sizes;
 pub(crate) mod stalls;
 pub mod stats;
 pub mod status;
@@ -48,6 +49,7 @@ pub use intervals::{IntervalRecorder, IntervalRecording};
 pub use recording::{ProducerStats, RawSums, Recording, SendSpan};
 pub use series::{Intervals, SeriesPoint, TimeSeries};
 pub use share::{InDoubt, ShareFigures, ShareRecording};
+pub use sizes::SizeSummary;
 pub use status::RunStatus;
 pub use topics::{TopicFigures, TopicTally};
 pub use txn::{TxnFigures, TxnRecording};
@@ -223,6 +225,10 @@ pub struct RunResult {
     /// Key and value bytes of the acked measured records (the JSON name predates keys).
     #[serde(rename = "payload_bytes")]
     pub key_value_bytes: u64,
+    /// The value sizes of the measured records sent, when they vary (a size distribution, a
+    /// payload file, a schema); None for one size, and in files of an older kafkabench.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sizes: Option<SizeSummary>,
     pub elapsed_secs: f64,
     /// How far past its planned duration the run finished (the drain of what the cluster
     /// could not take in time); None for runs not bounded by a duration.

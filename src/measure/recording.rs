@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::client::ClientSums;
 use super::series::{Intervals, Planned};
-use super::{new_histogram, Internals, LatencySummary, RunResult};
+use super::{new_histogram, Internals, LatencySummary, RunResult, SizeSummary};
 
 /// Everything the producer figures of a run (or of one thread, or one shard) come from.
 #[derive(Clone, Debug)]
@@ -27,6 +27,8 @@ pub struct Recording {
     pub send_delay: Histogram<u64>,
     /// End-to-end latency, when a consumer read (None without one).
     pub e2e: Option<Histogram<u64>>,
+    /// The value size of every measured record sent, when sizes vary (None otherwise).
+    pub sizes: Option<Histogram<u64>>,
     pub span: SendSpan,
     pub stats: ProducerStats,
     /// A worker's client's own internals (None for librdkafka, whose are `stats`).
@@ -208,6 +210,7 @@ impl Recording {
             service: new_histogram(),
             send_delay: new_histogram(),
             e2e: None,
+            sizes: None,
             span: SendSpan::default(),
             stats: ProducerStats::default(),
             client: None,
@@ -232,6 +235,9 @@ impl Recording {
         let _ = self.send_delay.add(&o.send_delay);
         if let Some(h) = &o.e2e {
             let _ = self.e2e.get_or_insert_with(new_histogram).add(h);
+        }
+        if let Some(h) = &o.sizes {
+            let _ = self.sizes.get_or_insert_with(new_histogram).add(h);
         }
         self.span.absorb(&o.span);
         self.stats.absorb(&o.stats);
@@ -267,6 +273,7 @@ impl Recording {
         r.service = LatencySummary::from_histogram(&self.service);
         r.send_delay = LatencySummary::from_histogram(&self.send_delay);
         r.e2e = self.e2e.as_ref().map(LatencySummary::from_histogram);
+        r.sizes = self.sizes.as_ref().and_then(SizeSummary::from_histogram);
         r.series = self.intervals.as_ref().map(|i| i.derive(planned));
         r.recording.due = self
             .intervals

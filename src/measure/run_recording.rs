@@ -182,6 +182,9 @@ impl RunResult {
             if let Some(e) = &mut self.e2e {
                 e.resummarise();
             }
+            if let Some(s) = &mut self.sizes {
+                s.resummarise();
+            }
         }
         self.derive_sides();
         if let Some(c) = &mut self.capacity {

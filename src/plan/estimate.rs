@@ -216,7 +216,7 @@ mod tests {
             in_flight_until_consumed: false,
             producers: 1,
             payload: crate::model::PayloadSpec::Random {
-                size: 10,
+                size: crate::model::PayloadSize::Fixed(10),
                 compressibility: 0.0,
             },
             key: crate::model::KeySpec::None,

@@ -176,6 +176,9 @@ fn write(p: &Plan, out: &mut dyn Write, defaults: bool) -> io::Result<()> {
             Some(c) => search_text(&r.workload, c, out)?,
         }
         faults_text(&r.faults, out)?;
+        for w in crate::plan::limits::before_the_run(r) {
+            writeln!(out, "  warning   {w}")?;
+        }
     }
     if !p.expect.is_empty() {
         writeln!(out)?;
@@ -452,14 +455,14 @@ pub fn workload_text(w: &Workload) -> String {
         } if *compressibility > 0.0 => {
             format!(
                 "random {} ({}% compressible)",
-                human_bytes(*size as f64),
+                size_text(size),
                 compressibility * 100.0
             )
         }
-        PayloadSpec::Random { size, .. } => format!("random {}", human_bytes(*size as f64)),
-        PayloadSpec::Json { size, .. } => format!("unique JSON {}", human_bytes(*size as f64)),
+        PayloadSpec::Random { size, .. } => format!("random {}", size_text(size)),
+        PayloadSpec::Json { size, .. } => format!("unique JSON {}", size_text(size)),
         PayloadSpec::File { path, lines } => format!("{} lines of {}", lines.len(), path.display()),
-        PayloadSpec::Constant { size, .. } => format!("constant {}", human_bytes(*size as f64)),
+        PayloadSpec::Constant { size, .. } => format!("constant {}", size_text(size)),
         PayloadSpec::Schema(s) => s.describe(),
     });
     parts.push(match &w.key {
@@ -509,6 +512,23 @@ pub fn workload_text(w: &Workload) -> String {
         parts.push(format!("seed {seed}"));
     }
     parts.join(", ")
+}
+
+/// A payload's size: one, or its distribution with the mean, median, 99th percentile and
+/// largest size of what it draws (`lognormal(median 1KiB, sigma 0.8, max 64MiB): mean
+/// 1.3KiB, p50 1KiB, p99 6.4KiB, up to 1.2MiB`).
+fn size_text(size: &crate::model::PayloadSize) -> String {
+    match size.dist() {
+        None => human_bytes(size.mean()),
+        Some(d) => format!(
+            "sizes {}: mean {}, p50 {}, p99 {}, up to {}",
+            d.shape.describe(),
+            human_bytes(d.mean),
+            human_bytes(d.table.quantile(0.5) as f64),
+            human_bytes(d.table.quantile(0.99) as f64),
+            human_bytes(d.largest as f64)
+        ),
+    }
 }
 
 /// The run's topic, or its topics: all of a few, the first and last of more (they differ

@@ -43,8 +43,13 @@ pub fn write_results(
     let e2e = results.iter().any(|r| r.e2e.is_some());
     let paced = results.iter().any(|r| r.target_rate.is_some());
     let read = ReadColumns::of(results);
+    // The value sizes sent, beside the bytes, when some run's sizes vary.
+    let sizes = results.iter().any(|r| r.sizes.is_some());
     let mut b = Builder::default();
     let mut head = vec!["run", "sent", "failed", "elapsed", "msg/s", "MB/s"];
+    if sizes {
+        head.extend(["size p50", "size p99", "size max"]);
+    }
     if paced {
         head.push("target/s");
     }
@@ -68,6 +73,12 @@ pub fn write_results(
             format!("{:.0}{}", r.throughput_msgs, trials::pm(r, "throughput")),
             format!("{:.1}", r.throughput_bytes / 1e6),
         ];
+        if sizes {
+            match &r.sizes {
+                Some(z) => row.extend([z.p50, z.p99, z.max].map(|b| human_bytes(b as f64))),
+                None => row.extend(["-".into(), "-".into(), "-".into()]),
+            }
+        }
         if paced {
             row.push(r.target_rate.map_or("-".into(), |t| format!("{t:.0}")));
         }

@@ -165,6 +165,13 @@ async fn ready_and_measure(
     topic::leaders(admin, rp, partitions, interrupt).await?;
     // Before the clock: as the topic was when the run began.
     let effective = super::broker_configs::topic(rp).await;
+    // Sizes drawn past what the producer or the topic takes are said before the clock too.
+    if effective.note.is_none() {
+        let limit = (effective.configs.iter())
+            .find(|c| c.name == "max.message.bytes")
+            .and_then(|c| c.value.as_deref()?.parse().ok());
+        notes.extend(crate::plan::limits::at_the_run(rp, limit));
+    }
     let mut r =
         workers::measure(rp, at, opts, interrupt.clone(), brokers, partitions, notes).await?;
     if let Some(t) = r.topic_config.as_mut() {

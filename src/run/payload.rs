@@ -1,6 +1,8 @@
 //! Payload and key generation for the hot path: everything is written into reusable buffers.
 
-use crate::model::{KeySpec, PayloadSpec};
+use std::sync::Arc;
+
+use crate::model::{KeySpec, PayloadSize, PayloadSpec, SizeDist};
 use crate::random::{fill_with, Rng};
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -37,22 +39,35 @@ pub(crate) fn push_u64(out: &mut Vec<u8>, mut v: u64) {
     out.extend_from_slice(&tmp[i..]);
 }
 
+/// Mixed into the producer's payload seed for its size draws ("size"), a stream of their own:
+/// the same seed draws the same sizes whatever the payload's own draws are.
+pub(crate) const SIZE_STREAM: u64 = 0x7369_7a65;
+
 /// Writes one record's value per call into a buffer it owns and reuses.
 pub(crate) struct PayloadGen {
     spec: PayloadSpec,
     rng: Rng,
     buf: Vec<u8>,
     offset: usize,
+    /// `size: lognormal(…)` and the like: each record's size drawn from its own stream.
+    sizes: Option<(Arc<SizeDist>, Rng)>,
+    /// A random payload's buffer is zero from here on: random bytes a larger record left
+    /// below it are zeroed before a smaller record's filler uses them.
+    zero_from: usize,
 }
 
 impl PayloadGen {
     pub(crate) fn new(spec: &PayloadSpec, seed: u64) -> PayloadGen {
-        let cap = spec.nominal_size().max(64) + 128;
+        let largest = spec.size().map_or(0, |s| s.largest());
+        let cap = spec.nominal_size().max(largest).max(64) + 128;
         PayloadGen {
             spec: spec.clone(),
             rng: Rng::new(seed),
             buf: Vec::with_capacity(cap),
             offset: seed as usize,
+            sizes: (spec.size().and_then(|s| s.dist()))
+                .map(|d| (d.clone(), Rng::new(seed ^ SIZE_STREAM))),
+            zero_from: 0,
         }
     }
 
@@ -71,7 +86,7 @@ impl PayloadGen {
     pub(crate) fn next(&mut self, seq: u64, unix_ms: u64) -> &[u8] {
         // A constant inline, the rest out of line: with every kind in one body the compiler
         // kept the call, about 30 instructions per record for a constant (callgrind).
-        if !matches!(self.spec, PayloadSpec::Constant { .. }) {
+        if !matches!(self.spec, PayloadSpec::Constant { .. }) || self.sizes.is_some() {
             return self.generate(seq, unix_ms);
         }
         match &self.spec {
@@ -82,8 +97,17 @@ impl PayloadGen {
 
     #[inline(never)]
     fn generate(&mut self, seq: u64, unix_ms: u64) -> &[u8] {
+        // This record's size, when it is drawn (0 otherwise: the spec's own is used).
+        let drawn = match &mut self.sizes {
+            Some((d, rng)) => d.table.draw(rng),
+            None => 0,
+        };
+        let size_of = |s: &PayloadSize| match s {
+            PayloadSize::Fixed(n) => *n,
+            PayloadSize::Drawn(_) => drawn,
+        };
         match &self.spec {
-            PayloadSpec::Constant { bytes, .. } => bytes,
+            PayloadSpec::Constant { bytes, size } => &bytes[..size_of(size)],
             PayloadSpec::File { lines, .. } => {
                 let i = (seq as usize).wrapping_add(self.offset) % lines.len();
                 &lines[i]
@@ -92,14 +116,22 @@ impl PayloadGen {
                 size,
                 compressibility,
             } => {
-                let size = *size;
+                let size = size_of(size);
                 let random = ((size as f64) * (1.0 - compressibility)).round() as usize;
+                // Growing zero-fills the new bytes; shrinking keeps what is below.
                 self.buf.resize(size, 0);
                 fill_with(&mut self.rng, &mut self.buf[..random]);
-                // The compressible part stays zero from the first resize.
+                // The compressible part is zero: a larger record's random bytes left there
+                // are cleared (with one size, there are none).
+                if self.zero_from > random {
+                    let end = self.zero_from.min(size);
+                    self.buf[random..end].fill(0);
+                }
+                self.zero_from = random;
                 &self.buf
             }
             PayloadSpec::Json { size, event } => {
+                let size = size_of(size);
                 let b = &mut self.buf;
                 b.clear();
                 b.extend_from_slice(b"{\"seq\":");
@@ -297,50 +329,5 @@ fn expm1_over_x(x: f64) -> f64 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn json_records_are_unique_and_sized() {
-        let spec = PayloadSpec::Json {
-            size: 1024,
-            event: "order.created".into(),
-        };
-        let mut g = PayloadGen::new(&spec, 1);
-        let a = g.next(1, 1000).to_vec();
-        let b = g.next(2, 1000).to_vec();
-        assert_ne!(a, b);
-        assert_eq!(a.len(), 1024);
-        let v: serde_json::Value = serde_json::from_slice(&a).expect("valid JSON");
-        assert_eq!(v["seq"], 1);
-        assert_eq!(v["event"], "order.created");
-    }
-
-    #[test]
-    fn zipf_is_skewed_and_in_range() {
-        let z = Zipf::new(1000, 1.1);
-        let mut rng = Rng::new(7);
-        let mut counts = vec![0u32; 1001];
-        for _ in 0..100_000 {
-            let k = z.sample(&mut rng) as usize;
-            assert!((1..=1000).contains(&k));
-            counts[k] += 1;
-        }
-        // The hottest key takes far more than a uniform share (100), the tail far less.
-        assert!(counts[1] > 10_000, "key 1 drew {}", counts[1]);
-        assert!(counts[1] > 20 * counts[500].max(1));
-    }
-
-    #[test]
-    fn random_payload_respects_compressibility() {
-        let spec = PayloadSpec::Random {
-            size: 1000,
-            compressibility: 0.5,
-        };
-        let mut g = PayloadGen::new(&spec, 3);
-        let p = g.next(0, 0);
-        assert_eq!(p.len(), 1000);
-        assert!(p[500..].iter().all(|b| *b == 0));
-        assert!(p[..500].iter().filter(|b| **b == 0).count() < 20);
-    }
-}
+#[path = "payload_tests.rs"]
+mod tests;

@@ -329,6 +329,7 @@ impl Sender<'_> {
             } else {
                 self.payload.next(seq, unix_ms)
             };
+            let value_len = value.len() as u64;
             let key = self.keys.next(seq, unix_ms);
             if let Some(p) = &mut self.partitioner {
                 self.ev.producer.set_partition(p.pick(key));
@@ -377,6 +378,9 @@ impl Sender<'_> {
                             self.ev.rec.intervals.sent(actual);
                             if spreading {
                                 tally_sent(&mut self.ev.rec.by_topic, topic, true);
+                            }
+                            if let Some(h) = self.ev.rec.sizes.as_mut().filter(|_| !tombstone) {
+                                record(h, value_len);
                             }
                         }
                         sent += 1;
@@ -527,6 +531,9 @@ pub(super) fn run(job: ProducerJob) -> ProducerOutcome {
     let mut recorder = Recorder::new(paced, job.interval.as_nanos() as u64, job.by_due);
     if job.workload.compaction.is_some() {
         recorder.keys = KeyTable::new(&job.workload.key);
+    }
+    if job.workload.payload.sizes_vary() {
+        recorder.sizes = Some(new_histogram());
     }
     recorder.live = (shared.live.as_ref())
         .and_then(|l| l.ack.get(job.ordinal as usize))

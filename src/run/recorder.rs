@@ -48,6 +48,8 @@ pub(super) struct Recorder {
     pub live: Option<std::sync::Arc<super::live::LiveHistogram>>,
     /// Every key's last write, when the run checks its compacted topic afterwards.
     pub keys: Option<KeyTable>,
+    /// The value size of every measured record sent, when sizes vary (`PayloadSpec::sizes_vary`).
+    pub sizes: Option<Histogram<u64>>,
 }
 
 /// librdkafka's cumulative counters: their values when the measured phase starts (the
@@ -88,6 +90,7 @@ impl Recorder {
             live: None,
             keys: None,
             by_topic: Vec::new(),
+            sizes: None,
         }
     }
 

@@ -1,6 +1,6 @@
 //! The digest every participant of a sharded run compares: of the scenario's texts (main file,
 //! then its includes in the order met, secrets masked, as every shard masks them alike) and, for
-//! a live run, its payload data files. Paths are left out: they depend on where each machine
+//! a live run, its payload data files (and sizes files). Paths are left out: they depend on where each machine
 //! keeps the files, and the include lines in the texts already name them. FNV-1a: a check that
 //! the shards ran one scenario, not a defence against forgery.
 
@@ -49,12 +49,20 @@ pub(crate) fn of_run(sources: &Sources, p: &Plan) -> String {
             }
         }
     }
+    // A `sizes("…")` file's histogram, as the table compiled from it.
+    let mut seen_sizes = HashSet::new();
+    let sizes: Vec<Vec<u8>> = (p.runs.iter())
+        .filter_map(|rp| rp.workload.payload.size()?.dist())
+        .filter(|d| d.shape.file().is_some() && seen_sizes.insert(std::sync::Arc::as_ptr(d)))
+        .map(|d| d.table.digest_bytes())
+        .collect();
     digest(
         texts
             .iter()
             .map(String::as_bytes)
             .chain(data.flatten())
-            .chain(schemas),
+            .chain(schemas)
+            .chain(sizes.iter().map(Vec::as_slice)),
     )
 }
 

@@ -109,6 +109,8 @@ pub enum ValueKind {
     Word(String),
     /// `±5%` (or `+-5%`): a tolerance either side.
     Tolerance(Quantity),
+    /// `100B: 70%`, a list's item: a value and its share (`choice([100B: 70%, 4KiB: 30%])`).
+    Pair(Box<Value>, Box<Value>),
 }
 
 // ---- expectations ----------------------------------------------------------------------------

@@ -83,6 +83,21 @@ impl Builder {
         self.value_alt(inner)
     }
 
+    /// A list's item: a value, or a value and its share (`100B: 70%`).
+    fn item(&self, p: Pair<Rule>) -> Value {
+        if p.as_rule() != Rule::pair {
+            return self.value(p);
+        }
+        let span = self.span(&p);
+        let mut inner = p.into_inner();
+        let what = self.value(inner.next().expect("a pair's value"));
+        let share = self.value(inner.next().expect("a pair's share"));
+        Value {
+            kind: ValueKind::Pair(Box::new(what), Box::new(share)),
+            span,
+        }
+    }
+
     fn value_alt(&self, p: Pair<Rule>) -> Value {
         let span = self.span(&p);
         let kind = match p.as_rule() {
@@ -90,7 +105,7 @@ impl Builder {
                 let segs: Vec<Segment> = p.into_inner().map(|s| self.segment(s)).collect();
                 ValueKind::Shape(segs)
             }
-            Rule::list => ValueKind::List(p.into_inner().map(|v| self.value(v)).collect()),
+            Rule::list => ValueKind::List(p.into_inner().map(|v| self.item(v)).collect()),
             Rule::call => {
                 let mut inner = p.into_inner();
                 let name = self.spanned(&inner.next().expect("call name"));

@@ -28,6 +28,8 @@ fn describe(rule: Rule) -> &'static str {
         Rule::ident => "a name",
         Rule::value => "a value",
         Rule::list => "a list (`[a, b]`)",
+        Rule::item => "a list item",
+        Rule::pair => "a value and its share (`100B: 70%`)",
         Rule::call => "a function (`json(size: 1KiB)`)",
         Rule::arg => "an argument",
         Rule::shape => "a rate shape (`8000/min for 1m, then 200/s for 1m`)",

@@ -466,3 +466,56 @@ pub(crate) fn local_broker_remote_dir(bootstrap: &str) -> Option<std::path::Path
     let dir = std::fs::read_to_string(home.join("tiered")).ok()?;
     Some(std::path::PathBuf::from(dir.trim()))
 }
+
+/// Calls `f` with every record's value (empty for a tombstone) in `topic`, every partition from
+/// its log start to its high watermark, read_uncommitted. Returns how many it read. Fails
+/// past two minutes.
+pub(crate) fn each_value(bootstrap: &str, topic: &str, mut f: impl FnMut(&[u8])) -> u64 {
+    let c: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("group.id", "kafkabench-independent-reader")
+        .set("enable.auto.commit", "false")
+        .set("auto.offset.reset", "earliest")
+        .create()
+        .expect("a consumer");
+    let md = c
+        .fetch_metadata(Some(topic), Duration::from_secs(10))
+        .expect("metadata");
+    let partitions = md.topics()[0].partitions().len() as i32;
+    let mut left: HashMap<i32, i64> = HashMap::new();
+    let mut tpl = TopicPartitionList::new();
+    for p in 0..partitions {
+        let (low, high) = c
+            .fetch_watermarks(topic, p, Duration::from_secs(10))
+            .expect("watermarks");
+        if high > low {
+            left.insert(p, high);
+        }
+        tpl.add_partition_offset(topic, p, Offset::Offset(low))
+            .unwrap();
+    }
+    c.assign(&tpl).expect("assign");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut read = 0;
+    while !left.is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the independent reader did not reach the end of {topic} in 120 s"
+        );
+        let Some(m) = c.poll(Duration::from_millis(200)) else {
+            continue;
+        };
+        let m = m.expect("a record");
+        let Some(&high) = left.get(&m.partition()) else {
+            continue;
+        };
+        if m.offset() < high {
+            f(m.payload().unwrap_or_default());
+            read += 1;
+        }
+        if m.offset() + 1 >= high {
+            left.remove(&m.partition());
+        }
+    }
+    read
+}

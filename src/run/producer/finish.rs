@@ -111,6 +111,7 @@ pub(in crate::run) fn recording(
         ack,
         send_delay: p.send_delay,
         e2e: None,
+        sizes: r.sizes.take(),
         span: SendSpan {
             start_ns: Some(p.start_ns),
             // The run's clock is read after its origin, so 0 means nothing was sent.

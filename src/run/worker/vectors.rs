@@ -42,23 +42,23 @@ fn payloads() -> Value {
     let lines: Arc<Vec<Vec<u8>>> = Arc::new(vec![b"one".to_vec(), b"".to_vec(), b"three".to_vec()]);
     let specs = vec![
         PayloadSpec::Random {
-            size: 100,
+            size: crate::model::PayloadSize::Fixed(100),
             compressibility: 0.0,
         },
         PayloadSpec::Random {
-            size: 300,
+            size: crate::model::PayloadSize::Fixed(300),
             compressibility: 0.5,
         },
         PayloadSpec::Random {
-            size: 13,
+            size: crate::model::PayloadSize::Fixed(13),
             compressibility: 0.3,
         },
         PayloadSpec::Json {
-            size: 200,
+            size: crate::model::PayloadSize::Fixed(200),
             event: "order.created".into(),
         },
         PayloadSpec::Json {
-            size: 10,
+            size: crate::model::PayloadSize::Fixed(10),
             event: "e".into(),
         },
         PayloadSpec::File {
