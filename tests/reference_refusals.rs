@@ -16,6 +16,7 @@ use serde_json::Value;
 use crate::common::repo;
 
 mod clients;
+mod workload;
 
 /// Words that make a sentence a refusal, matched case-insensitively.
 const TRIGGERS: &[&str] = &[
@@ -40,9 +41,13 @@ enum Case {
 
 use Case::{Check, Elsewhere};
 
-/// Every row: this file's and the Clients section's.
+/// Every row: this file's, the Clients section's and the workload's.
 fn statements() -> Vec<&'static Statement> {
-    STATEMENTS.iter().chain(clients::STATEMENTS).collect()
+    STATEMENTS
+        .iter()
+        .chain(clients::STATEMENTS)
+        .chain(workload::STATEMENTS)
+        .collect()
 }
 
 /// A statement of the reference (a quote of it, whitespace as one space) and its cases.
@@ -374,21 +379,6 @@ const STATEMENTS: &[Statement] = &[
             code: "kb::cell",
             accepted: "matrix { codec = [none, lz4] }\ntopic \"t-{codec}\" { }\nproducer { compression.type = {codec} }\nworkload { messages = 10 }\nexpect { ack.p99[codec=lz4] < 1s }",
         }],
-    },
-    Statement {
-        quote: "a size or a distribution that can draw less is a diagnostic naming the smallest size it can honour",
-        cases: &[
-            Check {
-                refused: "@T workload { messages = 10  payload = json(size: uniform(10B, 4KiB)) }",
-                code: "kb::value",
-                accepted: "@T workload { messages = 10  payload = json(size: uniform(100B, 4KiB)) }",
-            },
-            Check {
-                refused: "@T workload { messages = 10  payload = json(size: 64B) }",
-                code: "kb::value",
-                accepted: "@T workload { messages = 10  payload = random(size: 64B) }",
-            },
-        ],
     },
     Statement {
         quote: "An address that cannot be bound is an error before anything runs",

@@ -1,7 +1,8 @@
 //! Axes of comparison: the matrix variables and the step axis (`steps`, or a cumulative
 //! `ladder`), and the cells they multiply out to.
 
-use super::{Checker, Setting, OVERRIDABLE};
+use super::axis::{Axis, AxisValue, CapacityBlock, Setting};
+use super::{Checker, OVERRIDABLE};
 use crate::diagnostic::{suggest, Diagnostic, Kind};
 use crate::model::Scalar;
 use crate::source::{Span, Spanned};
@@ -9,51 +10,6 @@ use crate::syntax::{Entry, Section, Value, ValueKind};
 
 /// The most cells a scenario may expand to; past this a matrix is almost surely a mistake.
 pub(super) const MAX_CELLS: usize = 1000;
-
-/// A matrix variable or the step axis while checking.
-pub(super) struct Axis {
-    pub name: String,
-    pub values: Vec<AxisValue>,
-}
-
-pub(super) struct AxisValue {
-    /// What `{var}` stands for in a cell that picks this value.
-    pub ast: Value,
-    pub scalar: Scalar,
-    /// As written, for labels and topic names.
-    pub text: String,
-    /// For steps: the overrides this step brings (cumulative for a ladder).
-    pub overrides: Vec<Setting>,
-    /// For steps: the fault timeline that replaces the scenario's (carried down a ladder).
-    pub faults: Option<Vec<crate::syntax::Fault>>,
-    /// For steps: a `capacity { }` block that makes the step's cells a search (carried down a
-    /// ladder).
-    pub capacity: Option<super::capacity::CapacityBlock>,
-}
-
-/// The coordinates of one cell while lowering: which value of each axis it picks.
-pub(super) struct Picks<'a> {
-    pub chosen: Vec<(&'a Axis, &'a AxisValue)>,
-}
-
-impl Picks<'_> {
-    /// No axis at all: for values that may not refer to a variable.
-    pub(super) fn none() -> Picks<'static> {
-        Picks { chosen: vec![] }
-    }
-
-    pub(super) fn lookup(&self, name: &str) -> Option<&AxisValue> {
-        self.chosen
-            .iter()
-            .find(|(a, _)| a.name == name)
-            .map(|(_, v)| *v)
-    }
-
-    /// The variable names in scope, for "did you mean".
-    pub(super) fn names(&self) -> Vec<&str> {
-        self.chosen.iter().map(|(a, _)| a.name.as_str()).collect()
-    }
-}
 
 impl Checker<'_> {
     /// One axis per matrix variable, in the order written.
@@ -182,7 +138,7 @@ impl Checker<'_> {
         let mut values: Vec<AxisValue> = Vec::new();
         let mut carried: Vec<Setting> = Vec::new();
         let mut carried_faults: Option<Vec<crate::syntax::Fault>> = None;
-        let mut carried_capacity: Option<super::capacity::CapacityBlock> = None;
+        let mut carried_capacity: Option<CapacityBlock> = None;
         for e in &sec.entries {
             let Entry::Section(step) = e else {
                 self.err(
@@ -210,7 +166,7 @@ impl Checker<'_> {
             }
             let mut own: Vec<Setting> = Vec::new();
             let mut own_faults: Option<Vec<crate::syntax::Fault>> = None;
-            let mut own_capacity: Option<super::capacity::CapacityBlock> = None;
+            let mut own_capacity: Option<CapacityBlock> = None;
             for se in &step.entries {
                 match se {
                     Entry::Setting(s) => {
@@ -269,7 +225,7 @@ impl Checker<'_> {
                         }
                         let n = inner.name.node.clone();
                         if n == "capacity" {
-                            own_capacity = Some(super::capacity::CapacityBlock::of(self, inner));
+                            own_capacity = Some(CapacityBlock::of(self, inner));
                         }
                         self.flatten(inner, &n, &mut own)
                     }

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::axes::{Axis, Picks};
+use super::axis::{Axis, CapacityBlock, Picks};
 use super::{expect, Checker, Setting};
 use crate::diagnostic::{suggest, Diagnostic, Kind};
 use crate::model::capacity::*;
@@ -28,16 +28,6 @@ pub(super) const CAPACITY_KEYS: &[&str] = &[
 
 /// What a search sets on the workload: written there too, it is refused.
 const SET_BY_SEARCH: &[&str] = &["rate", "messages", "duration", "warmup"];
-
-/// A `capacity { }` block where it was written: the scenario's or a step's.
-#[derive(Clone)]
-pub(super) struct CapacityBlock {
-    pub span: Span,
-    pub slo: Vec<syntax::Assertion>,
-    /// The SLO checked (set once the axes are known); None while unchecked or when it did not
-    /// check.
-    pub checked: Option<Vec<Assertion>>,
-}
 
 impl CapacityBlock {
     /// The block of `sec` (a `capacity` section): its span and its `slo { }` entries.

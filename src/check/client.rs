@@ -1,7 +1,7 @@
 //! `client = java` in `producer { }` and `consumer { }`: which client each side of a cell runs
 //! on, and which release (`java(version: "3.9.1")`); and the workload's `seed`.
 
-use super::axes::Picks;
+use super::axis::Picks;
 use super::{Checker, Setting};
 use crate::diagnostic::{closest, Diagnostic, Kind};
 use crate::model::{ClientKind, Scalar, Side, SEED_MAX};

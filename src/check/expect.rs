@@ -1,6 +1,6 @@
 //! Assertions: metric names, units and cell references are checked here, once per assertion.
 
-use super::axes::Axis;
+use super::axis::Axis;
 use super::{units, Checker};
 use crate::diagnostic::{closest, suggest, Diagnostic, Kind};
 use crate::model::{

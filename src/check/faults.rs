@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::axes::Picks;
+use super::axis::Picks;
 use super::Checker;
 use crate::diagnostic::{suggest, Diagnostic, Kind};
 use crate::format::human_duration;

@@ -3,8 +3,9 @@
 
 use std::time::Duration;
 
-use super::axes::{Axis, Picks};
-use super::capacity::{CapacityBlock, CapacityDraft};
+use super::axis::CapacityBlock;
+use super::axis::{Axis, Picks};
+use super::capacity::CapacityDraft;
 use super::unsupported::{Feature, Uses};
 use super::{Checker, Sections, Setting};
 use crate::diagnostic::{Diagnostic, Kind};

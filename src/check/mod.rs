@@ -11,6 +11,7 @@
 //! `payload` the payload and key calls, `units` literals with units, `expect` assertions.
 
 mod axes;
+mod axis;
 pub(crate) mod bootstrap;
 mod capacity;
 mod client;
@@ -51,11 +52,11 @@ use crate::model::{Dimension, Scenario};
 use crate::source::{Sources, Span, Spanned};
 use crate::syntax::{self, Ast, Entry, Section, Value, ValueKind};
 
-use axes::Axis;
+use axis::{Axis, Setting};
 
 /// The most trials `repeat` asks for.
 pub const MAX_REPEAT: u64 = 100;
-use payload::Lines;
+use records::Lines;
 
 const SECTIONS: &[&str] = &[
     "cluster", "topic", "producer", "consumer", "share", "workload", "capacity", "matrix", "steps",
@@ -118,15 +119,6 @@ pub fn check(ast: &Ast, sources: &Sources) -> Result<Scenario, Diagnostics> {
     }
 }
 
-/// A setting after flattening, qualified by its section: `producer` + `linger.ms`,
-/// `workload.headers` + `source`. Steps override these one by one.
-#[derive(Clone)]
-struct Setting {
-    section: String,
-    key: Spanned<String>,
-    value: Value,
-}
-
 /// The checker's state; its methods live in the files of this module, one concept each.
 struct Checker<'s> {
     sources: &'s Sources,
@@ -167,7 +159,7 @@ struct Sections<'a> {
     /// The fault timeline every cell starts from (a step may replace it).
     faults: Option<&'a [syntax::Fault]>,
     /// `capacity { }`: every cell is a search (a step may bring its own block instead).
-    capacity: Option<capacity::CapacityBlock>,
+    capacity: Option<axis::CapacityBlock>,
     /// `repeat = N`: trials of every run.
     repeat: Option<u64>,
     /// `repeat = auto(…)` (`repeat` is then its `max`).
@@ -393,7 +385,7 @@ impl Checker<'_> {
                                 out.share_span = Some(sec.name.span);
                             }
                             if name == "capacity" {
-                                out.capacity = Some(capacity::CapacityBlock::of(self, sec));
+                                out.capacity = Some(axis::CapacityBlock::of(self, sec));
                             }
                             self.flatten(sec, name, &mut out.base);
                         }

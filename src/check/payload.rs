@@ -6,16 +6,13 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::axes::Picks;
+use super::axis::Picks;
 use super::records::{self, Records};
 use super::Checker;
 use crate::diagnostic::{suggest, Diagnostic, Kind};
 use crate::model::{KeySpec, PayloadSize, PayloadSpec, Scalar, LARGEST_PAYLOAD};
 use crate::source::{Span, Spanned};
 use crate::syntax::{Arg, Value, ValueKind};
-
-/// A payload file's lines, loaded once per check however many cells use it.
-pub(super) type Lines = Arc<Vec<Vec<u8>>>;
 
 /// The most distinct keys `uniform`/`zipf` draw from; keys are sampled without a table, so the
 /// bound only catches a slipped digit.

@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use rdkafka::config::ClientConfig;
 use rdkafka::error::KafkaError;
 
-use super::axes::Picks;
+use super::axis::Picks;
 use super::{units, Checker, Setting};
 use crate::diagnostic::{closest, Diagnostic, Kind};
 use crate::model::{is_secret, Prop, Props, Scalar, MASK};

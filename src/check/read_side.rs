@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::axes::Picks;
+use super::axis::Picks;
 use super::workload::WorkloadDraft;
 use super::{Checker, Setting};
 use crate::diagnostic::{closest, Diagnostic, Kind};

@@ -3,7 +3,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::payload::Lines;
+/// A payload file's lines, loaded once per check however many cells use it.
+pub(super) type Lines = std::sync::Arc<Vec<Vec<u8>>>;
 
 /// Payload files are read whole into memory: at most this big.
 const MAX_PAYLOAD_FILE: u64 = 256 << 20;

@@ -1,7 +1,7 @@
 //! `repeat = N` and `repeat = auto(±5%, max 20)`: how many trials of every run, or the rule that
 //! decides it (`measure::sequential`).
 
-use super::axes::Picks;
+use super::axis::Picks;
 use super::{Checker, MAX_REPEAT};
 use crate::diagnostic::{closest, Diagnostic, Kind};
 use crate::model::{AutoRepeat, Scalar};

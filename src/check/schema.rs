@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::axes::Picks;
+use super::axis::Picks;
 use super::Checker;
 use super::Setting;
 use crate::diagnostic::{Diagnostic, Kind};

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::axes::Picks;
+use super::axis::Picks;
 use super::size_file;
 use super::Checker;
 use crate::diagnostic::{suggest, Diagnostic, Kind};

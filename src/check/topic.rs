@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use super::axes::Picks;
+use super::axis::Picks;
 use super::{props, Checker, Setting};
 use crate::diagnostic::{suggest, Diagnostic, Kind};
 use crate::model::{Cell, Prop, Scalar, TopicSpec, RUN_SUFFIX_LEN, TOPIC_NAME_MAX};

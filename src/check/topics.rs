@@ -2,7 +2,7 @@
 //! asks of the topic block (a created topic, names within Kafka's length, a partition total
 //! a cluster can hold).
 
-use super::axes::Picks;
+use super::axis::Picks;
 use super::{Checker, Setting};
 use crate::diagnostic::{Diagnostic, Kind};
 use crate::model::{topic_index_len, TopicSpec, RUN_SUFFIX_LEN, TOPICS_MAX, TOPIC_NAME_MAX};

@@ -4,7 +4,7 @@
 use std::ops::RangeInclusive;
 use std::time::Duration;
 
-use super::axes::Picks;
+use super::axis::Picks;
 use super::{units, Checker};
 use crate::diagnostic::{suggest, Diagnostic, Kind};
 use crate::model::Scalar;

@@ -3,7 +3,7 @@
 //! name with "did you mean" among that client's names only, then the value by the type and
 //! validator the table gives. librdkafka's sides are still asked of librdkafka (`props`).
 
-use super::axes::Picks;
+use super::axis::Picks;
 use super::client::{Clients, SideClient};
 use super::{Checker, Setting};
 use crate::diagnostic::{closest, Diagnostic, Kind};

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::axes::Picks;
+use super::axis::Picks;
 use super::{units, Checker, Setting};
 use crate::diagnostic::{suggest, Diagnostic, Kind};
 use crate::model::{

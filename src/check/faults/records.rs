@@ -1,7 +1,7 @@
 //! `delete records of partition 0 before 500`: what a `delete` action acts on, and which
 //! faults may say `before` or `of`.
 
-use super::super::axes::Picks;
+use super::super::axis::Picks;
 use super::super::Checker;
 use crate::diagnostic::{Diagnostic, Kind};
 use crate::model::{FaultAction, TopicSpec};
