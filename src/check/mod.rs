@@ -23,6 +23,7 @@ mod payload;
 mod phases;
 mod placement;
 mod props;
+mod rate_shape;
 mod read_side;
 mod records;
 mod repeat;

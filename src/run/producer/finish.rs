@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
-use super::{Sender, Sent};
+use super::sender::{Sender, Sent};
 use crate::measure::compaction::KeyTable;
 use crate::measure::txn::TxnRecording;
 use crate::measure::{
