@@ -98,7 +98,7 @@ scenario "clients_capacity" {{
     for (r, client) in runs.iter().zip(WORKERS) {
         assert_eq!(r["producer_client"]["name"], *client, "{r}");
         let probes = r["capacity"]["probes"].as_array().expect("the probes");
-        assert!(probes.len() >= 2, "{client}: {probes:?}");
+        assert!(!probes.is_empty(), "{client}: {r}");
         let mut rates: Vec<f64> = Vec::new();
         for p in probes {
             let target = p["target"].as_f64().unwrap();
@@ -112,8 +112,12 @@ scenario "clients_capacity" {{
             assert!(u(&p["result"]["acked"]) > 0, "{client}");
             rates.push(target);
         }
-        rates.dedup();
-        assert!(rates.len() >= 2, "{client}: the search moved: {rates:?}");
+        // A search whose first rate held goes on above it (`to` is four times `from`); one
+        // that failed there (a slip on a busy machine) stops, and its one probe is checked.
+        if probes[0]["pass"] == true {
+            rates.dedup();
+            assert!(rates.len() >= 2, "{client}: the search moved: {rates:?}");
+        }
     }
 }
 
