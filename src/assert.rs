@@ -8,7 +8,7 @@ use std::slice::Iter;
 
 use crate::exit::Outcome;
 use crate::measure::{drain_metric, RunResult};
-use crate::model::{Assertion, BinOp, CmpOp, Expr, Metric, Test, Unit};
+use crate::model::{Assertion, BinOp, BrokerPick, CmpOp, Expr, Metric, Test, Unit};
 use crate::plan::{Instance, Plan, Reference};
 use crate::run::Execution;
 
@@ -35,6 +35,8 @@ pub struct Verdict {
     /// `with 95% confidence`: the interval of the median over the trials that was judged
     /// (None: the median, or the single run, was).
     pub interval: Option<Interval>,
+    /// The broker whose figure was judged (`of broker 2`, each of `of every broker`).
+    pub broker: Option<i32>,
 }
 
 /// The interval a confident assertion judged, in base units.
@@ -137,7 +139,25 @@ pub fn evaluate(p: &Plan, results: &[RunResult]) -> Vec<Verdict> {
             {
                 continue;
             }
-            out.push(judge(p, a, inst, results));
+            match a.broker() {
+                // One verdict per broker that acknowledged records in the instance's run.
+                Some(BrokerPick::Every) => {
+                    let ids = inst
+                        .refs
+                        .first()
+                        .and_then(|rf| results.iter().find(|r| r.index == rf.run))
+                        .map(RunResult::broker_ids)
+                        .unwrap_or_default();
+                    if ids.is_empty() {
+                        out.push(judge(p, a, inst, results, None));
+                    }
+                    for id in ids {
+                        out.push(judge(p, a, inst, results, Some(id)));
+                    }
+                }
+                Some(BrokerPick::One(id)) => out.push(judge(p, a, inst, results, Some(id))),
+                None => out.push(judge(p, a, inst, results, None)),
+            }
         }
     }
     out
@@ -145,23 +165,26 @@ pub fn evaluate(p: &Plan, results: &[RunResult]) -> Vec<Verdict> {
 
 /// The value of `e`, taking its metric references from `refs` in the order written (the order
 /// `plan::resolve` walked them in). `from` is the run the instance is about: a drain figure
-/// read from a run without a drain is taken over `from`'s drain (the same seconds).
+/// read from a run without a drain is taken over `from`'s drain (the same seconds). `at` is
+/// the broker `of every broker` is judged on.
 fn value(
     e: &Expr,
     refs: &mut Iter<Reference>,
     results: &[RunResult],
-    from: Option<&RunResult>,
+    (from, at): (Option<&RunResult>, Option<i32>),
 ) -> Result<f64, Shortfall> {
     match e {
         Expr::Const(x, _) => Ok(*x),
-        Expr::Metric { metric, .. } => {
+        Expr::Metric { metric, broker, .. } => {
             let i = refs.next().ok_or(Shortfall::NoSuchRun)?.run;
             let r = results
                 .iter()
                 .find(|r| r.index == i)
                 .ok_or(Shortfall::NotExecuted)?;
-            let v = match (metric, from) {
-                (Metric::DrainLatency(kind, stat), Some(of)) if r.drain.is_none() => {
+            let v = match (metric, from, broker) {
+                (_, _, Some(BrokerPick::One(id))) => r.broker_metric(*metric, *id),
+                (_, _, Some(BrokerPick::Every)) => at.and_then(|id| r.broker_metric(*metric, id)),
+                (Metric::DrainLatency(kind, stat), Some(of), None) if r.drain.is_none() => {
                     drain_metric(r, of, *kind, *stat)
                 }
                 _ => r.metric(*metric),
@@ -174,8 +197,8 @@ fn value(
         }
         Expr::Binary(l, op, r) => {
             let (l, r) = (
-                value(l, refs, results, from)?,
-                value(r, refs, results, from)?,
+                value(l, refs, results, (from, at))?,
+                value(r, refs, results, (from, at))?,
             );
             Ok(match op {
                 BinOp::Add => l + r,
@@ -187,7 +210,13 @@ fn value(
     }
 }
 
-fn judge(p: &Plan, a: &Assertion, inst: &Instance, results: &[RunResult]) -> Verdict {
+fn judge(
+    p: &Plan,
+    a: &Assertion,
+    inst: &Instance,
+    results: &[RunResult],
+    broker: Option<i32>,
+) -> Verdict {
     let mut v = Verdict {
         assertion: a.text.clone(),
         runs: inst
@@ -205,9 +234,10 @@ fn judge(p: &Plan, a: &Assertion, inst: &Instance, results: &[RunResult]) -> Ver
         shortfall: None,
         recorded: None,
         interval: None,
+        broker,
     };
     let refs = &mut inst.refs.iter();
-    let from = results.iter().find(|r| r.index == inst.from);
+    let from = (results.iter().find(|r| r.index == inst.from), broker);
     let lhs = match value(&a.lhs, refs, results, from) {
         Ok(x) => x,
         Err(e) => {

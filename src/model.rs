@@ -25,7 +25,7 @@ mod size;
 
 use seconds::{duration_opt, duration_secs};
 
-pub use assertion::{Assertion, BinOp, Clause, CmpOp, Expr, Test};
+pub use assertion::{Assertion, BinOp, BrokerPick, Clause, CmpOp, Expr, Test};
 pub use capacity::CapacitySearch;
 pub use client::{ClientKind, ClientRelease, Side, FRANZ_GO_VERSION, JAVA_DEFAULT_VERSION};
 pub use fault::{BrokerTarget, Fault, FaultAction};

@@ -4,7 +4,7 @@
 
 use kafkabench::assert::{evaluate, Verdict};
 use kafkabench::diagnostic::render_text;
-use kafkabench::measure::{RunResult, RunStatus};
+use kafkabench::measure::{LatencySummary, PlaceFigures, RunResult, RunStatus};
 use kafkabench::plan::{plan, Plan, PlanOptions};
 use kafkabench::report::verdict;
 use kafkabench::source::Sources;
@@ -252,4 +252,65 @@ fn steps_are_selected_by_name() {
         summary(&v),
         ["[batched vs baseline] pass", "[baseline] pass"]
     );
+}
+
+/// A result per run of `p` whose brokers acknowledged with these ack latencies (ms), each
+/// broker's records all at one latency.
+fn by_broker(p: &Plan, brokers: &[(i32, u64)]) -> Vec<RunResult> {
+    let mut rs = results(p, &vec![Some(1.0); p.runs.len()]);
+    for r in &mut rs {
+        r.brokers = brokers
+            .iter()
+            .map(|&(id, ms)| {
+                let mut h =
+                    hdrhistogram::Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3)
+                        .unwrap();
+                h.record_n(ms * 1_000_000, 100).unwrap();
+                PlaceFigures {
+                    id,
+                    records: 100,
+                    bytes: 10_000,
+                    ack: LatencySummary::from_histogram(&h),
+                }
+            })
+            .collect();
+    }
+    rs
+}
+
+#[test]
+fn every_broker_is_judged_alone_and_a_failure_names_it() {
+    let p = plan_of(
+        r#"scenario "brokers" {
+             topic "t" { partitions = 3 }
+             workload { messages = 10  payload = random(size: 100B) }
+             expect {
+               ack.p99 of every broker < 20ms
+               ack.p99 of broker 3 < 20ms
+               ack.p99 of broker 4 < 20ms
+             }
+           }"#,
+    );
+    let v = evaluate(&p, &by_broker(&p, &[(1, 5), (2, 2000), (3, 7)]));
+    let every: Vec<(Option<i32>, bool)> = v
+        .iter()
+        .filter(|x| x.assertion == "ack.p99 of every broker < 20ms")
+        .map(|x| (x.broker, x.pass))
+        .collect();
+    assert_eq!(every, [(Some(1), true), (Some(2), false), (Some(3), true)]);
+    let failed = v.iter().find(|x| x.broker == Some(2)).unwrap();
+    let label = &failed.runs[0].label;
+    assert_eq!(verdict::runs(failed), format!("{label}, broker 2"));
+    let three = v
+        .iter()
+        .find(|x| x.assertion.contains("broker 3 "))
+        .unwrap();
+    assert!(three.pass);
+    // A broker that acknowledged nothing has no figure: not measured, a failure.
+    let four = v.iter().find(|x| x.assertion.contains("broker 4")).unwrap();
+    assert!(!four.pass);
+    assert_eq!(verdict::measured(four), "-");
+    // A run without figures per broker (a worker client) is not measured, never passed.
+    let none = evaluate(&p, &results(&p, &[Some(1.0)]));
+    assert!(none.iter().all(|x| !x.pass), "{none:?}");
 }

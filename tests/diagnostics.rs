@@ -26,6 +26,7 @@ macro_rules! each_fixture {
 
 each_fixture!(
     bad_expectations,
+    broker_figures,
     byte_rate,
     capacity_mistakes,
     cascades,

@@ -214,6 +214,7 @@ fn synthetic() -> ResultFile {
             shortfall: (!pass).then_some(Shortfall::OutOfBound),
             recorded: None,
             interval: None,
+            broker: None,
         })
     };
     ResultFile {

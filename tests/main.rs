@@ -9,6 +9,7 @@ mod common;
 
 mod assert;
 mod broker_configs;
+mod by_broker;
 mod capacity;
 mod capacity_report;
 mod cli;

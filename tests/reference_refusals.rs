@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use crate::common::repo;
 
+mod brokers;
 mod clients;
 mod workload;
 
@@ -47,6 +48,7 @@ fn statements() -> Vec<&'static Statement> {
         .iter()
         .chain(clients::STATEMENTS)
         .chain(workload::STATEMENTS)
+        .chain(brokers::STATEMENTS)
         .collect()
 }
 

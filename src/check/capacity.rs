@@ -87,7 +87,9 @@ impl Checker<'_> {
             }
             if fine {
                 if let Some(x) = expect::assertion(self, a, axes, consumer) {
-                    out.push(x);
+                    if self.broker_fits(&x, true) {
+                        out.push(x);
+                    }
                 }
             }
         }

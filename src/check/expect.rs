@@ -488,10 +488,12 @@ fn expr(c: &mut Checker, e: &syntax::Expr, axes: &[Axis], consumer: bool) -> Opt
                 let v = pick(c, &var.node, var.span, val, axes)?;
                 select.push((var.node.clone(), v));
             }
+            let broker = c.broker_pick(m, metric).ok()?;
             Some((
                 Expr::Metric {
                     metric,
                     select,
+                    broker,
                     span: m.span,
                 },
                 metric.unit(),

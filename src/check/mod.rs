@@ -13,6 +13,7 @@
 mod axes;
 mod axis;
 pub(crate) mod bootstrap;
+mod broker_pick;
 mod capacity;
 mod client;
 mod compaction;
@@ -255,11 +256,14 @@ impl Checker<'_> {
             || cells.iter().any(|c| c.spec.consumer.is_some());
         self.compaction_checked = written(sections.base.iter().any(|s| s.key.node == "compaction"))
             || cells.iter().any(|c| c.spec.workload.compaction.is_some());
-        let assertions = sections
-            .expects
-            .iter()
-            .filter_map(|a| expect::assertion(self, a, &axes, any_consumer))
-            .collect::<Vec<_>>();
+        let mut assertions = Vec::new();
+        for a in &sections.expects {
+            if let Some(a) = expect::assertion(self, a, &axes, any_consumer) {
+                if self.broker_fits(&a, false) {
+                    assertions.push(a);
+                }
+            }
+        }
         if !written(sections.capacity.is_some()) {
             self.capacity_unsearched(&assertions, &cells);
         }

@@ -115,6 +115,11 @@ pub(crate) fn merge(shards: &[&RunResult], schedule: &Planned) -> Result<RunResu
     for (k, (s, i)) in shards.iter().zip(intervals).enumerate() {
         all.absorb(&recording(s, i).map_err(|p| p.at(k))?);
     }
+    // A shard that acknowledged records without keeping them by broker (a worker client, an
+    // older kafkabench) would leave the merged brokers short: none are shown rather than part.
+    if shards.iter().any(|s| s.acked > 0 && s.brokers.is_empty()) {
+        all.placed = None;
+    }
     // The whole schedule, not a shard's share: the target is the run's.
     all.derive(&mut m, schedule, 1);
     // RFC 3339 UTC text of one format orders as the instants do.
@@ -213,6 +218,16 @@ fn recording(s: &RunResult, intervals: Option<Intervals>) -> Result<Recording, P
         stats: raw.stats,
         client: raw.client,
         intervals,
+        placed: match super::Placed::of_figures(&s.brokers, &s.partitions) {
+            Some(p) if p.is_empty() => None,
+            Some(p) => Some(p),
+            None => {
+                return Err(Problem::NoHistogram {
+                    family: "per-broker ack".into(),
+                    count: s.acked,
+                })
+            }
+        },
     })
 }
 

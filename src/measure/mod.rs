@@ -19,6 +19,7 @@ pub(crate) mod flat_histogram;
 pub(crate) mod intervals;
 pub(crate) mod merge;
 pub mod outage;
+pub mod placed;
 pub(crate) mod recording;
 pub mod run_recording;
 pub mod sequential;
@@ -48,6 +49,7 @@ pub use fault::{
     FaultSums, PhaseFigures,
 };
 pub use intervals::{IntervalRecorder, IntervalRecording};
+pub use placed::{PlaceFigures, Placed};
 pub use recording::{ProducerStats, RawSums, Recording, SendSpan};
 pub use series::{Intervals, SeriesPoint, TimeSeries};
 pub use share::{InDoubt, ShareFigures, ShareRecording};
@@ -300,6 +302,13 @@ pub struct RunResult {
     /// Per-topic figures of a run over several topics (empty for one topic).
     #[serde(default)]
     pub topics: Vec<TopicFigures>,
+    /// Per broker that acknowledged, by node id (`measure::placed`); empty when not recorded
+    /// (a worker client, a file of an older kafkabench).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub brokers: Vec<PlaceFigures>,
+    /// Per partition of a run over one topic, by number; empty when not recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub partitions: Vec<PlaceFigures>,
     /// Every side's raw recording, what the figures above are derived from; a reader
     /// derives them again from it (`rederive`).
     #[serde(default)]

@@ -10,6 +10,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use super::client::ClientSums;
+use super::placed::Placed;
 use super::series::{Intervals, Planned};
 use super::{new_histogram, Internals, LatencySummary, RunResult, SizeSummary};
 
@@ -35,6 +36,9 @@ pub struct Recording {
     pub client: Option<ClientSums>,
     /// The measured phase interval by interval; None when nothing was recorded per interval.
     pub intervals: Option<Intervals>,
+    /// By broker that acknowledged and by partition (`measure::placed`); None when the
+    /// client does not tell them (a worker's).
+    pub placed: Option<Placed>,
 }
 
 /// When the measured phase started, sent and ended, in nanoseconds on the run's clock (a
@@ -215,6 +219,7 @@ impl Recording {
             stats: ProducerStats::default(),
             client: None,
             intervals: None,
+            placed: None,
         }
     }
 
@@ -242,6 +247,9 @@ impl Recording {
         self.span.absorb(&o.span);
         self.stats.absorb(&o.stats);
         self.client = ClientSums::merged(self.client.as_ref(), o.client.as_ref());
+        if let Some(p) = &o.placed {
+            self.placed.get_or_insert_with(Placed::default).absorb(p);
+        }
         if let Some(i) = &o.intervals {
             match &mut self.intervals {
                 Some(mine) => mine.absorb(i),
@@ -274,6 +282,11 @@ impl Recording {
         r.send_delay = LatencySummary::from_histogram(&self.send_delay);
         r.e2e = self.e2e.as_ref().map(LatencySummary::from_histogram);
         r.sizes = self.sizes.as_ref().and_then(SizeSummary::from_histogram);
+        (r.brokers, r.partitions) = self
+            .placed
+            .as_ref()
+            .map(Placed::figures)
+            .unwrap_or_default();
         r.series = self.intervals.as_ref().map(|i| i.derive(planned));
         r.recording.due = self
             .intervals

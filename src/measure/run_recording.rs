@@ -185,6 +185,9 @@ impl RunResult {
             if let Some(s) = &mut self.sizes {
                 s.resummarise();
             }
+            for p in self.brokers.iter_mut().chain(self.partitions.iter_mut()) {
+                p.ack.resummarise();
+            }
         }
         self.derive_sides();
         if let Some(c) = &mut self.capacity {

@@ -43,6 +43,8 @@ pub enum Expr {
     Metric {
         metric: Metric,
         select: Vec<(String, Scalar)>,
+        /// `of broker 2` / `of every broker`: the figure of the broker(s) that acknowledged.
+        broker: Option<BrokerPick>,
         span: Span,
     },
     /// A constant in base units (seconds, bytes, per second) with its unit.
@@ -79,6 +81,24 @@ impl Expr {
                     BinOp::Div => l,
                 }
             }
+        }
+    }
+}
+
+/// Which broker's figure a metric reads (`of broker 2`, `of every broker`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BrokerPick {
+    One(i32),
+    /// One verdict per broker that acknowledged records in the run.
+    Every,
+}
+
+impl Assertion {
+    /// The broker the assertion's left side names, when it names one.
+    pub fn broker(&self) -> Option<BrokerPick> {
+        match &self.lhs {
+            Expr::Metric { broker, .. } => *broker,
+            _ => None,
         }
     }
 }

@@ -483,6 +483,15 @@ impl Delivery<'_> {
         }
     }
 
+    /// The node id of the broker whose response acknowledged the record (-1 when none did).
+    /// A field read behind a call; the caller asks once per event, whose records one
+    /// response acknowledged.
+    #[inline]
+    pub(crate) fn broker_id(&self) -> i32 {
+        // SAFETY: as above.
+        unsafe { rd::rd_kafka_message_broker_id(self.m) }
+    }
+
     /// librdkafka's own produce() → delivery time in microseconds. It reads the clock, so the
     /// caller asks only when it needs it (paced runs).
     pub(crate) fn latency_us(&self) -> i64 {

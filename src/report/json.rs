@@ -21,8 +21,10 @@ use super::verdict::VerdictRecord;
 /// Version 2 added the encoded histograms, the time series, the scenario text and versions;
 /// version 3 keeps each run's whole recording (`recording`), from which a reader derives every
 /// figure again; version 4 adds latency by due time (`recording.due`), the fault figures over
-/// the records due in the windows and a backlog's drain as a phase (`drain`).
-pub const SCHEMA_VERSION: u32 = 4;
+/// the records due in the windows and a backlog's drain as a phase (`drain`); version 5 adds
+/// figures per broker that acknowledged and per partition (`brokers`, `partitions`, and a
+/// verdict's `broker`).
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// The oldest version read: its runs are upgraded (`RunResult::upgrade_v2`) and keep the
 /// figures they were written with.

@@ -10,6 +10,7 @@ pub(crate) mod html;
 pub mod json;
 pub(crate) mod junit;
 pub(crate) mod openmetrics;
+pub(crate) mod places;
 mod plan_clients;
 mod plan_text;
 pub(crate) mod share;
@@ -57,14 +58,21 @@ pub fn verdicts_text(v: &[Verdict], out: &mut dyn Write) -> io::Result<()> {
             };
             let runs = if group.len() == 1 {
                 format!("[{}]", verdict::runs(group[0]))
+            } else if group.iter().all(|x| x.broker.is_some()) {
+                format!("{} brokers", group.len())
             } else {
                 format!("{} runs", group.len())
             };
             writeln!(out, "  PASS  {text}  ({runs}; measured {measured})")?;
         } else {
+            let what = if group.iter().all(|x| x.broker.is_some()) {
+                "brokers"
+            } else {
+                "runs"
+            };
             writeln!(
                 out,
-                "  FAIL  {text}  ({} of {} runs failed)",
+                "  FAIL  {text}  ({} of {} {what} failed)",
                 failed.len(),
                 group.len()
             )?;

@@ -125,6 +125,9 @@ pub fn write_results(
     for r in results.iter().filter(|r| r.topics.len() > 1) {
         write_topics(r, out)?;
     }
+    for r in results {
+        super::places::write(r, out)?;
+    }
     for r in results.iter().filter(|r| r.failed > 0) {
         let kinds: Vec<String> = r
             .failed_by_kind

@@ -118,7 +118,10 @@ fn by(v: &Verdict) -> Option<f64> {
 /// The runs it read: `codec=none vs codec=zstd`.
 pub fn runs(v: &Verdict) -> String {
     let labels: Vec<&str> = v.runs.iter().map(|r| r.label.as_str()).collect();
-    labels.join(" vs ")
+    match v.broker {
+        Some(b) => format!("{}, broker {b}", labels.join(" vs ")),
+        None => labels.join(" vs "),
+    }
 }
 
 /// How far the measured value sits from its bound: a failed verdict's own detail, and for a
@@ -189,6 +192,10 @@ pub struct VerdictRecord {
     /// The numbers; absent in files written before they were kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judged: Option<Judged>,
+    /// The broker whose figure was judged (`of broker 2`, `of every broker`); absent
+    /// otherwise and in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub broker: Option<i32>,
 }
 
 /// A verdict's numbers in the result file, in base units.
@@ -255,6 +262,7 @@ impl VerdictRecord {
             measured: measured(v),
             bound: bound(v),
             detail: detail(v),
+            broker: v.broker,
             judged: v.recorded.is_none().then(|| Judged {
                 runs: v.runs.iter().map(|r| r.index).collect(),
                 unit: v.unit,
@@ -321,6 +329,7 @@ impl VerdictRecord {
             shortfall: None,
             recorded: None,
             interval: None,
+            broker: self.broker,
         };
         let Some(j) = judged else {
             v.recorded = Some(recorded());

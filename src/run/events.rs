@@ -100,6 +100,8 @@ impl<'a> Events<'a> {
         let (mut acked, mut failed) = (0u64, 0u64);
         let by_topic = !r.by_topic.is_empty();
         let mut topic = 0;
+        // One response acknowledged the event's records: its broker is looked up once.
+        let mut broker = None;
         for d in ev.deliveries() {
             r.delivered += 1;
             let opaque = d.opaque();
@@ -124,7 +126,12 @@ impl<'a> Events<'a> {
             match error {
                 None => {
                     acked += 1;
-                    r.acked(now, opaque as u64, d.key_value_bytes());
+                    let bytes = d.key_value_bytes();
+                    let latency = r.acked(now, opaque as u64, bytes);
+                    if let Some(p) = &mut r.placed {
+                        let b = *broker.get_or_insert_with(|| p.broker(d.broker_id()));
+                        p.acked(d.position().0, b, latency, bytes);
+                    }
                     if r.paced {
                         r.service(d.latency_us());
                     }

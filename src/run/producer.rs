@@ -28,6 +28,7 @@ mod sender;
 mod start;
 use super::txn::{self, Txn};
 use crate::measure::compaction::KeyTable;
+use crate::measure::placed::PlaceRecorder;
 use crate::measure::{new_histogram, ProducerRecording, TopicTally};
 use crate::model::{RateSpec, Warmup, Workload};
 use crate::native::producer as native;
@@ -48,6 +49,8 @@ pub(super) struct ProducerJob {
     pub ordinal: u32,
     /// A shard's own partitions: its records go only there (None: the partitioner decides).
     pub partitions: Option<Vec<i32>>,
+    /// The topic's partition count: the per-partition slots allocated before the clock.
+    pub partition_count: i32,
     /// Stamp each record for the consumer.
     pub e2e: bool,
     pub shared: Arc<Shared>,
@@ -170,6 +173,13 @@ pub(super) fn run(job: ProducerJob) -> ProducerOutcome {
     if job.workload.payload.sizes_vary() {
         recorder.sizes = Some(new_histogram());
     }
+    // Partitions are kept for a run over one topic (several would mix their numbers).
+    let kept = if job.topics.len() == 1 {
+        job.partition_count.max(0) as usize
+    } else {
+        0
+    };
+    recorder.placed = Some(PlaceRecorder::new(kept));
     recorder.live = (shared.live.as_ref())
         .and_then(|l| l.ack.get(job.ordinal as usize))
         .cloned();

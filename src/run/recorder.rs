@@ -10,6 +10,7 @@ use rdkafka::statistics::Statistics;
 
 use crate::measure::compaction::KeyTable;
 use crate::measure::flat_histogram::FlatHistogram;
+use crate::measure::placed::PlaceRecorder;
 use crate::measure::{
     new_histogram, record, AckTimeline, IntervalRecorder, ProducerStats, TopicTally,
 };
@@ -50,6 +51,9 @@ pub(super) struct Recorder {
     pub keys: Option<KeyTable>,
     /// The value size of every measured record sent, when sizes vary (`PayloadSpec::sizes_vary`).
     pub sizes: Option<Histogram<u64>>,
+    /// By broker that acknowledged and by partition; None when the client does not say which
+    /// broker acknowledged (a worker's).
+    pub placed: Option<PlaceRecorder>,
 }
 
 /// librdkafka's cumulative counters: their values when the measured phase starts (the
@@ -91,12 +95,13 @@ impl Recorder {
             keys: None,
             by_topic: Vec::new(),
             sizes: None,
+            placed: None,
         }
     }
 
-    /// One acknowledged measured record: ack latency from its intended send time.
+    /// One acknowledged measured record: ack latency from its intended send time, returned.
     #[inline]
-    pub(super) fn acked(&mut self, now_ns: u64, intended_ns: u64, key_value_bytes: u64) {
+    pub(super) fn acked(&mut self, now_ns: u64, intended_ns: u64, key_value_bytes: u64) -> u64 {
         self.key_value_bytes += key_value_bytes;
         let latency = now_ns.saturating_sub(intended_ns);
         self.ack.record(latency);
@@ -104,6 +109,7 @@ impl Recorder {
         if let Some(l) = &self.live {
             l.observe(latency);
         }
+        latency
     }
 
     /// One paced record's service time (produce → ack), as librdkafka measured it.

@@ -154,6 +154,18 @@ impl Expr {
 pub struct MetricRef {
     pub name: Spanned<String>,
     pub select: Vec<(Spanned<String>, Value)>,
+    /// `of broker 2`, `of every broker`.
+    pub place: Option<Box<PlaceRef>>,
+    pub span: Span,
+}
+
+/// `of broker 2` or `of every broker` after a metric: which broker's figure it is.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlaceRef {
+    pub every: bool,
+    pub noun: Spanned<String>,
+    /// The number after the noun, as written.
+    pub id: Option<Spanned<String>>,
     pub span: Span,
 }
 

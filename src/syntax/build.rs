@@ -266,8 +266,15 @@ impl Builder {
                 let span = self.span(&inner);
                 let mut mi = inner.into_inner();
                 let name = self.spanned(&mi.next().expect("metric name"));
-                let select = mi
-                    .next()
+                let (mut select_pair, mut place_pair) = (None, None);
+                for x in mi {
+                    match x.as_rule() {
+                        Rule::selector => select_pair = Some(x),
+                        _ => place_pair = Some(x),
+                    }
+                }
+                let place = place_pair.map(|p| Box::new(self.place(p)));
+                let select = select_pair
                     .map(|s| {
                         s.into_inner()
                             .map(|pick| {
@@ -278,10 +285,34 @@ impl Builder {
                             .collect()
                     })
                     .unwrap_or_default();
-                Expr::Metric(MetricRef { name, select, span })
+                Expr::Metric(MetricRef {
+                    name,
+                    select,
+                    place,
+                    span,
+                })
             }
             Rule::arith => self.arith(inner),
             _ => Expr::Literal(self.value_alt(inner)),
+        }
+    }
+
+    /// `of [every] broker [N]`.
+    fn place(&self, p: Pair<Rule>) -> PlaceRef {
+        let span = self.span(&p);
+        let (mut every, mut noun, mut id) = (false, None, None);
+        for x in p.into_inner() {
+            match x.as_rule() {
+                Rule::every => every = true,
+                Rule::place_noun => noun = Some(self.spanned(&x)),
+                _ => id = Some(self.spanned(&x)),
+            }
+        }
+        PlaceRef {
+            every,
+            noun: noun.expect("a place has its noun"),
+            id,
+            span,
         }
     }
 

@@ -57,6 +57,9 @@ fn describe(rule: Rule) -> &'static str {
         Rule::metric => "a metric (`ack.p99`)",
         Rule::metric_name => "a metric name",
         Rule::selector => "a cell selector (`[codec=zstd]`)",
+        Rule::place => "`of broker 2` or `of every broker`",
+        Rule::every => "`every`",
+        Rule::place_noun => "`broker`",
         Rule::pick => "`variable=value`",
         Rule::condition => "`when ...`",
         Rule::confidence => "`with 95% confidence`",
@@ -240,6 +243,7 @@ const SHOWN_LITERALS: &[&str] = &[
     "at",
     "before",
     "of",
+    "every",
     "leader",
     "partition",
 ];

@@ -16,6 +16,7 @@ fn passed(unit: Unit, measured: f64, bound: Bound) -> Verdict {
         shortfall: None,
         recorded: None,
         interval: None,
+        broker: None,
     }
 }
 

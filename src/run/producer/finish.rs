@@ -122,6 +122,7 @@ pub(in crate::run) fn recording(
         stats: p.stats,
         client: None,
         intervals,
+        placed: r.placed.as_mut().map(|p| p.finish()),
     };
     let recording = ProducerRecording {
         raw,

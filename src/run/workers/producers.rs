@@ -53,6 +53,7 @@ pub(super) fn start_producers(
             },
             ordinal: index,
             partitions: t.shard.map(|s| s.owned(partitions)),
+            partition_count: partitions,
             e2e: rp.consumer.is_some(),
             shared: t.shared.clone(),
             barrier: t.barrier.clone(),

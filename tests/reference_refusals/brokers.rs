@@ -1,0 +1,46 @@
+//! The rows of `expect`'s figures per broker (issue 52): what `of broker` may follow, and where
+//! a broker's figure may stand.
+
+use super::Case::Check;
+use super::Statement;
+
+pub(super) const STATEMENTS: &[Statement] = &[
+    Statement {
+        quote: "`throughput of broker 2` is a diagnostic (`kb::metric`), and so is any noun but `broker`",
+        cases: &[
+            Check {
+                refused: "@T workload { messages = 10 }\nexpect { throughput of broker 2 > 1/s }",
+                code: "kb::metric",
+                accepted: "@T workload { messages = 10 }\nexpect { ack.p99 of broker 2 < 1s }",
+            },
+            Check {
+                refused: "@T workload { messages = 10 }\nexpect { ack.p99 of partition 2 < 1s }",
+                code: "kb::metric",
+                accepted: "@T workload { messages = 10 }\nexpect { ack.p99 of every broker < 1s }",
+            },
+        ],
+    },
+    Statement {
+        quote: "(`ack.p99 of broker 2 < 2 * ack.p99` is refused: write two lines)",
+        cases: &[Check {
+            refused: "@T workload { messages = 10 }\nexpect { ack.p99 of broker 2 < 2 * ack.p99 }",
+            code: "kb::value",
+            accepted: "@T workload { messages = 10 }\nexpect { ack.p99 of broker 2 < 20ms }",
+        }],
+    },
+    Statement {
+        quote: "Each refusal is a `kb::value` diagnostic at the assertion.",
+        cases: &[
+            Check {
+                refused: "@T workload { messages = 10 }\nexpect { ack.p99 of broker 1 < 20ms with 95% confidence }",
+                code: "kb::value",
+                accepted: "@T workload { messages = 10 }\nexpect { ack.p99 < 20ms with 95% confidence }",
+            },
+            Check {
+                refused: "@T workload { payload = random(size: 100B) }\ncapacity { from = 1k/s  to = 10k/s  slo { ack.p99 of every broker < 20ms } }",
+                code: "kb::value",
+                accepted: "@T workload { payload = random(size: 100B) }\ncapacity { from = 1k/s  to = 10k/s  slo { ack.p99 < 20ms } }",
+            },
+        ],
+    },
+];
