@@ -14,14 +14,16 @@
 #     it took against `plan`'s worst case and typical figure. With KB_BIN=<an older binary>
 #     it measures that binary instead (the before of issue 50).
 #
-# Common options: [--no-build] [--out DIR]. Each search writes its scenario, its table and its
+# Common options: [--ack MS] [--e2e MS] (the SLO, default ack.p99 < 25 ms and e2e.p99 < 40 ms,
+# issue 50's; a machine whose broker cannot meet them at 1k/s answers "none passed", so say the
+# SLO beside the figures) [--no-build] [--out DIR]. Each search writes its scenario, its table and its
 # result file to DIR. Run it under `flock /tmp/kb-heavy.lock` on a shared machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-}
 case "$mode" in
   hold|answers) shift ;;
-  -h|--help|"") sed -n '2,19p' "$0"; exit 0 ;;
+  -h|--help|"") sed -n '2,20p' "$0"; exit 0 ;;
   *) echo "capacity-hold.sh: the mode is hold or answers, not $mode" >&2; exit 2 ;;
 esac
 hold=60
@@ -29,6 +31,8 @@ secs=8
 runs=4
 searches=3
 to=1280k
+ack=25
+e2e=40
 build=1
 out="bench/out/capacity-$mode-$(date +%Y%m%d-%H%M%S)"
 while [ $# -gt 0 ]; do
@@ -39,6 +43,8 @@ while [ $# -gt 0 ]; do
     --searches) searches="$2"; shift 2 ;;
     --to) to="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
+    --ack) ack="$2"; shift 2 ;;
+    --e2e) e2e="$2"; shift 2 ;;
     --no-build) build=0; shift ;;
     *) echo "capacity-hold.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -70,8 +76,8 @@ scenario "capacity_$mode" {
     warmup      = 2s
     $1
     slo {
-      ack.p99 < 25ms
-      e2e.p99 < 40ms
+      ack.p99 < ${ack}ms
+      e2e.p99 < ${e2e}ms
     }
   }
 }
@@ -171,13 +177,14 @@ scenario "capacity_hold_fixed" {
 KBS
 $kb run "$out/fixed.kbs" --run-id "capholdf$$" --json "$out/fixed.json" >"$out/fixed.txt" || true
 echo "load after: $(uptime)" >>"$out/load.txt"
-python3 - "$out/fixed.json" "$rate" "$hold" <<'PY' | tee -a "$out/results.md"
+python3 - "$out/fixed.json" "$rate" "$hold" "$ack" "$e2e" <<'PY' | tee -a "$out/results.md"
 import json, sys
 doc = json.load(open(sys.argv[1])); rate = float(sys.argv[2]); hold = sys.argv[3]
+slo_ack = float(sys.argv[4]); slo_e2e = float(sys.argv[5])
 rows = []
 for r in doc["runs"]:
     ack = r["ack"]["p99_ms"]; e2e = (r.get("e2e") or {}).get("p99_ms")
-    ok = ack < 25 and e2e is not None and e2e < 40 and r["throughput_msgs"] >= 0.95 * rate
+    ok = ack < slo_ack and e2e is not None and e2e < slo_e2e and r["throughput_msgs"] >= 0.95 * rate
     rows.append((ack, e2e, r["throughput_msgs"], ok))
 met = sum(ok for *_, ok in rows)
 print()

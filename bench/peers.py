@@ -335,8 +335,28 @@ class Bench:
 
     def franz_go(self):
         self.franz_side.run()
+
     def java(self):
         self.java_side.run()
+
+    def interleaved(self, section, prefix, configs, tools, run_one):
+        """--reps repetitions of every (size, codec) in `configs` on every tool, the tools'
+        order rotated per repetition (A B C, B C A, …) so that none always runs first on a
+        cold broker; `run_one(tool, label, size, codec)` runs one and returns its row. Each
+        row gets the section, tool, configuration, repetition and the 1-minute load average
+        before it, and is saved at once."""
+        for rep in range(self.args.reps):
+            for size, codec in configs:
+                k = rep % len(tools)
+                for t in tools[k:] + tools[:k]:
+                    label = f"{prefix}-{size}-{codec}-{tools.index(t)}-{rep}"
+                    load = os.getloadavg()[0]
+                    r = run_one(t, label, size, codec)
+                    r.update(section=section, tool=t, size=size, codec=codec, rep=rep, load=load)
+                    self.rows.append(r)
+                    self.log(f"{label} {t}: {r['msg_s']:,.0f} msg/s, "
+                             f"{r['cpu'] / (r['msgs'] / 1e6):.3f} CPU s/M, load {load:.1f}")
+                    self.save()
 
     def save(self):
         with open(os.path.join(self.out, "runs.json"), "w") as f:
@@ -473,6 +493,8 @@ def main():
                     help="linger.ms both franz-go producers get (default 10, franz-go's own)")
     ap.add_argument("--java-config", action="append",
                     help="SIZE:CODEC for the java section (repeatable; default 100:none 1024:lz4)")
+    ap.add_argument("--java-lines", type=int, default=10000,
+                    help="lines of the java section's payload file (default 10000)")
     ap.add_argument("--timeout", type=int, default=600, help="seconds before a run is killed")
     ap.add_argument("--kafkabench", default=KAFKABENCH, metavar="BIN",
                     help="the kafkabench binary to measure (default target/release/kafkabench; "

@@ -135,22 +135,13 @@ class FranzSide:
     def run(self):
         self.build()
         configs = [(int(c.split(":")[0]), c.split(":")[1]) for c in self.args.franz_config]
-        for rep in range(self.args.reps):
-            for size, codec in configs:
-                k = rep % len(TOOLS)
-                for t in TOOLS[k:] + TOOLS[:k]:
-                    label = f"fg-{size}-{codec}-{TOOLS.index(t)}-{rep}"
-                    load = os.getloadavg()[0]
-                    if t == KB:
-                        r = self.kafkabench(label, size, codec)
-                    else:
-                        r = self.bench(label, size, codec, static=(t == STATIC))
-                    r.update(section="franz-go", tool=t, size=size, codec=codec, rep=rep,
-                             load=load)
-                    self.b.rows.append(r)
-                    self.b.log(f"{label} {t}: {r['msg_s']:,.0f} msg/s, "
-                               f"{r['cpu'] / (r['msgs'] / 1e6):.3f} CPU s/M, load {load:.1f}")
-                    self.b.save()
+
+        def one(t, label, size, codec):
+            if t == KB:
+                return self.kafkabench(label, size, codec)
+            return self.bench(label, size, codec, static=(t == STATIC))
+
+        self.b.interleaved("franz-go", "fg", configs, TOOLS, one)
 
 
 def med(xs):

@@ -4,9 +4,13 @@
 same broker, same settings, same records, interleaved. peers.py runs it through its Bench
 (process runner, topic commands, output directory).
 
-Both send N records of SIZE bytes at an unlimited rate: ProducerPerformance's payload is random
-uppercase letters drawn once per run, and kafkabench's is that kind of string as a constant
-(`payload_text`, as the throughput section's), so a codec sees the same entropy. Throughput is
+Both send N records of SIZE bytes at an unlimited rate, from one payload file of LINES lines of
+random uppercase letters (`--java-lines`): ProducerPerformance takes a line at random per record
+(`--payload-file`), kafkabench the lines in turn (`payload = file(…)`), so both hand the client
+the same bytes and a codec sees the same entropy. (With `--record-size` instead,
+ProducerPerformance draws a new random letter for every byte of every record, about 10 µs of CPU
+per 1 KiB record that kafkabench would not spend; and a constant payload would let lz4 match
+every record of a batch against the one before it.) Throughput is
 what each reports (ProducerPerformance: records over the time to the last ack; kafkabench:
 acknowledged records over first send → last ack). CPU is the kernel's (wait4) for the whole
 process tree: ProducerPerformance's JVM, and kafkabench with its worker's JVM (its child, reaped
@@ -17,6 +21,7 @@ Method and results: bench/README.md, "The Java client".
 
 import json
 import os
+import random
 import re
 
 KB = "kafkabench (java)"
@@ -30,6 +35,18 @@ class JavaSide:
         self.args = b.args
         self.common = common
         self.payload_text = payload_text
+        self.files = {}
+
+    def payload_file(self, size):
+        """The records both tools send: --java-lines lines of `size` random letters A-Z."""
+        if size not in self.files:
+            path = os.path.abspath(os.path.join(self.b.out, f"java-payload-{size}.txt"))
+            rng = random.Random(20261205 + size)
+            with open(path, "w") as f:
+                for _ in range(self.args.java_lines):
+                    f.write("".join(chr(65 + rng.randrange(26)) for _ in range(size)) + "\n")
+            self.files[size] = path
+        return self.files[size]
 
     def props(self, codec):
         return dict(self.common, **{"compression.type": codec})
@@ -44,7 +61,7 @@ class JavaSide:
                 f'  topic "peers-java" {{ partitions = {self.args.partitions} }}\n'
                 f"  producer {{\n    client = java\n    {body}\n  }}\n"
                 f"  workload {{\n    messages = {n}\n    rate = unlimited\n"
-                f'    payload = constant("{self.payload_text(size)}")\n  }}\n'
+                f'    payload = file("{self.payload_file(size)}")\n  }}\n'
                 f"}}\n")
         js = os.path.join(self.b.out, f"{label}.json")
         code, out, cpu, rss, wall = self.b.run(
@@ -65,7 +82,7 @@ class JavaSide:
         if p.returncode != 0:
             raise SystemExit(f"cannot create topic {t}: {p.stderr.strip()}")
         cmd = [self.b.kafka_local, "tool", "org.apache.kafka.tools.ProducerPerformance",
-               "--topic", t, "--num-records", str(n), "--record-size", str(size),
+               "--topic", t, "--num-records", str(n), "--payload-file", self.payload_file(size),
                "--throughput", "-1", "--producer-props", f"bootstrap.servers={self.b.bootstrap}",
                *[f"{k}={v}" for k, v in self.props(codec).items()]]
         try:
@@ -81,22 +98,14 @@ class JavaSide:
 
     def run(self):
         configs = [(int(c.split(":")[0]), c.split(":")[1]) for c in self.args.java_config]
-        for rep in range(self.args.reps):
-            for size, codec in configs:
-                n = self.args.small if size < 1000 else self.args.large
-                k = rep % len(TOOLS)
-                for t in TOOLS[k:] + TOOLS[:k]:
-                    label = f"java-{size}-{codec}-{TOOLS.index(t)}-{rep}"
-                    load = os.getloadavg()[0]
-                    if t == KB:
-                        r = self.kafkabench(label, size, codec, n)
-                    else:
-                        r = self.perf_test(label, size, codec, n)
-                    r.update(section="java", tool=t, size=size, codec=codec, rep=rep, load=load)
-                    self.b.rows.append(r)
-                    self.b.log(f"{label} {t}: {r['msg_s']:,.0f} msg/s, "
-                               f"{r['cpu'] / (r['msgs'] / 1e6):.3f} CPU s/M, load {load:.1f}")
-                    self.b.save()
+
+        def one(t, label, size, codec):
+            n = self.args.small if size < 1000 else self.args.large
+            if t == KB:
+                return self.kafkabench(label, size, codec, n)
+            return self.perf_test(label, size, codec, n)
+
+        self.b.interleaved("java", "java", configs, TOOLS, one)
 
 
 def med(xs):

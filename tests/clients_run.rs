@@ -173,6 +173,30 @@ fn records(topic: &str, partitions: i32) -> BTreeMap<(u32, u64), Record> {
 /// schedule.
 #[test]
 fn the_same_seed_writes_the_same_records_on_every_client() {
+    same_records_on_every_client("random(size: 256B, compressibility: 40%)");
+}
+
+/// The same with each record's size drawn (`size: lognormal(…)`): the workers draw the same
+/// sizes from the same seed, and record the sizes they sent as librdkafka's producer does.
+#[test]
+fn the_same_seed_draws_the_same_sizes_on_every_client() {
+    let runs = same_records_on_every_client(
+        "random(size: lognormal(median: 200B, sigma: 0.9, max: 4KiB), compressibility: 40%)",
+    );
+    let sizes = &runs[0]["sizes"];
+    assert!(sizes["count"].as_u64().unwrap() > 2000, "{sizes}");
+    assert!(
+        sizes["max"].as_u64().unwrap() > sizes["p50"].as_u64().unwrap(),
+        "{sizes}"
+    );
+    for (r, client) in runs.iter().zip(CLIENTS) {
+        assert_eq!(&r["sizes"], sizes, "{client}'s sizes sent");
+    }
+}
+
+/// Runs `payload` with the same seed on every client, compares the topics' records and gives
+/// the runs' results.
+fn same_records_on_every_client(payload: &str) -> Vec<Value> {
     common::require_broker();
     let dir = tempfile::tempdir().unwrap();
     let name = common::unique("kb-clients-seed");
@@ -187,7 +211,7 @@ scenario "seeded" {{
     messages   = 3000
     rate       = 3000/s
     producers  = 2
-    payload    = random(size: 256B, compressibility: 40%)
+    payload    = {payload}
     key        = zipf(500)
     tombstones = 5%
     seed       = 1234
@@ -198,7 +222,7 @@ scenario "seeded" {{
         CLIENTS.join(", ")
     );
     let (said, v) = common::run_json_with(dir.path(), &name, &text, &["--keep-topics"], 0);
-    let runs = v["runs"].as_array().expect("runs");
+    let runs = v["runs"].as_array().expect("runs").clone();
     let mut all = Vec::new();
     for (r, client) in runs.iter().zip(CLIENTS) {
         assert_eq!(u(&r["acked"]), 3000, "{client}: {said}");
@@ -224,6 +248,7 @@ scenario "seeded" {{
             "{client} wrote other records than {base_client} for (producer, seq) {differ:?}"
         );
     }
+    runs
 }
 
 /// The deletion control on each client (tests/delivery.rs's on librdkafka): the one group

@@ -223,51 +223,16 @@ scenario "lag" {{
 /// longest rebalance, below the stop.
 #[test]
 fn rebalances_are_the_generations_the_group_coordinator_logged() {
-    common::require_broker();
-    let b = bootstrap();
-    let Some(logs) = reader::local_broker_logs(&b) else {
-        eprintln!(
-            "SKIPPED: the broker at {b} is not a kafka-local one (KAFKA_LOCAL_HOME or \
-             .cache/kafka-local): its group coordinator's log is out of reach"
-        );
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let group = common::unique("kb-ctl-rebalance");
     // heartbeat.interval.ms = 300: members learn of a rebalance within 0.3 s, not Kafka's 3 s,
     // so each leave and rejoin settles well inside the 2 s between them.
-    let r = run_kept(
-        dir.path(),
-        &format!(
-            r#"
-scenario "rebalances" {{
-  topic "kb-ctl-rebalance" {{ partitions = 6 }}
-  consumer {{
-    group.id = "{group}"
-    heartbeat.interval.ms = 300
-  }}
-  workload {{
-    duration  = 11s
-    rate      = 1000/s
-    consumers = 3
-    commit    = auto(1s)
-  }}
-  faults {{
-    at 1s stop consumer 2 for 3s
-    at 6s stop consumer 3 for 3s
-  }}
-}}
-"#
-        ),
-        &[],
-    );
-    let topic = r["topic"].as_str().unwrap().to_string();
-    reader::delete_topic(&b, &topic);
-    let log: String = logs
-        .iter()
-        .map(|p| std::fs::read_to_string(p).unwrap_or_default())
-        .collect::<Vec<_>>()
-        .join("\n");
+    let Some(GroupRun { r, log, group }) = group_run(
+        "rebalance",
+        "11s",
+        3,
+        "at 1s stop consumer 2 for 3s\n    at 6s stop consumer 3 for 3s",
+    ) else {
+        return;
+    };
     let all = reader::group_generations(&log, &group);
     let gens: Vec<_> = all.iter().filter(|g| g.completed).collect();
     let c = &r["consume"];
@@ -326,6 +291,63 @@ scenario "rebalances" {{
     }
 }
 
+/// A group run whose members the faults stop, on the local broker, with its group
+/// coordinator's log: the outside count the churn tests compare with.
+struct GroupRun {
+    r: Value,
+    log: String,
+    group: String,
+}
+
+/// Runs `consumers` members of a fresh group reading 1 000 records/s for `duration` under
+/// `faults`, with a 300 ms heartbeat; None (and SKIPPED said) when the broker is not a
+/// kafka-local one, whose log is out of reach.
+fn group_run(name: &str, duration: &str, consumers: u32, faults: &str) -> Option<GroupRun> {
+    common::require_broker();
+    let b = bootstrap();
+    let Some(logs) = reader::local_broker_logs(&b) else {
+        eprintln!(
+            "SKIPPED: the broker at {b} is not a kafka-local one (KAFKA_LOCAL_HOME or \
+             .cache/kafka-local): its group coordinator's log is out of reach"
+        );
+        return None;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let group = common::unique(&format!("kb-ctl-{name}"));
+    let r = run_kept(
+        dir.path(),
+        &format!(
+            r#"
+scenario "churn" {{
+  topic "kb-ctl-{name}" {{ partitions = 6 }}
+  consumer {{
+    group.id = "{group}"
+    heartbeat.interval.ms = 300
+  }}
+  workload {{
+    duration  = {duration}
+    rate      = 1000/s
+    consumers = {consumers}
+    commit    = auto(1s)
+  }}
+  faults {{
+    {faults}
+  }}
+}}
+"#
+        ),
+        &[],
+    );
+    let topic = r["topic"].as_str().unwrap().to_string();
+    reader::delete_topic(&b, &topic);
+    let log = logs
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join("\n");
+    Some(GroupRun { r, log, group })
+}
+
 /// The churn rows' partition-seconds add up to the run's `stalled`, and every stall of the
 /// recording that reached into the measured phase is in exactly one row.
 fn rows_add_up_to_stalled(r: &Value) {
@@ -382,51 +404,16 @@ fn logged_rebalances(log: &str, group: &str) -> Vec<(f64, String)> {
 /// long as the coordinator's rebalance.
 #[test]
 fn members_stopped_at_the_first_instant_own_the_stalls_of_their_leave() {
-    common::require_broker();
-    let b = bootstrap();
-    let Some(logs) = reader::local_broker_logs(&b) else {
-        eprintln!(
-            "SKIPPED: the broker at {b} is not a kafka-local one (KAFKA_LOCAL_HOME or \
-             .cache/kafka-local): its group coordinator's log is out of reach"
-        );
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let group = common::unique("kb-ctl-first-instant");
     // Eager (librdkafka's default assignors): the leave stops every partition. A 300 ms
     // heartbeat settles each rebalance well within the 4 s the members are away.
-    let r = run_kept(
-        dir.path(),
-        &format!(
-            r#"
-scenario "first_instant" {{
-  topic "kb-ctl-first-instant" {{ partitions = 6 }}
-  consumer {{
-    group.id = "{group}"
-    heartbeat.interval.ms = 300
-  }}
-  workload {{
-    duration  = 9s
-    rate      = 1000/s
-    consumers = 4
-    commit    = auto(1s)
-  }}
-  faults {{
-    at 0s stop consumer 2 for 4s
-    at 0s stop consumer 3 for 4s
-  }}
-}}
-"#
-        ),
-        &[],
-    );
-    let topic = r["topic"].as_str().unwrap().to_string();
-    reader::delete_topic(&b, &topic);
-    let log: String = logs
-        .iter()
-        .map(|p| std::fs::read_to_string(p).unwrap_or_default())
-        .collect::<Vec<_>>()
-        .join("\n");
+    let Some(GroupRun { r, log, group }) = group_run(
+        "first-instant",
+        "9s",
+        4,
+        "at 0s stop consumer 2 for 4s\n    at 0s stop consumer 3 for 4s",
+    ) else {
+        return;
+    };
     let logged = logged_rebalances(&log, &group);
     let churn = r["faults"]["churn"].as_array().expect("churn events");
     eprintln!("churn {churn:?} | coordinator's rebalances {logged:?}");

@@ -17,6 +17,7 @@ mod cli_plan;
 mod cli_suite;
 mod clients;
 mod clients_run;
+mod clients_stages;
 mod compaction;
 mod compare;
 mod consumer_controls;

@@ -20,7 +20,11 @@ type completion struct {
 	topic      uint16
 	errKind    uint8
 	flags      uint8
+	valueBytes uint32 // noValue for a tombstone
 }
+
+// noValue is a tombstone's valueBytes.
+const noValue = 1<<32 - 1
 
 const (
 	completionMeasured = 1
@@ -79,6 +83,7 @@ func (c *completions) add(x *completion, r *rec) {
 	binary.LittleEndian.PutUint16(b[n+36:], x.topic)
 	b[n+38] = x.errKind
 	b[n+39] = x.flags
+	binary.LittleEndian.PutUint32(b[n+40:], x.valueBytes)
 	c.buf = b
 	if r != nil {
 		c.free = append(c.free, r)

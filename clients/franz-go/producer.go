@@ -24,6 +24,7 @@ type rec struct {
 	topic      uint16
 	flags      uint8
 	size       uint32
+	valueBytes uint32
 	stamp      [gen.StampLen]byte
 	headers    []kgo.RecordHeader
 	key, value []byte
@@ -92,6 +93,7 @@ func (p *producer) onPromise(r *kgo.Record, err error) {
 		bytes:      x.size,
 		topic:      x.topic,
 		flags:      x.flags,
+		valueBytes: x.valueBytes,
 	}
 	if err == nil {
 		c.offsetOr = r.Offset
@@ -249,7 +251,8 @@ func (p *producer) runPhase(ph *phaseMsg) phaseResult {
 		r.sendDelay = encodeSendDelay(actual - intended)
 		unixMs := p.unixMs + intended/1_000_000
 		var value []byte
-		if !p.tombs.Next() {
+		tomb := p.tombs.Next()
+		if !tomb {
 			value = p.payload.Next(seq, unixMs)
 			if !p.shared {
 				r.value = append(r.value[:0], value...)
@@ -270,6 +273,10 @@ func (p *producer) runPhase(ph *phaseMsg) phaseResult {
 		r.Timestamp = time.UnixMilli(int64(p.unixMs + actual/1_000_000))
 		r.Headers = nil
 		r.size = uint32(len(key) + len(value))
+		r.valueBytes = uint32(len(value))
+		if tomb {
+			r.valueBytes = noValue
+		}
 		r.headers = r.headers[:0]
 		if p.s.Stamp {
 			gen.PutStamp(r.stamp[:], intended, p.s.Ordinal, seq, stampFlags)

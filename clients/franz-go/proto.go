@@ -23,7 +23,7 @@ const (
 	// completionFrame: completion records are written in frames of up to this many bytes,
 	// or every flushEvery while records wait.
 	completionFrame = 64 << 10
-	completionLen   = 40
+	completionLen   = 44
 )
 
 // u64 is a JSON 64-bit integer: a decimal string (as the protocol writes every value that

@@ -46,12 +46,43 @@ type rateMsg struct {
 }
 
 type payloadMsg struct {
-	Kind            string  `json:"kind"`
-	Size            int     `json:"size"`
-	Compressibility float64 `json:"compressibility"`
-	Event           string  `json:"event"`
-	Offset          u64     `json:"offset"`
-	Count           int     `json:"count"` // lines: how many the L frames hold
+	Kind            string    `json:"kind"`
+	Size            int       `json:"size"`
+	Compressibility float64   `json:"compressibility"`
+	Event           string    `json:"event"`
+	Offset          u64       `json:"offset"`
+	Count           int       `json:"count"` // lines: how many the L frames hold
+	Sizes           *sizesMsg `json:"sizes"`
+}
+
+// sizesMsg is a size distribution's compiled table (PROTOCOL.md, "Record sizes").
+type sizesMsg struct {
+	Seed  u64         `json:"seed"`
+	Bins  [][2]uint32 `json:"bins"`
+	Slots [][2]u64    `json:"slots"`
+}
+
+// table checks the table's shape (a bad one would index out of range mid-run) and builds it.
+func (m *sizesMsg) table(largest int) (*gen.SizeTable, error) {
+	n := len(m.Bins)
+	if n == 0 || len(m.Slots) != n {
+		return nil, fmt.Errorf("a size table of %d bins and %d slots", n, len(m.Slots))
+	}
+	t := &gen.SizeTable{Lo: make([]uint32, n), Span: make([]uint32, n), Keep: make([]uint64, n), Alias: make([]uint32, n)}
+	for i, b := range m.Bins {
+		if b[1] == 0 {
+			return nil, fmt.Errorf("size bin %d spans nothing", i)
+		}
+		t.Lo[i], t.Span[i] = b[0], b[1]
+		if uint64(m.Slots[i][1]) >= uint64(n) {
+			return nil, fmt.Errorf("size slot %d's alias %d is not a bin", i, m.Slots[i][1])
+		}
+		t.Keep[i], t.Alias[i] = uint64(m.Slots[i][0]), uint32(m.Slots[i][1])
+	}
+	if t.Largest() > largest {
+		return nil, fmt.Errorf("sizes up to %d bytes in a payload of %d", t.Largest(), largest)
+	}
+	return t, nil
 }
 
 type keyMsg struct {
@@ -82,6 +113,25 @@ func (r rateMsg) rate() (gen.Rate, error) {
 
 // payload builds the generator's spec; lines arrive afterwards in L frames.
 func (p payloadMsg) payload(lines [][]byte) (gen.Payload, error) {
+	spec, err := p.generated(lines)
+	if err != nil || p.Sizes == nil {
+		return spec, err
+	}
+	largest := p.Size
+	if p.Kind == "lines" {
+		if len(lines) != 1 {
+			return gen.Payload{}, fmt.Errorf("drawn sizes over %d payload lines (a constant is one)", len(lines))
+		}
+		largest = len(lines[0])
+	}
+	if spec.Sizes, err = p.Sizes.table(largest); err != nil {
+		return gen.Payload{}, err
+	}
+	spec.SizeSeed = uint64(p.Sizes.Seed)
+	return spec, nil
+}
+
+func (p payloadMsg) generated(lines [][]byte) (gen.Payload, error) {
 	switch p.Kind {
 	case "random":
 		return gen.Payload{Kind: gen.PayloadRandom, Size: p.Size, Compressibility: p.Compressibility}, nil

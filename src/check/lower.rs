@@ -269,9 +269,6 @@ impl Checker<'_> {
         if matches!(workload.payload, PayloadSpec::Schema(_)) {
             uses.add(Feature::SchemaPayload, written("workload", "payload"));
         }
-        if workload.payload.size().is_some_and(|s| s.dist().is_some()) {
-            uses.add(Feature::SizeDistribution, written("workload", "payload"));
-        }
         if matches!(workload.key, KeySpec::Schema(_)) {
             uses.add(Feature::SchemaPayload, written("workload", "key"));
         }

@@ -3,7 +3,6 @@
 //! `constant(...)`, `file("path", delimiter:, format:)`; keys `none`, `sequence`, `uniform(N)`, `zipf(N, s)`, fixed.
 //! The calls shaped by a schema (`avro(...)` and the like, for payloads and keys) are in `schema.rs`.
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::axis::Picks;
@@ -224,12 +223,7 @@ impl Checker<'_> {
                     );
                     return None;
                 };
-                let dir = self.sources.get(val.span.file).dir().to_path_buf();
-                let path = if Path::new(&p).is_absolute() {
-                    PathBuf::from(&p)
-                } else {
-                    dir.join(&p)
-                };
+                let path = self.scenario_path(&p, val);
                 let loaded = self
                     .files
                     .entry((path.clone(), records.clone()))
@@ -241,10 +235,7 @@ impl Checker<'_> {
                         let help = if unusable.in_content {
                             records.fix()
                         } else {
-                            format!(
-                                "paths are relative to the scenario's folder ({})",
-                                crate::diagnostic::shown_folder(&dir)
-                            )
+                            self.relative_paths_help(val.span)
                         };
                         self.err(
                             Diagnostic::new(

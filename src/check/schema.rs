@@ -234,12 +234,7 @@ impl Checker<'_> {
     /// A path as written, relative to the scenario file that names it (`..` folded away, so
     /// messages show `tests/fixtures/schema/order.avsc`, not `.../invalid/../schema/...`).
     fn relative(&self, p: &str, val: &Value) -> PathBuf {
-        let dir = self.sources.get(val.span.file).dir().to_path_buf();
-        let joined = if Path::new(p).is_absolute() {
-            PathBuf::from(p)
-        } else {
-            dir.join(p)
-        };
+        let joined = self.scenario_path(p, val);
         let mut out = PathBuf::new();
         for c in joined.components() {
             match c {
@@ -266,10 +261,7 @@ impl Checker<'_> {
                 _ => "fix the schema file; `check` reads it as the registry would".into(),
             };
         }
-        format!(
-            "paths are relative to the scenario's folder ({})",
-            crate::diagnostic::shown_folder(self.sources.get(scenario.file).dir())
-        )
+        self.relative_paths_help(scenario)
     }
 
     /// Each non-empty line of a JSON-lines file encoded with the schema; the first line that

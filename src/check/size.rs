@@ -3,7 +3,6 @@
 //! `choice([100B: 70%, 4KiB: 25%, 64KiB: 5%])`, `sizes("data/sizes.csv")`. Each is compiled
 //! here, once, into the table the run draws from (`model::SizeTable`).
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::axis::Picks;
@@ -448,12 +447,7 @@ impl Checker<'_> {
             );
             return None;
         };
-        let dir = self.sources.get(val.span.file).dir().to_path_buf();
-        let path = if Path::new(&p).is_absolute() {
-            PathBuf::from(&p)
-        } else {
-            dir.join(&p)
-        };
+        let path = self.scenario_path(&p, val);
         let loaded = self
             .size_files
             .entry(path.clone())
@@ -465,10 +459,7 @@ impl Checker<'_> {
                 let help = if unusable.in_content {
                     size_file::FORMAT.to_string()
                 } else {
-                    format!(
-                        "paths are relative to the scenario's folder ({})",
-                        crate::diagnostic::shown_folder(&dir)
-                    )
+                    self.relative_paths_help(val.span)
                 };
                 self.err(
                     Diagnostic::new(

@@ -2,6 +2,7 @@
 //! strings, and the typed getters (count, duration, size) that report a wrong kind of value.
 
 use std::ops::RangeInclusive;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::axis::Picks;
@@ -35,6 +36,24 @@ impl Checker<'_> {
             },
             _ => Some(v),
         }
+    }
+
+    /// A path as written in the scenario (`file("…")`, `sizes("…")`, a schema), relative to
+    /// the folder of the file that names it, so that a scenario runs from any directory.
+    pub(super) fn scenario_path(&self, p: &str, at: &Value) -> PathBuf {
+        if Path::new(p).is_absolute() {
+            PathBuf::from(p)
+        } else {
+            self.sources.get(at.span.file).dir().join(p)
+        }
+    }
+
+    /// The help for a scenario path that cannot be read: where relative paths start.
+    pub(super) fn relative_paths_help(&self, at: Span) -> String {
+        format!(
+            "paths are relative to the scenario's folder ({})",
+            crate::diagnostic::shown_folder(self.sources.get(at.file).dir())
+        )
     }
 
     /// A scalar with no variables involved (matrix values, selector values).

@@ -26,7 +26,7 @@ pub struct MergeArgs {
     /// must be the same scenario (its text, secrets masked, and its includes).
     #[arg(long, value_name = "FILE")]
     pub scenario: Option<PathBuf>,
-    /// Write the merged result file (schema_version 3, docs/result-format.md).
+    /// Write the merged result file (docs/result-format.md, the same shape as `run --json`).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Write one JUnit test case per assertion, judged on the merged figures.

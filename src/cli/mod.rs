@@ -172,8 +172,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "ID", value_parser = parse_run_id)]
     pub run_id: Option<String>,
     /// Write every figure, histogram, time series and effective setting as JSON
-    /// (schema_version 3, docs/result-format.md). With several files, a directory: one
-    /// NAME.json per scenario file.
+    /// (docs/result-format.md; the file says its version in `schema_version`). With several
+    /// files, a directory: one NAME.json per scenario file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Width of the time series' intervals in the result file, from 10ms to 1h (e.g. 500ms,

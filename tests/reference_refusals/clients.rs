@@ -44,11 +44,6 @@ pub(super) const STATEMENTS: &[Statement] = &[
                 accepted: "@T producer { client = java }\nconsumer { }\nworkload { messages = 10  in_flight = 1 }",
             },
             Check {
-                refused: "@T producer { client = franz-go }\nworkload { messages = 10  payload = random(size: lognormal(median: 1KiB, sigma: 0.8)) }",
-                code: "kb::client-unsupported",
-                accepted: "@T producer { client = franz-go }\nworkload { messages = 10  payload = random(size: 1KiB) }",
-            },
-            Check {
                 refused: "cluster { lost_after = 30s }\n@T producer { client = franz-go }\nworkload { messages = 10 }",
                 code: "kb::client-unsupported",
                 accepted: "cluster { lost_after = 30s }\n@T workload { messages = 10 }",

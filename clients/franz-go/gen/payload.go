@@ -41,6 +41,10 @@ type Payload struct {
 	Bytes           []byte   // constant
 	Lines           [][]byte // lines of a file (a constant is one line)
 	Offset          uint64   // lines: record seq is line (seq + Offset) mod len(Lines)
+	// Sizes, when set, draws each record's size (random, json, and a constant: one line cut to
+	// the size) from its own stream, seeded SizeSeed; Size is then the largest.
+	Sizes    *SizeTable
+	SizeSeed uint64
 }
 
 // PayloadGen writes one record's value per call into a buffer it owns and reuses (Rust's
@@ -51,16 +55,24 @@ type PayloadGen struct {
 	buf    []byte
 	offset uint64
 	random int
+	sizes  *SizeTable
+	sizeR  Rng
 }
 
 func NewPayloadGen(spec Payload, seed uint64) *PayloadGen {
-	g := &PayloadGen{spec: spec, rng: NewRng(seed), offset: spec.Offset}
+	g := &PayloadGen{spec: spec, rng: NewRng(seed), offset: spec.Offset, sizes: spec.Sizes}
+	if spec.Sizes != nil {
+		g.sizeR = NewRng(spec.SizeSeed)
+	}
 	switch spec.Kind {
 	case PayloadRandom:
 		g.random = int(math.Round(float64(spec.Size) * (1.0 - spec.Compressibility)))
 		g.random = min(max(g.random, 0), spec.Size)
 		// The compressible part stays zero: the buffer is never written past `random`.
 		g.buf = make([]byte, spec.Size)
+		if spec.Sizes != nil {
+			g.random = 0 // nothing written yet (Rust's zero_from)
+		}
 	case PayloadJSON:
 		g.buf = make([]byte, 0, max(spec.Size, 64)+128)
 	}
@@ -75,6 +87,9 @@ func (g *PayloadGen) Shared() bool {
 
 // Next is the value of record seq; unixMs is stamped into JSON records.
 func (g *PayloadGen) Next(seq, unixMs uint64) []byte {
+	if g.sizes != nil {
+		return g.drawn(seq, unixMs)
+	}
 	switch g.spec.Kind {
 	case PayloadConstant:
 		return g.spec.Bytes
@@ -85,19 +100,51 @@ func (g *PayloadGen) Next(seq, unixMs uint64) []byte {
 		g.rng.Fill(g.buf[:g.random])
 		return g.buf
 	default:
-		b := g.buf[:0]
-		b = append(b, `{"seq":`...)
-		b = strconv.AppendUint(b, seq, 10)
-		b = append(b, `,"id":"`...)
-		b = appendHex(&g.rng, b, 16)
-		b = append(b, `","ts":`...)
-		b = strconv.AppendUint(b, unixMs, 10)
-		b = append(b, `,"event":"`...)
-		b = append(b, g.spec.Event...)
-		b = append(b, `","payload":"`...)
-		b = appendHex(&g.rng, b, max(g.spec.Size-(len(b)+2), 0))
-		b = append(b, `"}`...)
-		g.buf = b
-		return b
+		return g.json(seq, unixMs, g.spec.Size)
 	}
+}
+
+// drawn is the value of a record whose size is drawn first (Rust's PayloadGen::generate).
+func (g *PayloadGen) drawn(seq, unixMs uint64) []byte {
+	size := g.sizes.Draw(&g.sizeR)
+	switch g.spec.Kind {
+	case PayloadConstant:
+		return g.spec.Bytes[:size]
+	case PayloadLines:
+		// A constant is sent as one line, as long as the largest size.
+		return g.spec.Lines[0][:size]
+	case PayloadRandom:
+		random := min(max(int(math.Round(float64(size)*(1.0-g.spec.Compressibility))), 0), size)
+		// The compressible part is zero: random bytes a larger record left there are cleared.
+		// g.random marks where the buffer is zero from; bytes past this record's size stay
+		// as they are, so the mark only comes down to this record's own when it covered them.
+		b := g.buf[:size]
+		g.rng.Fill(b[:random])
+		if g.random > random {
+			clear(b[random:min(g.random, size)])
+		}
+		if g.random <= size {
+			g.random = random
+		}
+		return b
+	default:
+		return g.json(seq, unixMs, size)
+	}
+}
+
+func (g *PayloadGen) json(seq, unixMs uint64, size int) []byte {
+	b := g.buf[:0]
+	b = append(b, `{"seq":`...)
+	b = strconv.AppendUint(b, seq, 10)
+	b = append(b, `,"id":"`...)
+	b = appendHex(&g.rng, b, 16)
+	b = append(b, `","ts":`...)
+	b = strconv.AppendUint(b, unixMs, 10)
+	b = append(b, `,"event":"`...)
+	b = append(b, g.spec.Event...)
+	b = append(b, `","payload":"`...)
+	b = appendHex(&g.rng, b, max(size-(len(b)+2), 0))
+	b = append(b, `"}`...)
+	g.buf = b
+	return b
 }

@@ -13,6 +13,7 @@ mod queue;
 mod reader;
 mod verify;
 
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
@@ -72,6 +73,45 @@ pub(super) struct ConsumerJob {
     pub by_due: bool,
     /// A shard reads only its own partitions (assigned by hand; a group is refused).
     pub shard: Option<Shard>,
+}
+
+/// When a reader stops once the producers are done, whatever the client: every record
+/// expected is verified (and a backlog drained), or nothing more was read for `drain`.
+pub(super) struct DrainEnd {
+    /// Records read at the last change, and when it was seen.
+    progress: (u64, Instant),
+}
+
+impl DrainEnd {
+    pub(super) fn new() -> DrainEnd {
+        DrainEnd {
+            progress: (u64::MAX, Instant::now()),
+        }
+    }
+
+    /// Whether `job`'s reader is done, asked after the producers finished.
+    pub(super) fn done(&mut self, job: &ConsumerJob) -> bool {
+        let shared = &job.shared;
+        let aborted = if job.reads_aborted {
+            shared.expected_aborted.load(Ordering::Acquire)
+        } else {
+            0
+        };
+        let expected = (shared.expected.load(Ordering::Acquire))
+            .saturating_add(shared.backlog_written.load(Ordering::Acquire))
+            .saturating_add(aborted);
+        let verified = job.reads.verified.load(Ordering::Acquire);
+        if verified >= expected && (!job.backlog || job.reads.drained()) {
+            return true;
+        }
+        let read = job.reads.records.load(Ordering::Relaxed);
+        if read != self.progress.0 {
+            self.progress = (read, Instant::now());
+            false
+        } else {
+            self.progress.1.elapsed() >= job.drain
+        }
+    }
 }
 
 /// What the consumer measured, and the first error it met (reported as a note).

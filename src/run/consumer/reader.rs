@@ -2,7 +2,7 @@
 //! and commits, and how it ends.
 
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::statistics::Statistics;
@@ -142,7 +142,7 @@ impl Reader<'_> {
     /// more comes for the drain time once they are done, or the run stops.
     pub(super) fn read_until_done(&mut self) {
         let job = self.job;
-        let mut progress = (u64::MAX, Instant::now());
+        let mut end = super::DrainEnd::new();
         loop {
             if job.shared.interrupted() || job.shared.lost() {
                 break;
@@ -152,25 +152,7 @@ impl Reader<'_> {
             }
             if job.shared.producers_done.load(Ordering::Acquire) {
                 self.flush();
-                let aborted = if job.reads_aborted {
-                    job.shared.expected_aborted.load(Ordering::Acquire)
-                } else {
-                    0
-                };
-                let expected = job
-                    .shared
-                    .expected
-                    .load(Ordering::Acquire)
-                    .saturating_add(job.shared.backlog_written.load(Ordering::Acquire))
-                    .saturating_add(aborted);
-                let verified = job.reads.verified.load(Ordering::Acquire);
-                if verified >= expected && (!job.backlog || job.reads.drained()) {
-                    break;
-                }
-                let read = job.reads.records.load(Ordering::Relaxed);
-                if read != progress.0 {
-                    progress = (read, Instant::now());
-                } else if progress.1.elapsed() >= job.drain {
+                if end.done(job) {
                     break;
                 }
                 self.step(10);

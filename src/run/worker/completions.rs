@@ -12,7 +12,10 @@ use crate::run::recorder::Recorder;
 use crate::run::shared::Shared;
 
 /// Bytes per completion record.
-pub(crate) const RECORD: usize = 40;
+pub(crate) const RECORD: usize = 44;
+
+/// `value_bytes` of a tombstone (a record with no value).
+const NO_VALUE: u32 = u32::MAX;
 
 const MEASURED: u8 = 1;
 const REFUSED: u8 = 2;
@@ -30,6 +33,8 @@ pub(crate) struct Completion {
     pub topic: u16,
     pub error: u8,
     pub flags: u8,
+    /// The value's length alone (`NO_VALUE` for a tombstone): the sizes sent, when they vary.
+    pub value_bytes: u32,
 }
 
 impl Completion {
@@ -47,6 +52,7 @@ impl Completion {
             topic: u16::from_le_bytes([b[36], b[37]]),
             error: b[38],
             flags: b[39],
+            value_bytes: u32_at(40),
         }
     }
 
@@ -68,6 +74,7 @@ impl Completion {
         b[36..38].copy_from_slice(&self.topic.to_le_bytes());
         b[38] = self.error;
         b[39] = self.flags;
+        b[40..44].copy_from_slice(&self.value_bytes.to_le_bytes());
         b
     }
 }
@@ -159,6 +166,11 @@ pub(crate) fn absorb(
             continue;
         }
         rec.intervals.sent(actual);
+        // The value sizes sent, as librdkafka's send loop records them (measured, handed to
+        // the client, not a tombstone).
+        if let Some(h) = rec.sizes.as_mut().filter(|_| c.value_bytes != NO_VALUE) {
+            record(h, u64::from(c.value_bytes));
+        }
         if c.error == 0 {
             if let Some(tt) = t.by_topic.get_mut(c.topic as usize) {
                 tt.sent += 1;
@@ -218,6 +230,7 @@ mod tests {
             topic: 0,
             error,
             flags,
+            value_bytes: 90,
         }
     }
 
@@ -234,6 +247,7 @@ mod tests {
     fn completions_count_as_delivery_reports_do() {
         let shared = Shared::new(Arc::new(AtomicBool::new(false)));
         let mut rec = Recorder::new(true, 1_000_000_000, false);
+        rec.sizes = Some(new_histogram());
         rec.intervals.start(0);
         let mut t = Tally::new(1, true);
         t.kinds[1] = Some("TimeoutException".into());
@@ -260,7 +274,10 @@ mod tests {
         );
         assert_eq!(t.send_delay.len(), 3);
         assert_eq!(rec.last_ack_ns, 3_000_000);
-        assert!(absorb(&mut rec, &mut t, &body[..39], &shared).is_err());
+        // The two measured records handed to the client, of 90 B each.
+        let sizes = rec.sizes.as_ref().expect("sizes recorded");
+        assert_eq!((sizes.len(), sizes.max()), (2, 90));
+        assert!(absorb(&mut rec, &mut t, &body[..RECORD - 1], &shared).is_err());
         let mut unnamed = c(1, 2, 9, 1).encode().to_vec();
         unnamed.truncate(RECORD);
         assert!(absorb(&mut rec, &mut t, &unnamed, &shared).is_err());

@@ -22,6 +22,21 @@ const LOG_LINES: usize = 12;
 /// machine may take several).
 const HELLO_WITHIN: Duration = Duration::from_secs(60);
 
+/// The worker's output pipe holds this much: Linux's default (64 KiB) is one completion
+/// frame, so a worker whose frame found kafkabench's reader descheduled for a moment would
+/// block in its write, on the client's own callback thread.
+const PIPE_BYTES: libc::c_int = 1 << 20;
+
+/// Widens the pipe to `PIPE_BYTES` where the system allows it (fs.pipe-max-size); where not,
+/// it stays as it was: only the slack changes, never what is sent.
+fn widen_pipe(p: &ChildStdout) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: F_SETPIPE_SZ on a pipe this process owns; it reads and writes no memory.
+    unsafe {
+        libc::fcntl(p.as_raw_fd(), libc::F_SETPIPE_SZ, PIPE_BYTES);
+    }
+}
+
 /// What a worker said of itself.
 #[derive(Debug, Clone)]
 pub(crate) struct Hello {
@@ -75,6 +90,7 @@ impl Worker {
             let _ = child.kill();
             return Err(refused("has no pipes".into()));
         };
+        widen_pipe(&from_worker);
         let log = Arc::new(Mutex::new(VecDeque::new()));
         let keep = log.clone();
         let _ = std::thread::Builder::new()

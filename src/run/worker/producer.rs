@@ -102,6 +102,9 @@ fn start<'a>(built: &Built, job: &'a ProducerJob) -> Result<Driver<'a>, WorkerEr
     worker.expect("ready", READY_WITHIN, &|| shared.stopping())?;
     let paced = !matches!(w.rate, RateSpec::Unlimited);
     let mut rec = Recorder::new(paced, job.interval.as_nanos() as u64, job.by_due);
+    if w.payload.sizes_vary() {
+        rec.sizes = Some(crate::measure::new_histogram());
+    }
     rec.live = (shared.live.as_ref())
         .and_then(|l| l.ack.get(job.ordinal as usize))
         .cloned();

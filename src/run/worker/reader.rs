@@ -17,7 +17,7 @@ use super::Built;
 use crate::measure::{ConsumerRecording, IntervalRecorder};
 use crate::model::CommitPolicy;
 use crate::run::clock::Clock;
-use crate::run::consumer::{At, ConsumerJob, ConsumerOutcome, Membership, Verifier};
+use crate::run::consumer::{At, ConsumerJob, ConsumerOutcome, DrainEnd, Membership, Verifier};
 use crate::run::stamp;
 
 /// As librdkafka's reader: how long it waits to be ready before the clock starts without it.
@@ -225,11 +225,11 @@ impl Driver<'_> {
         })
     }
 
-    /// The drain's rule, as librdkafka's reader (`Reader::read_until_done`).
+    /// Reads until done by the one drain rule (`DrainEnd`), as librdkafka's reader does.
     fn read_until_done(&mut self) -> Result<(), WorkerError> {
         let job = self.job;
         let shared = &job.shared;
-        let mut progress = (u64::MAX, Instant::now());
+        let mut end = DrainEnd::new();
         loop {
             if shared.interrupted() || shared.lost() {
                 break;
@@ -239,22 +239,7 @@ impl Driver<'_> {
             }
             if shared.producers_done.load(Ordering::Acquire) {
                 self.flush();
-                let aborted = if job.reads_aborted {
-                    shared.expected_aborted.load(Ordering::Acquire)
-                } else {
-                    0
-                };
-                let expected = (shared.expected.load(Ordering::Acquire))
-                    .saturating_add(shared.backlog_written.load(Ordering::Acquire))
-                    .saturating_add(aborted);
-                let verified = job.reads.verified.load(Ordering::Acquire);
-                if verified >= expected && (!job.backlog || job.reads.drained()) {
-                    break;
-                }
-                let read = job.reads.records.load(Ordering::Relaxed);
-                if read != progress.0 {
-                    progress = (read, Instant::now());
-                } else if progress.1.elapsed() >= job.drain {
+                if end.done(job) {
                     break;
                 }
                 self.step(10)?;

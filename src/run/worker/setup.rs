@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use crate::model::{KeySpec, PayloadSpec, RateSpec, Workload};
-use crate::run::payload::Seeds;
+use crate::model::{KeySpec, PayloadSpec, RateSpec, SizeTable, Workload};
+use crate::run::payload::{Seeds, SIZE_STREAM};
 use crate::run::producer::{tombstone_threshold, ProducerJob};
 use crate::run::spread::Layout;
 
@@ -40,7 +40,7 @@ pub(crate) fn lines(w: &Workload) -> Option<Vec<&[u8]>> {
     lines_of(&w.payload)
 }
 
-fn lines_of(p: &PayloadSpec) -> Option<Vec<&[u8]>> {
+pub(crate) fn lines_of(p: &PayloadSpec) -> Option<Vec<&[u8]>> {
     match p {
         PayloadSpec::Constant { bytes, .. } => Some(vec![bytes.as_slice()]),
         PayloadSpec::File { lines, .. } => Some(lines.iter().map(Vec::as_slice).collect()),
@@ -105,18 +105,33 @@ pub(crate) fn producer(job: &ProducerJob, origin: &Origin, seeds: Seeds) -> Valu
 /// A payload as a worker generates it; `seed` is the payload stream's (`Seeds::payload`),
 /// which is also where a file's lines start.
 pub(crate) fn payload(p: &PayloadSpec, seed: u64) -> Value {
-    match p {
+    // A drawn size is sent as its largest (what a buffer must hold) and the table itself.
+    let largest = p.size().map_or(0, |s| s.largest());
+    let mut v = match p {
         PayloadSpec::Random {
-            size,
-            compressibility,
-        } => json!({"kind": "random", "size": size, "compressibility": compressibility}),
-        PayloadSpec::Json { size, event } => json!({"kind": "json", "size": size, "event": event}),
+            compressibility, ..
+        } => json!({"kind": "random", "size": largest, "compressibility": compressibility}),
+        PayloadSpec::Json { event, .. } => json!({"kind": "json", "size": largest, "event": event}),
         _ => json!({
             "kind": "lines",
             "offset": big(seed),
             "count": lines_of(p).map_or(0, |l| l.len()),
         }),
+    };
+    if let Some(d) = p.size().and_then(|s| s.dist()) {
+        v["sizes"] = sizes(&d.table, seed ^ SIZE_STREAM);
     }
+    v
+}
+
+/// A size distribution as a worker draws from it (clients/PROTOCOL.md, "Record sizes"): the
+/// compiled bins and alias slots, and the seed of the size stream.
+fn sizes(t: &SizeTable, seed: u64) -> Value {
+    json!({
+        "seed": big(seed),
+        "bins": t.bins().iter().map(|b| json!([b.lo, b.span])).collect::<Vec<_>>(),
+        "slots": t.slots().iter().map(|s| json!([big(s.keep), s.alias])).collect::<Vec<_>>(),
+    })
 }
 
 pub(crate) fn rate(r: &RateSpec) -> Value {

@@ -11,7 +11,9 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::setup;
-use crate::model::{KeySpec, PayloadSpec, RateSegment, RateSpec};
+use crate::model::{
+    KeySpec, PayloadSize, PayloadSpec, RateSegment, RateSpec, SizeDist, SizeShape, SizeTable,
+};
 use crate::random::Rng;
 use crate::run::pacer::{Pacer, Share, Slot};
 use crate::run::payload::{KeyGen, PayloadGen, Seeds};
@@ -65,6 +67,36 @@ fn payloads() -> Value {
             path: "lines.txt".into(),
             lines: lines.clone(),
         },
+        // Sizes drawn per record (clients/PROTOCOL.md, "Record sizes"): each kind that has a
+        // size, each distribution's table shape (one wide bin; many narrow ones; a few).
+        PayloadSpec::Random {
+            size: drawn(
+                SizeShape::Lognormal {
+                    median: 60.0,
+                    sigma: 0.8,
+                    min: 1,
+                    max: 400,
+                },
+                SizeTable::lognormal(60.0, 0.8, 1, 400),
+            ),
+            compressibility: 0.4,
+        },
+        PayloadSpec::Json {
+            size: drawn(
+                SizeShape::Uniform { min: 90, max: 300 },
+                SizeTable::uniform(90, 300),
+            ),
+            event: "e".into(),
+        },
+        PayloadSpec::Constant {
+            bytes: Arc::new((0..=255u8).cycle().take(700).collect()),
+            size: drawn(
+                SizeShape::Choice {
+                    sizes: vec![(10, 0.7), (300, 0.25), (700, 0.05)],
+                },
+                SizeTable::from_shares(&[(10, 1, 0.7), (300, 1, 0.25), (700, 1, 0.05)]),
+            ),
+        },
     ];
     let mut out = Vec::new();
     for spec in &specs {
@@ -80,12 +112,17 @@ fn payloads() -> Value {
             out.push(json!({
                 "payload": setup::payload(spec, seeds.payload),
                 "payload_seed": seeds.payload.to_string(),
-                "lines": lines.iter().map(|l| hex(l)).collect::<Vec<_>>(),
+                "lines": setup::lines_of(spec).unwrap_or(lines.iter().map(Vec::as_slice).collect())
+                    .iter().map(|l| hex(l)).collect::<Vec<_>>(),
                 "records": records,
             }));
         }
     }
     Value::Array(out)
+}
+
+fn drawn(shape: SizeShape, table: Option<SizeTable>) -> PayloadSize {
+    PayloadSize::Drawn(Arc::new(SizeDist::new(shape, table.expect("a table"))))
 }
 
 fn keys() -> Value {

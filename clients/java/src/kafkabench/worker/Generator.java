@@ -27,6 +27,11 @@ final class Generator {
     private final byte[][] jsonBySize = new byte[64][];
     private final java.util.HashMap<Integer, byte[]> jsonLarge = new java.util.HashMap<>();
 
+    /** `sizes` in the payload: each record's size drawn (random, json, a constant's line). */
+    private final SizeTable sizes;
+    private final Rng sizeRng;
+    private final double compressibility;
+
     private final int keyKind; // 0 none, 1 fixed, 2 sequence, 3 uniform, 4 zipf
     private final byte[] fixedKey;
     private final long uniformN;
@@ -78,6 +83,26 @@ final class Generator {
             default:
                 throw new IllegalArgumentException("unknown payload kind " + pk);
         }
+        compressibility = "random".equals(pk) ? Json.num(payload, "compressibility") : 0.0;
+        Object st = payload.get("sizes");
+        if (st != null) {
+            @SuppressWarnings("unchecked")
+            Map<String, Object> sm = (Map<String, Object>) st;
+            sizes = new SizeTable(sm);
+            sizeRng = new Rng(Json.big(sm, "seed"));
+            int largest = payloadKind == 2 ? lines.get(0).length : size;
+            if (payloadKind == 2 && lines.size() != 1) {
+                throw new IllegalArgumentException("drawn sizes over " + lines.size()
+                        + " payload lines (a constant is one)");
+            }
+            if (sizes.largest() > largest) {
+                throw new IllegalArgumentException("sizes up to " + sizes.largest()
+                        + " bytes in a payload of " + largest);
+            }
+        } else {
+            sizes = null;
+            sizeRng = null;
+        }
         keyRng = new Rng(keySeed);
         String kk = Json.str(key, "kind");
         byte[] fixed = null;
@@ -108,6 +133,9 @@ final class Generator {
 
     /** The value of record `seq`; `unixMs` is stamped into JSON records. */
     byte[] value(long seq, long unixMs) {
+        if (sizes != null) {
+            return drawn(seq, unixMs);
+        }
         switch (payloadKind) {
             case 0:
                 payloadRng.fill(randomBuf, randomBytes);
@@ -120,6 +148,26 @@ final class Generator {
                 long i = Long.remainderUnsigned(seq + lineOffset, count);
                 return lines.get((int) i);
             }
+        }
+    }
+
+    /**
+     * A record whose size is drawn first (payload.rs's generate). Its array is new: sizes vary
+     * per record, and an array kept per size could hold up to 64 MiB for each.
+     */
+    private byte[] drawn(long seq, long unixMs) {
+        int n = sizes.draw(sizeRng);
+        switch (payloadKind) {
+            case 0: {
+                byte[] out = new byte[n];
+                int random = (int) Math.round((double) n * (1.0 - compressibility));
+                payloadRng.fill(out, Math.max(0, Math.min(random, n)));
+                return out;
+            }
+            case 1:
+                return json(seq, unixMs, n);
+            default:
+                return java.util.Arrays.copyOf(lines.get(0), n);
         }
     }
 
@@ -140,6 +188,10 @@ final class Generator {
     }
 
     private byte[] json(long seq, long unixMs) {
+        return json(seq, unixMs, size);
+    }
+
+    private byte[] json(long seq, long unixMs, int size) {
         byte[] b = jsonScratch;
         int at = put(b, 0, J_SEQ);
         at = decimal(b, at, seq);
@@ -151,7 +203,7 @@ final class Generator {
         at = put(b, at, event);
         at = put(b, at, J_PAYLOAD);
         int filler = Math.max(size - (at + 2), 0);
-        byte[] out = jsonArray(at + filler + 2);
+        byte[] out = sizes == null ? jsonArray(at + filler + 2) : new byte[at + filler + 2];
         System.arraycopy(b, 0, out, 0, at);
         at = hex(out, at, filler);
         put(out, at, J_END);

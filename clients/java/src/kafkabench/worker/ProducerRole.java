@@ -210,8 +210,8 @@ final class ProducerRole {
                 stamp[20] = stampFlags;
             }
             int bytes = (key == null ? 0 : key.length) + (value == null ? 0 : value.length);
-            Completion cb = new Completion(intended, delayCode(actual - intended), bytes, topic,
-                    seq, flags);
+            Completion cb = new Completion(intended, delayCode(actual - intended), bytes,
+                    value == null ? -1 : value.length, topic, seq, flags);
             ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topics[topic], partition,
                     null, key, value, headers);
             inSend = true;
@@ -357,15 +357,18 @@ final class ProducerRole {
         private final long intended;
         private final int delay;
         private final int bytes;
+        private final int valueBytes; // -1 (0xFFFFFFFF) for a tombstone
         private final int topic;
         private final long seq;
         private final int flags;
         boolean refused;
 
-        Completion(long intended, int delay, int bytes, int topic, long seq, int flags) {
+        Completion(long intended, int delay, int bytes, int valueBytes, int topic, long seq,
+                int flags) {
             this.intended = intended;
             this.delay = delay;
             this.bytes = bytes;
+            this.valueBytes = valueBytes;
             this.topic = topic;
             this.seq = seq;
             this.flags = flags;
@@ -398,7 +401,7 @@ final class ProducerRole {
         private void write(long done, long offsetOrSeq, int partition, int error, int f) {
             try {
                 out.completion(intended, done, offsetOrSeq, delay, partition, bytes, topic,
-                        error, f);
+                        error, f, valueBytes);
             } catch (java.io.IOException io) {
                 // kafkabench is gone: the worker ends with its input.
                 System.err.println("kafkabench worker: writing a completion: " + io);

@@ -89,7 +89,8 @@ final class Wire {
 
         /** One completion record (clients/PROTOCOL.md, `C`). */
         synchronized void completion(long intended, long done, long offsetOrSeq, int delay,
-                int partition, int bytes, int topic, int error, int flags) throws IOException {
+                int partition, int bytes, int topic, int error, int flags, int valueBytes)
+                throws IOException {
             int at = reserve();
             byte[] b = records;
             putLong(b, at, intended);
@@ -102,6 +103,7 @@ final class Wire {
             b[at + 37] = (byte) (topic >>> 8);
             b[at + 38] = (byte) error;
             b[at + 39] = (byte) flags;
+            putInt(b, at + 40, valueBytes);
         }
 
         /** One read record (clients/PROTOCOL.md, `R`); `stamp` null when the record has none. */
