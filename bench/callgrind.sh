@@ -12,7 +12,10 @@
 #   verifier  the producer's workload read back by the verification consumer (`consumer { }`)
 #
 #   bench/callgrind.sh [--small 100000] [--large 500000] [--only producer|reader|verifier]
-#                      [--out DIR] BINARY...
+#                      [--partitions 3] [--out DIR] BINARY...
+#
+# --partitions sets the topic's partition count (3 by default): at 1 000, the producer's
+# per-partition recording (issue 52) is measured against a build without it.
 #
 # Every BINARY is counted on the same workloads (e.g. the build before a change and after it).
 # A consumer's thread idle-polls until the first record, a fixed cost that varies by tens of
@@ -22,6 +25,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 small=100000
 large=500000
+partitions=3
 only=()
 bins=()
 out="bench/out/callgrind-$(date +%Y%m%d-%H%M%S)"
@@ -31,7 +35,8 @@ while [ $# -gt 0 ]; do
     --large) large="${2:?--large needs a count}"; shift 2 ;;
     --only) only+=("${2:?--only needs a workload}"); shift 2 ;;
     --out) out="${2:?--out needs a directory}"; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --partitions) partitions="${2:?--partitions needs a count}"; shift 2 ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "callgrind.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
     *) bins+=("$1"); shift ;;
   esac
@@ -60,7 +65,7 @@ scenario() {
   cat >"$3" <<KBS
 scenario "callgrind_$1" {
   cluster { bootstrap = "$bootstrap" }
-  topic "callgrind-$1" { partitions = 3 }
+  topic "callgrind-$1" { partitions = $partitions }
   producer { $producer }
   $body
 }
@@ -92,7 +97,7 @@ count() {
 }
 
 {
-  echo "# bench/callgrind.sh, $(date -u +%Y-%m-%dT%H:%MZ): $small and $large records"
+  echo "# bench/callgrind.sh, $(date -u +%Y-%m-%dT%H:%MZ): $small and $large records, $partitions partitions"
   echo
   echo "| workload | binary | Ir at $small | Ir at $large | Ir per record (marginal) |"
   echo "|---|---|---:|---:|---:|"

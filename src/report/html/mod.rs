@@ -321,6 +321,9 @@ fn run(h: &mut String, r: &RunResult, total: usize) {
     }
     h.push_str("<div class=\"plots\">");
     h.push_str(&plots::percentiles(r));
+    if let Some(p) = plots::by_broker(r) {
+        h.push_str(&p);
+    }
     match &r.series {
         Some(s) if !s.points.is_empty() => {
             h.push_str(&over_time::throughput_over_time(s, r.status.is_complete()));
@@ -416,6 +419,31 @@ mod tests {
         }]));
         assert!(page.contains("nothing was recorded"));
         assert!(page.contains("No time series"));
+    }
+
+    #[test]
+    fn two_brokers_get_a_plot_of_their_own_and_one_broker_none() {
+        let mut h =
+            hdrhistogram::Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).unwrap();
+        h.record(4_000_000).unwrap();
+        let broker = |id| crate::measure::PlaceFigures {
+            id,
+            records: 1,
+            bytes: 100,
+            ack: crate::measure::LatencySummary::from_histogram(&h),
+        };
+        let two = RunResult {
+            brokers: vec![broker(1), broker(2)],
+            ..RunResult::default()
+        };
+        let page_two = page(&file(vec![two]));
+        assert!(page_two.contains("Ack latency by broker"));
+        assert!(page_two.contains("broker 2 (1 records)"));
+        let one = RunResult {
+            brokers: vec![broker(1)],
+            ..RunResult::default()
+        };
+        assert!(!page(&file(vec![one])).contains("Ack latency by broker"));
     }
 
     #[test]

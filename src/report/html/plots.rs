@@ -219,6 +219,42 @@ pub(super) fn percentiles(run: &RunResult) -> String {
     .render()
 }
 
+/// Okabe–Ito hues for one line per broker, in node-id order (cycled past eight).
+const BROKERS: [&str; 8] = [
+    "#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000", "#f0e442",
+];
+
+/// The ack latency distribution of each broker that acknowledged, overlaid: a slow broker's
+/// line stands apart. None with fewer than two brokers (the run's own plot is theirs).
+pub(super) fn by_broker(run: &RunResult) -> Option<String> {
+    if run.brokers.len() < 2 {
+        return None;
+    }
+    let mut lines: Vec<Line> = run
+        .brokers
+        .iter()
+        .enumerate()
+        .map(|(i, b)| Line {
+            name: format!("broker {} ({} records)", b.id, b.records),
+            color: BROKERS[i % BROKERS.len()],
+            dash: false,
+            points: percentile_points(&b.ack),
+        })
+        .collect();
+    lines.retain(|l| !l.points.is_empty());
+    Some(
+        Chart {
+            title: "Ack latency by broker (the one that acknowledged)".into(),
+            x_label: "percentile (log scale of 1/(1−q))".into(),
+            y_label: "latency (ms, log scale)".into(),
+            x: Kind::Nines,
+            y: Kind::Log,
+            lines,
+        }
+        .render(),
+    )
+}
+
 /// One group of bars in a comparison: a name, a colour, a value per run.
 pub(super) struct Bars {
     pub name: String,
