@@ -17,7 +17,3 @@ pub(crate) const LAUNCHER: Launcher = Launcher {
     needs: &[],
     default_version: DEFAULT_VERSION,
 };
-
-#[cfg(test)]
-#[path = "franz_go_tests.rs"]
-mod tests;

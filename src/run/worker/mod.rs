@@ -18,8 +18,6 @@ mod internals;
 mod process;
 pub(super) mod producer;
 pub(super) mod reader;
-#[cfg(test)]
-pub(super) mod run_tests;
 mod setup;
 #[cfg(test)]
 mod vectors;
