@@ -18,6 +18,9 @@ use crate::model::{LatencyKind, Metric};
 pub(crate) const PARTITION_DIGITS: u8 = 2;
 /// A broker's histogram keeps the run's own precision: brokers are few.
 pub(crate) const BROKER_DIGITS: u8 = 3;
+/// The broker slot of a record whose client does not say which broker acknowledged it (the
+/// Java client): it counts for its partition only.
+pub(crate) const NO_BROKER: usize = usize::MAX;
 
 /// One broker's or partition's figures, as the result file keeps them: counts and the ack
 /// latency with its histogram, so shards and files merge exactly.
@@ -217,6 +220,16 @@ impl PlaceRecorder {
         }
     }
 
+    /// A producer's recorder for a run over `topics` topics of `partitions` partitions each:
+    /// partitions are kept for a run over one topic (several would mix their numbers).
+    pub(crate) fn of_run(topics: usize, partitions: i32) -> PlaceRecorder {
+        PlaceRecorder::new(if topics == 1 {
+            partitions.max(0) as usize
+        } else {
+            0
+        })
+    }
+
     /// The slot of broker `id`, made when first met (once per broker per thread).
     #[inline]
     pub(crate) fn broker(&mut self, id: i32) -> usize {
@@ -229,7 +242,8 @@ impl PlaceRecorder {
         }
     }
 
-    /// One acknowledged measured record, on broker slot `broker` (from [`Self::broker`]).
+    /// One acknowledged measured record, on broker slot `broker` (from [`Self::broker`], or
+    /// [`NO_BROKER`]).
     #[inline]
     pub(crate) fn acked(&mut self, partition: i32, broker: usize, latency_ns: u64, bytes: u64) {
         if let Some(s) = self.partitions.get_mut(partition as usize) {
@@ -304,6 +318,17 @@ mod tests {
         assert_eq!(back.brokers.len(), 2);
         assert_eq!(back.brokers[1].ack, placed.brokers[1].ack);
         assert_eq!(back.partitions[2].records, 1);
+    }
+
+    #[test]
+    fn a_record_of_no_known_broker_counts_for_its_partition_only() {
+        let mut r = PlaceRecorder::of_run(1, 3);
+        r.acked(1, NO_BROKER, 2_000_000, 100);
+        let p = r.finish();
+        assert!(p.brokers.is_empty());
+        let recs: Vec<u64> = p.partitions.iter().map(|s| s.records).collect();
+        assert_eq!(recs, [0, 1, 0]);
+        assert!(PlaceRecorder::of_run(2, 3).finish().partitions.is_empty());
     }
 
     #[test]
