@@ -175,6 +175,8 @@ pub(crate) struct PlaceRecorder {
     partitions: Vec<Slot>,
     /// By broker, in the order first met (a handful); a new broker allocates its slot once.
     brokers: Vec<(i32, Slot)>,
+    /// Records acknowledged by no known broker ([`NO_BROKER`]).
+    unplaced: u64,
 }
 
 struct Slot {
@@ -217,6 +219,7 @@ impl PlaceRecorder {
                 .map(|_| Slot::new(PARTITION_DIGITS))
                 .collect(),
             brokers: Vec::with_capacity(16),
+            unplaced: 0,
         }
     }
 
@@ -249,17 +252,20 @@ impl PlaceRecorder {
         if let Some(s) = self.partitions.get_mut(partition as usize) {
             s.record(latency_ns, bytes);
         }
-        if let Some((_, s)) = self.brokers.get_mut(broker) {
-            s.record(latency_ns, bytes);
+        match self.brokers.get_mut(broker) {
+            Some((_, s)) => s.record(latency_ns, bytes),
+            None => self.unplaced += 1,
         }
     }
 
-    /// What was recorded: brokers that acknowledged something and every partition slot.
+    /// What was recorded: brokers that acknowledged something and every partition slot. No
+    /// brokers when any record's broker was not known: the brokers' figures would be short.
     pub(crate) fn finish(&mut self) -> Placed {
+        let whole = self.unplaced == 0;
         let mut brokers: Vec<PlaceSums> = self
             .brokers
             .iter_mut()
-            .filter(|(_, s)| s.records > 0)
+            .filter(|(_, s)| whole && s.records > 0)
             .map(|(id, s)| s.sums(*id))
             .collect();
         brokers.sort_by_key(|b| b.id);
@@ -329,6 +335,14 @@ mod tests {
         let recs: Vec<u64> = p.partitions.iter().map(|s| s.records).collect();
         assert_eq!(recs, [0, 1, 0]);
         assert!(PlaceRecorder::of_run(2, 3).finish().partitions.is_empty());
+        // One record of a known broker among unknown ones: no broker's figures, not short ones.
+        let mut r = PlaceRecorder::of_run(1, 3);
+        let b = r.broker(2);
+        r.acked(0, b, 1_000, 100);
+        r.acked(1, NO_BROKER, 1_000, 100);
+        let p = r.finish();
+        assert!(p.brokers.is_empty());
+        assert_eq!(p.partitions.iter().map(|s| s.records).sum::<u64>(), 2);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 
 use hdrhistogram::Histogram;
 
-use crate::measure::placed::NO_BROKER;
+use crate::measure::placed;
 use crate::measure::{new_histogram, record, TopicTally};
 use crate::run::recorder::Recorder;
 use crate::run::shared::Shared;
@@ -183,7 +183,7 @@ pub(crate) fn absorb(
             if let Some(p) = &mut rec.placed {
                 // The partition as the worker's client reported it; the broker that
                 // acknowledged is not in a completion, and is not guessed from the leaders.
-                p.acked(c.partition, NO_BROKER, latency, u64::from(c.bytes));
+                p.acked(c.partition, placed::NO_BROKER, latency, u64::from(c.bytes));
             }
             rec.ack_timeline
                 .acked(c.done_ns.max(rec.ack_timeline.last_ns));
