@@ -103,7 +103,8 @@ scenario "clients" {{
 }
 
 /// Per partition, the records kafkabench counted from `client`'s acknowledgements are each
-/// partition's log end offset (GetOffsetShell), summing to the acked count. Per broker, where
+/// partition's log end offset (GetOffsetShell), summing to the acked count, and so are their
+/// counts over time. Per broker, where
 /// the client says which broker answered, the brokers' records sum to it too; where it does
 /// not (the Java client), there are none, and the file's notes say why.
 fn per_place(client: &str, r: &Value, file: &Value, topic: &str) {
@@ -121,6 +122,25 @@ fn per_place(client: &str, r: &Value, file: &Value, topic: &str) {
     assert_eq!(counted, kafka, "{client}: records per partition");
     let sum: i64 = counted.iter().map(|(_, n)| n).sum();
     assert_eq!(sum as u64, u(&r["acked"]), "{client}");
+    // The same counts over time (the heat map's), partition by partition.
+    let rows = r["partition_counts"]["acked"].as_array();
+    let over_time: Vec<(i32, i64)> = (rows.unwrap_or_else(|| panic!("{client}: {r}")).iter())
+        .enumerate()
+        .map(|(p, row)| {
+            (
+                p as i32,
+                row.as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_i64().unwrap())
+                    .sum(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        over_time, kafka,
+        "{client}: acknowledged per partition over time"
+    );
     let brokers = r["brokers"].as_array().filter(|b| !b.is_empty());
     let said = (file["notes"].as_array().into_iter().flatten()).any(|n| {
         n.as_str()

@@ -10,6 +10,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use super::flat_histogram::FlatHistogram;
+use super::timeline::PartitionTimeline;
 use super::{LatencySummary, RunResult, MAX_NS};
 use crate::model::{LatencyKind, Metric};
 
@@ -48,6 +49,9 @@ pub struct PlaceSums {
 pub struct Placed {
     pub brokers: Vec<PlaceSums>,
     pub partitions: Vec<PlaceSums>,
+    /// Records acknowledged per partition per report interval (`measure::timeline`); None
+    /// when partitions are not kept.
+    pub over_time: Option<PartitionTimeline>,
 }
 
 fn histogram(digits: u8) -> Histogram<u64> {
@@ -101,6 +105,11 @@ impl Placed {
     pub fn absorb(&mut self, o: &Placed) {
         absorb_places(&mut self.brokers, &o.brokers);
         absorb_places(&mut self.partitions, &o.partitions);
+        match (&mut self.over_time, &o.over_time) {
+            (Some(a), Some(b)) => a.absorb(b),
+            (None, Some(b)) => self.over_time = Some(b.clone()),
+            _ => {}
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -126,6 +135,7 @@ impl Placed {
         Some(Placed {
             brokers: all(brokers)?,
             partitions: all(partitions)?,
+            over_time: None,
         })
     }
 }
@@ -175,6 +185,8 @@ pub(crate) struct PlaceRecorder {
     partitions: Vec<Slot>,
     /// By broker, in the order first met (a handful); a new broker allocates its slot once.
     brokers: Vec<(i32, Slot)>,
+    /// By partition and report interval; None when partitions are not kept.
+    over_time: Option<PartitionTimeline>,
     /// Records acknowledged by no known broker ([`NO_BROKER`]).
     unplaced: u64,
 }
@@ -219,6 +231,7 @@ impl PlaceRecorder {
                 .map(|_| Slot::new(PARTITION_DIGITS))
                 .collect(),
             brokers: Vec::with_capacity(16),
+            over_time: (partitions > 0).then(|| PartitionTimeline::new(partitions)),
             unplaced: 0,
         }
     }
@@ -246,11 +259,21 @@ impl PlaceRecorder {
     }
 
     /// One acknowledged measured record, on broker slot `broker` (from [`Self::broker`], or
-    /// [`NO_BROKER`]).
+    /// [`NO_BROKER`]), in report interval `interval`.
     #[inline]
-    pub(crate) fn acked(&mut self, partition: i32, broker: usize, latency_ns: u64, bytes: u64) {
+    pub(crate) fn acked(
+        &mut self,
+        partition: i32,
+        broker: usize,
+        latency_ns: u64,
+        bytes: u64,
+        interval: usize,
+    ) {
         if let Some(s) = self.partitions.get_mut(partition as usize) {
             s.record(latency_ns, bytes);
+            if let Some(t) = &mut self.over_time {
+                t.add(partition as usize, interval);
+            }
         }
         match self.brokers.get_mut(broker) {
             Some((_, s)) => s.record(latency_ns, bytes),
@@ -278,6 +301,7 @@ impl PlaceRecorder {
         Placed {
             brokers,
             partitions,
+            over_time: self.over_time.take(),
         }
     }
 }
@@ -290,7 +314,7 @@ mod tests {
         let mut r = PlaceRecorder::new(3);
         for &(partition, broker, latency) in records {
             let b = r.broker(broker);
-            r.acked(partition, b, latency, 100);
+            r.acked(partition, b, latency, 100, 0);
         }
         r.finish()
     }
@@ -329,7 +353,7 @@ mod tests {
     #[test]
     fn a_record_of_no_known_broker_counts_for_its_partition_only() {
         let mut r = PlaceRecorder::of_run(1, 3);
-        r.acked(1, NO_BROKER, 2_000_000, 100);
+        r.acked(1, NO_BROKER, 2_000_000, 100, 0);
         let p = r.finish();
         assert!(p.brokers.is_empty());
         let recs: Vec<u64> = p.partitions.iter().map(|s| s.records).collect();
@@ -338,8 +362,8 @@ mod tests {
         // One record of a known broker among unknown ones: no broker's figures, not short ones.
         let mut r = PlaceRecorder::of_run(1, 3);
         let b = r.broker(2);
-        r.acked(0, b, 1_000, 100);
-        r.acked(1, NO_BROKER, 1_000, 100);
+        r.acked(0, b, 1_000, 100, 0);
+        r.acked(1, NO_BROKER, 1_000, 100, 0);
         let p = r.finish();
         assert!(p.brokers.is_empty());
         assert_eq!(p.partitions.iter().map(|s| s.records).sum::<u64>(), 2);

@@ -183,7 +183,14 @@ pub(crate) fn absorb(
             if let Some(p) = &mut rec.placed {
                 // The partition as the worker's client reported it; the broker that
                 // acknowledged is not in a completion, and is not guessed from the leaders.
-                p.acked(c.partition, placed::NO_BROKER, latency, u64::from(c.bytes));
+                let interval = rec.intervals.current();
+                p.acked(
+                    c.partition,
+                    placed::NO_BROKER,
+                    latency,
+                    u64::from(c.bytes),
+                    interval,
+                );
             }
             rec.ack_timeline
                 .acked(c.done_ns.max(rec.ack_timeline.last_ns));
