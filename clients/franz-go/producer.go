@@ -56,6 +56,7 @@ type producer struct {
 	comp    *completions
 	kinds   *errorKinds
 	hooks   *internals
+	brokers *ackBrokers
 	buffer  *bufferWatch
 	payload *gen.PayloadGen
 	keys    *gen.KeyGen
@@ -97,8 +98,11 @@ func (p *producer) onPromise(r *kgo.Record, err error) {
 	}
 	if err == nil {
 		c.offsetOr = r.Offset
+		c.broker = p.brokers.acked(int(x.topic), r.Partition)
 	} else {
 		c.offsetOr = int64(x.seq)
+		c.broker = noBroker
+		p.brokers.failed(int(x.topic), r.Partition)
 		c.partition = -1
 		c.errKind = p.kinds.id(err)
 		p.failed.Add(1)
