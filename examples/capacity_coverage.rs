@@ -23,7 +23,6 @@ use std::time::Instant;
 use kafkabench::measure::capacity::coverage::{search_once, simulate_one, Curve, Tally};
 use kafkabench::measure::capacity::logistic::LEVEL;
 use kafkabench::measure::capacity::{Answer, BandRule};
-use kafkabench::model::capacity::*;
 use kafkabench::model::CapacitySearch;
 use kafkabench::random::Rng;
 
@@ -94,21 +93,7 @@ fn args() -> Args {
 
 /// The search of issue 50's simulation: the defaults (1k/s to 10M/s, 5 %, 80 %, 24 probes).
 fn settings() -> CapacitySearch {
-    CapacitySearch {
-        from: DEFAULT_FROM,
-        to: DEFAULT_TO,
-        precision: DEFAULT_PRECISION,
-        probe: DEFAULT_PROBE,
-        warmup: DEFAULT_WARMUP,
-        trials: 1,
-        reliability: DEFAULT_RELIABILITY,
-        probes: DEFAULT_PROBES,
-        budget: None,
-        hold: None,
-        tolerance: DEFAULT_TOLERANCE,
-        slo: Vec::new(),
-        span: Default::default(),
-    }
+    CapacitySearch::default()
 }
 
 /// Batch `i` of a curve: its searches from its own seed, counted.

@@ -7,10 +7,7 @@ use std::time::Duration;
 
 use super::kbs::Block;
 use super::omb::Workload;
-use crate::model::capacity::{
-    CapacitySearch, DEFAULT_FROM, DEFAULT_PRECISION, DEFAULT_PROBES, DEFAULT_RELIABILITY,
-    DEFAULT_TO, DEFAULT_TOLERANCE,
-};
+use crate::model::capacity::{CapacitySearch, DEFAULT_TOLERANCE};
 
 /// The longest probe: long enough to see lag grow, short enough that the ~20 probes of a search
 /// do not take OMB's 15 minutes each.
@@ -26,19 +23,9 @@ pub(super) fn search(w: &Workload, minutes: u32) -> Block {
     let omb_warmup = w.warmup_duration_minutes.unwrap_or(1);
     let warmup = Duration::from_secs(60 * u64::from(omb_warmup)).min(WARMUP_MAX);
     let most = CapacitySearch {
-        from: DEFAULT_FROM,
-        to: DEFAULT_TO,
-        precision: DEFAULT_PRECISION,
         probe,
         warmup,
-        trials: 1,
-        reliability: DEFAULT_RELIABILITY,
-        probes: DEFAULT_PROBES,
-        budget: None,
-        hold: None,
-        tolerance: DEFAULT_TOLERANCE,
-        slo: Vec::new(),
-        span: Default::default(),
+        ..CapacitySearch::default()
     }
     .max_probes();
     let mut b = Block::new("capacity");

@@ -147,21 +147,12 @@ pub fn search_settings(
     precision: f64,
     trials: u32,
 ) -> crate::model::CapacitySearch {
-    use crate::model::capacity::*;
     crate::model::CapacitySearch {
         from,
         to,
         precision,
-        probe: DEFAULT_PROBE,
-        warmup: DEFAULT_WARMUP,
         trials,
-        reliability: DEFAULT_RELIABILITY,
-        probes: DEFAULT_PROBES,
-        budget: None,
-        hold: None,
-        tolerance: DEFAULT_TOLERANCE,
-        slo: Vec::new(),
-        span: Default::default(),
+        ..Default::default()
     }
 }
 

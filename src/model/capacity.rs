@@ -88,6 +88,27 @@ fn texts<S: serde::Serializer>(slo: &[Assertion], s: S) -> Result<S::Ok, S::Erro
     s.collect_seq(slo.iter().map(|a| a.text.as_str()))
 }
 
+/// A block that sets nothing: every setting at its default, no SLO, one trial per rate.
+impl Default for CapacitySearch {
+    fn default() -> CapacitySearch {
+        CapacitySearch {
+            from: DEFAULT_FROM,
+            to: DEFAULT_TO,
+            precision: DEFAULT_PRECISION,
+            probe: DEFAULT_PROBE,
+            warmup: DEFAULT_WARMUP,
+            trials: 1,
+            reliability: DEFAULT_RELIABILITY,
+            probes: DEFAULT_PROBES,
+            budget: None,
+            hold: None,
+            tolerance: DEFAULT_TOLERANCE,
+            slo: Vec::new(),
+            span: Span::default(),
+        }
+    }
+}
+
 impl CapacitySearch {
     /// The most probes the search can take: its probe budget (`probes`). The bound
     /// REFERENCE.md states.

@@ -75,6 +75,31 @@ pub(super) struct ConsumerJob {
     pub shard: Option<Shard>,
 }
 
+impl ConsumerJob {
+    /// Ready when it has its partitions and has read each (or found it empty); with a
+    /// backlog, when it has them (paused); in a group, when every member is. The one rule for
+    /// every client's reader: `own_reached` says whether this reader has read its partitions.
+    pub(super) fn ready(&self, own_reached: impl FnOnce() -> bool) -> bool {
+        if !self.group {
+            return self.backlog || own_reached();
+        }
+        let all = if self.of >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.of) - 1
+        };
+        self.reads.ready.load(Ordering::Acquire) & all == all
+    }
+
+    /// A group member's part of `ready`: its bit, once it has an assignment and has read it.
+    pub(super) fn mark_ready(&self, has_assignment: bool, own_reached: impl FnOnce() -> bool) {
+        if self.group && has_assignment && (self.backlog || own_reached()) {
+            let bit = 1u64 << (self.index % 64);
+            self.reads.ready.fetch_or(bit, Ordering::AcqRel);
+        }
+    }
+}
+
 /// When a reader stops once the producers are done, whatever the client: every record
 /// expected is verified (and a backlog drained), or nothing more was read for `drain`.
 pub(super) struct DrainEnd {

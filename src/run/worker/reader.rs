@@ -252,15 +252,7 @@ impl Driver<'_> {
     }
 
     fn ready(&self) -> bool {
-        if !self.job.group {
-            return self.job.backlog || self.own_reached();
-        }
-        let all = if self.job.of >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << self.job.of) - 1
-        };
-        self.job.reads.ready.load(Ordering::Acquire) & all == all
+        self.job.ready(|| self.own_reached())
     }
 
     fn own_reached(&self) -> bool {
@@ -268,10 +260,8 @@ impl Driver<'_> {
     }
 
     fn mark_ready(&self) {
-        if self.job.group && (self.job.backlog || self.own_reached()) && self.m.has_assignment {
-            let bit = 1u64 << (self.job.index % 64);
-            self.job.reads.ready.fetch_or(bit, Ordering::AcqRel);
-        }
+        self.job
+            .mark_ready(self.m.has_assignment, || self.own_reached());
     }
 
     fn start_measuring(&mut self) -> Result<(), WorkerError> {
