@@ -123,7 +123,7 @@ fn a_suite_prints_a_table_per_file_a_summary_one_junit_and_exits_1() {
     for f in ["a_pass.json", "b_fail.json"] {
         let v: serde_json::Value =
             serde_json::from_slice(&std::fs::read(json.join(f)).unwrap()).unwrap();
-        assert_eq!(v["schema_version"], 5, "{f}");
+        assert_eq!(v["schema_version"], 6, "{f}");
     }
 }
 

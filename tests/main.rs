@@ -10,6 +10,7 @@ mod common;
 mod assert;
 mod broker_configs;
 mod by_broker;
+mod by_partition;
 mod capacity;
 mod capacity_report;
 mod cli;

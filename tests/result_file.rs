@@ -1,4 +1,4 @@
-//! The result file (schema_version 5) as a user keeps it: run the real binary against a broker,
+//! The result file (schema_version 6) as a user keeps it: run the real binary against a broker,
 //! read the file back, and hold it to what docs/result-format.md promises — histograms that
 //! decode to the percentiles beside them, a time series that adds up to the run's counts,
 //! warm-up left out, the target rate per interval, the scenario text with secrets masked.
@@ -74,7 +74,7 @@ fn families(r: &RunResult) -> Vec<(&'static str, &LatencySummary)> {
 #[test]
 fn a_nine_run_matrix_keeps_every_histogram_decodable_to_the_percentiles_beside_it() {
     let (json, file) = matrix();
-    assert_eq!(json["schema_version"], 5);
+    assert_eq!(json["schema_version"], 6);
     assert_eq!(file.runs.len(), 9);
     for (i, run) in json["runs"].as_array().unwrap().iter().enumerate() {
         for family in ["ack", "service", "send_delay", "e2e"] {

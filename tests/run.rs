@@ -23,7 +23,7 @@ fn reachable_bound_exits_0_and_json_holds_every_figure() {
 
     let v: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&json).unwrap()).expect("valid JSON");
-    assert_eq!(v["schema_version"], 5);
+    assert_eq!(v["schema_version"], 6);
     assert_eq!(v["outcome"], "ok");
     let run = &v["runs"][0];
     assert_eq!(run["sent"], 2000);

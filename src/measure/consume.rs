@@ -4,11 +4,14 @@ use serde::{Deserialize, Serialize};
 
 use super::{IntervalRecording, LatencySummary, SeqSet};
 
+mod places;
 mod recording;
 mod sums;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use places::lag_measured;
+pub use places::{ReadPlaceFigures, ReadPlaces};
 pub use recording::{ConsumerRecording, ReaderQueue};
 pub use sums::ReadSums;
 

@@ -163,6 +163,17 @@ impl RunResult {
         };
         all.derive(self, &planned, rec.shares);
         self.recording.txn = txn::merge(rec.producers.iter().filter_map(|p| p.txn.as_ref()));
+        let width = all
+            .intervals
+            .as_ref()
+            .map_or(0.0, |i| i.width_ns as f64 / 1e9);
+        let lag = consume::lag_measured(self, rec.backlog);
+        self.set_by_partition(
+            all.placed.as_ref().and_then(|p| p.over_time.as_ref()),
+            rec.consumer.map(|c| &c.partitions),
+            width,
+            lag,
+        );
         if let Some(c) = rec.consumer {
             let (lost, failed_but_delivered) = account(rec.producers, c);
             let lost = lost + rec.backlog.saturating_sub(c.backlog_read);

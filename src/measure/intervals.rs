@@ -181,6 +181,13 @@ impl IntervalRecorder {
         self.closed.push((self.open, bytes));
     }
 
+    /// The interval the last record counted in (from the measured start): where the counts
+    /// per partition over time put the same record.
+    #[inline]
+    pub fn current(&self) -> usize {
+        self.cur
+    }
+
     /// A measured record sent at `now_ns`.
     #[inline]
     pub fn sent(&mut self, now_ns: u64) {

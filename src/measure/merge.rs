@@ -15,6 +15,8 @@ use hdrhistogram::Histogram;
 
 use super::recording::{ProducerStats, RawSums, Recording, SendSpan};
 use super::series::{Intervals, Planned};
+use super::timeline::PartitionTimeline;
+use super::ReadPlaces;
 use super::{
     new_histogram, ConsumeFigures, Delivery, Internals, LatencySummary, ReadSums, RunResult,
     RunStatus,
@@ -145,7 +147,45 @@ pub(crate) fn merge(shards: &[&RunResult], schedule: &Planned) -> Result<RunResu
             .map_err(|p| p.at(k))?;
     }
     m.derive_sides();
+    by_partition(&mut m, shards, schedule.backlog);
     Ok(m)
+}
+
+/// The shards' figures by partition and counts over time, merged: kept only when every shard
+/// that acknowledged (or read) kept them, since part of them would not add up.
+fn by_partition(m: &mut RunResult, shards: &[&RunResult], backlog: u64) {
+    let mut acked: Option<PartitionTimeline> = None;
+    let mut read: Option<ReadPlaces> = None;
+    let (mut acked_whole, mut read_whole) = (true, true);
+    for s in shards {
+        match s.partition_counts.as_ref().map(|c| c.timelines()) {
+            Some((a, r)) => {
+                acked
+                    .get_or_insert_with(PartitionTimeline::default)
+                    .absorb(&a);
+                let from_file = ReadPlaces::of_figures(&s.read_partitions);
+                match (from_file, r) {
+                    (Some(mut f), Some(r)) if !f.is_empty() => {
+                        f.over_time = Some(r);
+                        read.get_or_insert_with(ReadPlaces::default).absorb(&f);
+                    }
+                    _ => read_whole &= s.consume.is_none(),
+                }
+            }
+            None => {
+                acked_whole &= s.acked == 0;
+                read_whole &= s.consume.is_none();
+            }
+        }
+    }
+    let width = m.series.as_ref().map_or(0.0, |s| s.interval_secs);
+    let lag = super::consume::lag_measured(m, backlog);
+    m.set_by_partition(
+        acked.as_ref().filter(|_| acked_whole),
+        read.as_ref().filter(|_| read_whole),
+        width,
+        lag && acked_whole,
+    );
 }
 
 /// `summary`'s histogram added into `total` (started when None): refused when it has

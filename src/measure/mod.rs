@@ -30,6 +30,7 @@ pub(crate) mod stalls;
 pub mod stats;
 pub mod status;
 pub mod steady;
+pub mod timeline;
 pub(crate) mod topics;
 pub mod trials;
 pub(crate) mod txn;
@@ -41,7 +42,9 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 pub use capacity::{CapacityFigures, GeneratorLoad};
-pub use consume::{ConsumeFigures, ConsumerRecording, ReadSums, ReaderQueue};
+pub use consume::{
+    ConsumeFigures, ConsumerRecording, ReadPlaceFigures, ReadPlaces, ReadSums, ReaderQueue,
+};
 pub use derive::{account, ProducerRecording, Recordings, SeqSet};
 pub use environment::Environment;
 pub use fault::{
@@ -309,6 +312,14 @@ pub struct RunResult {
     /// Per partition of a run over one topic, by number; empty when not recorded.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub partitions: Vec<PlaceFigures>,
+    /// The read side per partition of a run over one topic (`consume::places`); empty
+    /// without a librdkafka or Java reader, and in files before version 6.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_partitions: Vec<ReadPlaceFigures>,
+    /// Counts per partition over time, the heat map's data (`measure::timeline`); None when
+    /// partitions are not recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition_counts: Option<timeline::PartitionCounts>,
     /// Every side's raw recording, what the figures above are derived from; a reader
     /// derives them again from it (`rederive`).
     #[serde(default)]

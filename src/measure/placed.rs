@@ -10,6 +10,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use super::flat_histogram::FlatHistogram;
+use super::timeline::PartitionTimeline;
 use super::{LatencySummary, RunResult, MAX_NS};
 use crate::model::{LatencyKind, Metric};
 
@@ -45,6 +46,9 @@ pub struct PlaceSums {
 pub struct Placed {
     pub brokers: Vec<PlaceSums>,
     pub partitions: Vec<PlaceSums>,
+    /// Records acknowledged per partition per report interval (`measure::timeline`); None
+    /// when partitions are not kept.
+    pub over_time: Option<PartitionTimeline>,
 }
 
 fn histogram(digits: u8) -> Histogram<u64> {
@@ -98,6 +102,11 @@ impl Placed {
     pub fn absorb(&mut self, o: &Placed) {
         absorb_places(&mut self.brokers, &o.brokers);
         absorb_places(&mut self.partitions, &o.partitions);
+        match (&mut self.over_time, &o.over_time) {
+            (Some(a), Some(b)) => a.absorb(b),
+            (None, Some(b)) => self.over_time = Some(b.clone()),
+            _ => {}
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -123,6 +132,7 @@ impl Placed {
         Some(Placed {
             brokers: all(brokers)?,
             partitions: all(partitions)?,
+            over_time: None,
         })
     }
 }
@@ -172,6 +182,8 @@ pub(crate) struct PlaceRecorder {
     partitions: Vec<Slot>,
     /// By broker, in the order first met (a handful); a new broker allocates its slot once.
     brokers: Vec<(i32, Slot)>,
+    /// By partition and report interval; None when partitions are not kept.
+    over_time: Option<PartitionTimeline>,
 }
 
 struct Slot {
@@ -214,6 +226,7 @@ impl PlaceRecorder {
                 .map(|_| Slot::new(PARTITION_DIGITS))
                 .collect(),
             brokers: Vec::with_capacity(16),
+            over_time: (partitions > 0).then(|| PartitionTimeline::new(partitions)),
         }
     }
 
@@ -229,11 +242,22 @@ impl PlaceRecorder {
         }
     }
 
-    /// One acknowledged measured record, on broker slot `broker` (from [`Self::broker`]).
+    /// One acknowledged measured record, on broker slot `broker` (from [`Self::broker`]), in
+    /// report interval `interval`.
     #[inline]
-    pub(crate) fn acked(&mut self, partition: i32, broker: usize, latency_ns: u64, bytes: u64) {
+    pub(crate) fn acked(
+        &mut self,
+        partition: i32,
+        broker: usize,
+        latency_ns: u64,
+        bytes: u64,
+        interval: usize,
+    ) {
         if let Some(s) = self.partitions.get_mut(partition as usize) {
             s.record(latency_ns, bytes);
+            if let Some(t) = &mut self.over_time {
+                t.add(partition as usize, interval);
+            }
         }
         if let Some((_, s)) = self.brokers.get_mut(broker) {
             s.record(latency_ns, bytes);
@@ -258,6 +282,7 @@ impl PlaceRecorder {
         Placed {
             brokers,
             partitions,
+            over_time: self.over_time.take(),
         }
     }
 }
@@ -270,7 +295,7 @@ mod tests {
         let mut r = PlaceRecorder::new(3);
         for &(partition, broker, latency) in records {
             let b = r.broker(broker);
-            r.acked(partition, b, latency, 100);
+            r.acked(partition, b, latency, 100, 0);
         }
         r.finish()
     }

@@ -188,6 +188,9 @@ impl RunResult {
             for p in self.brokers.iter_mut().chain(self.partitions.iter_mut()) {
                 p.ack.resummarise();
             }
+            for p in &mut self.read_partitions {
+                p.e2e.resummarise();
+            }
         }
         self.derive_sides();
         if let Some(c) = &mut self.capacity {

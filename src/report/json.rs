@@ -23,8 +23,9 @@ use super::verdict::VerdictRecord;
 /// figure again; version 4 adds latency by due time (`recording.due`), the fault figures over
 /// the records due in the windows and a backlog's drain as a phase (`drain`); version 5 adds
 /// figures per broker that acknowledged and per partition (`brokers`, `partitions`, and a
-/// verdict's `broker`).
-pub const SCHEMA_VERSION: u32 = 5;
+/// verdict's `broker`); version 6 adds the read side per partition and the counts per
+/// partition over time (`read_partitions`, `partition_counts`).
+pub const SCHEMA_VERSION: u32 = 6;
 
 /// The oldest version read: its runs are upgraded (`RunResult::upgrade_v2`) and keep the
 /// figures they were written with.

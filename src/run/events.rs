@@ -130,7 +130,8 @@ impl<'a> Events<'a> {
                     let latency = r.acked(now, opaque as u64, bytes);
                     if let Some(p) = &mut r.placed {
                         let b = *broker.get_or_insert_with(|| p.broker(d.broker_id()));
-                        p.acked(d.position().0, b, latency, bytes);
+                        let interval = r.intervals.current();
+                        p.acked(d.position().0, b, latency, bytes, interval);
                     }
                     if r.paced {
                         r.service(d.latency_us());

@@ -3,7 +3,7 @@
 use hdrhistogram::Histogram;
 
 use super::super::new_histogram;
-use super::{FetchTrips, IntervalRecording, SeqSet};
+use super::{FetchTrips, IntervalRecording, ReadPlaces, SeqSet};
 
 /// What a consumer thread recorded (or the run's consumers together, `merge`d).
 pub struct ConsumerRecording {
@@ -53,6 +53,8 @@ pub struct ConsumerRecording {
     pub queue: ReaderQueue,
     /// With a backlog: the fetch round trips while it drained.
     pub fetch_trips: FetchTrips,
+    /// By partition, for a run over one topic (`consume::places`); empty otherwise.
+    pub partitions: ReadPlaces,
 }
 
 /// What waited in kafkabench's own reader: librdkafka's fetch queue, sampled by every
@@ -118,6 +120,7 @@ impl ConsumerRecording {
             share: None,
             queue: ReaderQueue::default(),
             fetch_trips: FetchTrips::default(),
+            partitions: ReadPlaces::default(),
         }
     }
 
@@ -180,6 +183,7 @@ impl ConsumerRecording {
                 out.share.get_or_insert_with(Default::default).absorb(s);
             }
             out.queue.absorb(&c.queue);
+            out.partitions.absorb(&c.partitions);
             if first {
                 out.intervals = c.intervals;
                 first = false;

@@ -443,3 +443,58 @@ fn a_shard_file_without_read_sums_merges_from_its_figures() {
     assert_eq!(c.fetch_bytes_avg, Some(2_000.0 / 11.0));
     assert_eq!(c.records, 20);
 }
+
+/// A shard that acknowledged and read back records of partitions (partition, interval).
+fn partitioned(acked: &[(usize, usize)], read: &[(usize, usize)]) -> RunResult {
+    let mut r = shard(&[MS]);
+    r.series = series(vec![point(1, 1, Some(1), &[MS]), point(0, 0, Some(0), &[])]);
+    let mut a = crate::measure::timeline::PartitionTimeline::new(2);
+    for &(p, i) in acked {
+        a.add(p, i);
+    }
+    let mut rp = ReadPlaces::new(2);
+    for &(p, i) in read {
+        rp.first_read(p);
+        rp.consumed(p, (p as u64 + 1) * MS, i);
+    }
+    r.set_by_partition(Some(&a), Some(&rp), 1.0, true);
+    r
+}
+
+#[test]
+fn shards_partitions_merge_exactly_with_the_lag_from_the_merged_counts() {
+    let a = partitioned(
+        &[(0, 0), (0, 0), (0, 0), (0, 1)],
+        &[(0, 0), (0, 0), (0, 1), (0, 1)],
+    );
+    let b = partitioned(&[(1, 0); 5], &[(1, 0), (1, 1), (1, 1), (1, 1), (1, 1)]);
+    let m = merge(&[&a, &b], &unlimited()).unwrap();
+    let c = m
+        .partition_counts
+        .as_ref()
+        .expect("counts over time merged");
+    assert_eq!(c.acked, [vec![3, 1], vec![5, 0]]);
+    assert_eq!(c.read, [vec![2, 2], vec![1, 4]]);
+    let r = &m.read_partitions;
+    let got: Vec<(u64, u64, u64, Option<u64>)> = r
+        .iter()
+        .map(|p| (p.records, p.consumed, p.e2e.count, p.lag_max))
+        .collect();
+    // Partition 0: acked 3, 4 against read 2, 4 by the columns' ends; partition 1: 5, 5
+    // against 1, 5.
+    assert_eq!(got, [(4, 4, 4, Some(1)), (5, 5, 5, Some(4))]);
+    // 2 significant digits: within 1 % of the 2 ms recorded.
+    assert!(
+        (r[1].e2e.max_ms / 2.0 - 1.0).abs() < 0.01,
+        "{}",
+        r[1].e2e.max_ms
+    );
+    // A shard that acknowledged without counts per partition (and read nothing) leaves the
+    // merge without counts over time, so without a lag per partition.
+    let mut bare = shard(&[MS]);
+    bare.series = a.series.clone();
+    let m = merge(&[&a, &bare], &unlimited()).unwrap();
+    assert!(m.partition_counts.is_none());
+    assert_eq!(m.read_partitions[0].consumed, 4);
+    assert!(m.read_partitions.iter().all(|p| p.lag_max.is_none()));
+}

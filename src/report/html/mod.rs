@@ -3,6 +3,7 @@
 //! scenario or the file is escaped.
 
 mod capacity;
+mod heatmap;
 mod history;
 mod over_time;
 mod plots;
@@ -322,6 +323,14 @@ fn run(h: &mut String, r: &RunResult, total: usize) {
     h.push_str("<div class=\"plots\">");
     h.push_str(&plots::percentiles(r));
     if let Some(p) = plots::by_broker(r) {
+        h.push_str(&p);
+    }
+    let end = (r.series.as_ref())
+        .and_then(|s| s.points.last())
+        .map(|p| p.t_secs + p.span_secs);
+    if let Some(p) =
+        (r.partition_counts.as_ref()).and_then(|c| heatmap::partitions_over_time(c, end))
+    {
         h.push_str(&p);
     }
     match &r.series {

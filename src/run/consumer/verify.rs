@@ -7,7 +7,7 @@
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 
 use super::super::stamp;
-use crate::measure::{record, ConsumerRecording, IntervalRecorder};
+use crate::measure::{record, ConsumerRecording, IntervalRecorder, ReadPlaces};
 use crate::native::consumer::Message;
 
 /// What the consumers of one run share: the highest offset read per partition (a record read
@@ -152,6 +152,10 @@ impl Verifier {
     ) -> Verifier {
         let mut rec = ConsumerRecording::empty();
         rec.consumed_by_topic = vec![0; topics];
+        // By partition for a run over one topic (several would mix their numbers).
+        if topics == 1 {
+            rec.partitions = ReadPlaces::new(partitions);
+        }
         for id in 0..producers {
             rec.seen_mut(id);
         }
@@ -225,6 +229,7 @@ impl Verifier {
             r.redelivered_now(now);
             return Read::Redelivered;
         }
+        r.partitions.first_read(part);
         if offset < self.base[part] {
             return Read::Unverified;
         }
@@ -271,6 +276,7 @@ impl Verifier {
             let e2e = now.saturating_sub(s.intended_ns);
             record(&mut r.e2e, e2e);
             self.intervals.consumed(now, e2e);
+            r.partitions.consumed(part, e2e, self.intervals.current());
             if let Some(l) = &self.live {
                 l.observe(e2e);
             }
