@@ -12,8 +12,12 @@ use crate::measure::{new_histogram, record, TopicTally};
 use crate::run::recorder::Recorder;
 use crate::run::shared::Shared;
 
-/// Bytes per completion record.
-pub(crate) const RECORD: usize = 44;
+/// Bytes per completion record (protocol 2: the acknowledging broker at 44).
+pub(crate) const RECORD: usize = 48;
+
+/// `broker` when the worker's client does not say which broker acknowledged the record.
+#[cfg(test)]
+pub(crate) const NO_BROKER: i32 = -1;
 
 /// `value_bytes` of a tombstone (a record with no value).
 const NO_VALUE: u32 = u32::MAX;
@@ -36,6 +40,9 @@ pub(crate) struct Completion {
     pub flags: u8,
     /// The value's length alone (`NO_VALUE` for a tombstone): the sizes sent, when they vary.
     pub value_bytes: u32,
+    /// The node id of the broker that acknowledged the record (`NO_BROKER` when the client
+    /// does not say, or the record failed).
+    pub broker: i32,
 }
 
 impl Completion {
@@ -54,6 +61,7 @@ impl Completion {
             error: b[38],
             flags: b[39],
             value_bytes: u32_at(40),
+            broker: u32_at(44) as i32,
         }
     }
 
@@ -76,6 +84,7 @@ impl Completion {
         b[38] = self.error;
         b[39] = self.flags;
         b[40..44].copy_from_slice(&self.value_bytes.to_le_bytes());
+        b[44..48].copy_from_slice(&self.broker.to_le_bytes());
         b
     }
 }
@@ -244,6 +253,7 @@ mod tests {
             error,
             flags,
             value_bytes: 90,
+            broker: 3,
         }
     }
 
@@ -253,6 +263,8 @@ mod tests {
         x.send_delay_ns = 5_000_000_000;
         assert_eq!(Completion::decode(&x.encode()), x);
         x.send_delay_ns = (1 << 31) - 1;
+        assert_eq!(Completion::decode(&x.encode()), x);
+        x.broker = NO_BROKER;
         assert_eq!(Completion::decode(&x.encode()), x);
     }
 
