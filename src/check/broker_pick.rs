@@ -139,9 +139,9 @@ impl Checker<'_> {
 /// Why a producer on `client` has no figures per broker, when it has none.
 fn no_broker_figures(client: ClientKind) -> Option<&'static str> {
     match client {
-        ClientKind::Librdkafka => None,
+        // franz-go's worker says which broker wrote each record's batch.
+        ClientKind::Librdkafka | ClientKind::FranzGo => None,
         ClientKind::Java => Some("the Java client does not say which broker acknowledged a record (its callback gives the partition and offset only), and kafkabench does not guess it from the leaders; figures per partition are measured, in the report and the result file"),
-        ClientKind::FranzGo => Some("the franz-go worker does not yet say which broker acknowledged a record, and kafkabench does not guess it from the leaders; figures per partition are measured, in the report and the result file"),
     }
 }
 

@@ -257,9 +257,13 @@ fn no_broker_figures(rp: &RunPlan, r: &RunResult) -> Option<String> {
         return None;
     }
     Some(format!(
-        "run {}: no figures per broker: the {} client does not say which broker acknowledged a record{}",
+        "run {}: no figures per broker: the {} client {} which broker acknowledged a record{}",
         crate::plan::RunNo(rp.index),
         rp.producer_client,
+        match rp.producer_client {
+            ClientKind::Java => "does not say",
+            _ => "did not say for every record",
+        },
         if r.partitions.is_empty() {
             ""
         } else {

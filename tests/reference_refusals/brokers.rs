@@ -52,9 +52,9 @@ pub(super) const STATEMENTS: &[Statement] = &[
                 accepted: "@T producer { client = java }\nworkload { messages = 10 }\nexpect { ack.p99 < 1s }",
             },
             Check {
-                refused: "topic \"t-{client}\" { partitions = 3 }\nmatrix { client = [librdkafka, franz-go] }\nproducer { client = {client} }\nworkload { messages = 10 }\nexpect { ack.p99 of broker 1 < 1s }",
+                refused: "topic \"t-{client}\" { partitions = 3 }\nmatrix { client = [librdkafka, java] }\nproducer { client = {client} }\nworkload { messages = 10 }\nexpect { ack.p99 of broker 1 < 1s }",
                 code: "kb::client-unsupported",
-                accepted: "topic \"t-{client}\" { partitions = 3 }\nmatrix { client = [librdkafka, franz-go] }\nproducer { client = {client} }\nworkload { messages = 10 }\nexpect { ack.p99 of broker 1 < 1s  when client == librdkafka }",
+                accepted: "topic \"t-{client}\" { partitions = 3 }\nmatrix { client = [librdkafka, java] }\nproducer { client = {client} }\nworkload { messages = 10 }\nexpect { ack.p99 of broker 1 < 1s  when client == librdkafka }",
             },
         ],
     },

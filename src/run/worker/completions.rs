@@ -190,16 +190,16 @@ pub(crate) fn absorb(
             last_ack = last_ack.max(c.done_ns);
             let latency = rec.acked(c.done_ns, c.intended_ns, u64::from(c.bytes));
             if let Some(p) = &mut rec.placed {
-                // The partition as the worker's client reported it; the broker that
-                // acknowledged is not in a completion, and is not guessed from the leaders.
+                // The partition and the broker that acknowledged, as the worker's client
+                // reported them; a broker it does not know (the Java client's, -1) is not
+                // guessed from the leaders.
+                let broker = if c.broker >= 0 {
+                    p.broker(c.broker)
+                } else {
+                    placed::NO_BROKER
+                };
                 let interval = rec.intervals.current();
-                p.acked(
-                    c.partition,
-                    placed::NO_BROKER,
-                    latency,
-                    u64::from(c.bytes),
-                    interval,
-                );
+                p.acked(c.partition, broker, latency, u64::from(c.bytes), interval);
             }
             rec.ack_timeline
                 .acked(c.done_ns.max(rec.ack_timeline.last_ns));
@@ -303,9 +303,10 @@ mod tests {
         // The two measured records handed to the client, of 90 B each.
         let sizes = rec.sizes.as_ref().expect("sizes recorded");
         assert_eq!((sizes.len(), sizes.max()), (2, 90));
-        // The acked measured record counts for its partition, and for no broker.
+        // The acked measured record counts for its partition and the broker that said so.
         let placed = rec.placed.as_mut().expect("kept").finish();
-        assert!(placed.brokers.is_empty());
+        let brokers: Vec<(i32, u64)> = placed.brokers.iter().map(|b| (b.id, b.records)).collect();
+        assert_eq!(brokers, [(3, 1)]);
         let recs: Vec<u64> = placed.partitions.iter().map(|p| p.records).collect();
         assert_eq!(recs, [0, 0, 1]);
         assert_eq!(placed.partitions[2].bytes, 100);
