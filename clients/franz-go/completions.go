@@ -21,6 +21,7 @@ type completion struct {
 	errKind    uint8
 	flags      uint8
 	valueBytes uint32 // noValue for a tombstone
+	broker     int32  // the node id that acknowledged it, noBroker when unknown
 }
 
 // noValue is a tombstone's valueBytes.
@@ -37,6 +38,22 @@ func encodeSendDelay(ns uint64) uint32 {
 		return uint32(ns)
 	}
 	return 1<<31 | uint32(min(ns/1000, 1<<31-1))
+}
+
+// putCompletion writes x's completionLen bytes at the start of b.
+func putCompletion(b []byte, x *completion) {
+	_ = b[completionLen-1]
+	binary.LittleEndian.PutUint64(b, x.intendedNs)
+	binary.LittleEndian.PutUint64(b[8:], x.doneNs)
+	binary.LittleEndian.PutUint64(b[16:], uint64(x.offsetOr))
+	binary.LittleEndian.PutUint32(b[24:], x.sendDelay)
+	binary.LittleEndian.PutUint32(b[28:], uint32(x.partition))
+	binary.LittleEndian.PutUint32(b[32:], x.bytes)
+	binary.LittleEndian.PutUint16(b[36:], x.topic)
+	b[38] = x.errKind
+	b[39] = x.flags
+	binary.LittleEndian.PutUint32(b[40:], x.valueBytes)
+	binary.LittleEndian.PutUint32(b[44:], uint32(x.broker))
 }
 
 // completions batches completion records into C frames. Records are added by franz-go's
@@ -74,16 +91,7 @@ func (c *completions) add(x *completion, r *rec) {
 	b := c.buf
 	n := len(b)
 	b = b[:n+completionLen]
-	binary.LittleEndian.PutUint64(b[n:], x.intendedNs)
-	binary.LittleEndian.PutUint64(b[n+8:], x.doneNs)
-	binary.LittleEndian.PutUint64(b[n+16:], uint64(x.offsetOr))
-	binary.LittleEndian.PutUint32(b[n+24:], x.sendDelay)
-	binary.LittleEndian.PutUint32(b[n+28:], uint32(x.partition))
-	binary.LittleEndian.PutUint32(b[n+32:], x.bytes)
-	binary.LittleEndian.PutUint16(b[n+36:], x.topic)
-	b[n+38] = x.errKind
-	b[n+39] = x.flags
-	binary.LittleEndian.PutUint32(b[n+40:], x.valueBytes)
+	putCompletion(b[n:], x)
 	c.buf = b
 	if r != nil {
 		c.free = append(c.free, r)

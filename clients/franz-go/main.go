@@ -142,7 +142,8 @@ func newProducer(w *writer, s *setupMsg) (*producer, error) {
 		return nil, err
 	}
 	hooks := &internals{}
-	opts = append(opts, kgo.WithHooks(hooks))
+	brokers := newAckBrokers(s.Topics)
+	opts = append(opts, kgo.WithHooks(hooks, brokers))
 	if s.Partitions != nil {
 		if len(s.Partitions) == 0 {
 			return nil, errors.New("setup gives an empty list of partitions")
@@ -159,7 +160,7 @@ func newProducer(w *writer, s *setupMsg) (*producer, error) {
 	}
 	p := &producer{
 		cl: cl, clk: clk, origin: int64(s.OriginMonotonicNs), unixMs: uint64(s.UnixMsAtOrigin),
-		s: s, hooks: hooks, comp: newCompletions(w), kinds: newErrorKinds(w),
+		s: s, hooks: hooks, brokers: brokers, comp: newCompletions(w), kinds: newErrorKinds(w),
 		keys: gen.NewKeyGen(keys, uint64(s.Seeds.Key)), rate: rate,
 		manual: s.Partitions != nil,
 	}
@@ -339,6 +340,7 @@ func (p *producer) serve(in *frameReader) error {
 			}
 			p.cl.Close()
 			p.comp.flush()
+			fmt.Fprintln(os.Stderr, "franz-go worker:", p.brokers.summary())
 			p.comp.w.send(map[string]any{"msg": "bye"})
 			return nil
 		default:

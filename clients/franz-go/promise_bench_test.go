@@ -17,11 +17,17 @@ func BenchmarkPromise(b *testing.B) {
 		close(w.done)
 	}()
 	clk, _ := newClock()
-	p := &producer{clk: clk, comp: newCompletions(w), kinds: newErrorKinds(w), hooks: &internals{}}
+	p := &producer{clk: clk, comp: newCompletions(w), kinds: newErrorKinds(w), hooks: &internals{},
+		brokers: newAckBrokers([]string{"t"})}
 	r := &rec{}
 	r.Record = kgo.Record{Partition: 1, Offset: 5}
+	// Batches of 100 records, their hooks ahead of their promises.
+	meta := kgo.BrokerMetadata{NodeID: 1}
 	b.ResetTimer()
-	for range b.N {
+	for i := range b.N {
+		if i%100 == 0 {
+			p.brokers.OnProduceBatchWritten(meta, "t", 1, kgo.ProduceBatchMetrics{NumRecords: 100})
+		}
 		p.onPromise(&r.Record, nil)
 		if len(p.comp.free) > 1024 {
 			p.stock = p.comp.takeFree(p.stock[:0])

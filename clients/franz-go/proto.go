@@ -1,6 +1,6 @@
 package main
 
-// The framed protocol of clients/PROTOCOL.md (version 1): a frame is a u32 little-endian
+// The framed protocol of clients/PROTOCOL.md (version 2): a frame is a u32 little-endian
 // length, a type letter and a body; `J` frames hold one JSON message, `C` frames completion
 // records, `L` frames payload lines.
 
@@ -18,12 +18,12 @@ import (
 )
 
 const (
-	protocolVersion = 1
+	protocolVersion = 2
 	maxFrame        = 16 << 20
 	// completionFrame: completion records are written in frames of up to this many bytes,
 	// or every flushEvery while records wait.
 	completionFrame = 64 << 10
-	completionLen   = 44
+	completionLen   = 48
 )
 
 // u64 is a JSON 64-bit integer: a decimal string (as the protocol writes every value that

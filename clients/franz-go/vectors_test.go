@@ -171,3 +171,48 @@ func TestVectorsSchedules(t *testing.T) {
 		}
 	}
 }
+
+// TestVectorsCompletions: the worker's completion records byte for byte as kafkabench decodes
+// them (clients/vectors/completions.json, written by kafkabench's test from its decoder).
+func TestVectorsCompletions(t *testing.T) {
+	path := os.Getenv("KAFKABENCH_VECTORS")
+	if path == "" {
+		path = filepath.Join("..", "vectors")
+	}
+	b, err := os.ReadFile(filepath.Join(path, "completions.json"))
+	if err != nil {
+		t.Fatalf("the completion vectors: %v", err)
+	}
+	var v struct {
+		Completions []struct {
+			IntendedNs  u64    `json:"intended_ns"`
+			DoneNs      u64    `json:"done_ns"`
+			OffsetOrSeq u64    `json:"offset_or_seq"`
+			SendDelayNs u64    `json:"send_delay_ns"`
+			Partition   int32  `json:"partition"`
+			Bytes       uint32 `json:"bytes"`
+			Topic       uint16 `json:"topic"`
+			Error       uint8  `json:"error"`
+			Flags       uint8  `json:"flags"`
+			ValueBytes  uint32 `json:"value_bytes"`
+			Broker      int32  `json:"broker"`
+			Hex         string `json:"hex"`
+		} `json:"completions"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil || len(v.Completions) == 0 {
+		t.Fatalf("the completion vectors: %v (%d records)", err, len(v.Completions))
+	}
+	for i, c := range v.Completions {
+		x := completion{
+			intendedNs: uint64(c.IntendedNs), doneNs: uint64(c.DoneNs),
+			offsetOr: int64(c.OffsetOrSeq), sendDelay: encodeSendDelay(uint64(c.SendDelayNs)),
+			partition: c.Partition, bytes: c.Bytes, topic: c.Topic, errKind: c.Error,
+			flags: c.Flags, valueBytes: c.ValueBytes, broker: c.Broker,
+		}
+		got := make([]byte, completionLen)
+		putCompletion(got, &x)
+		if h := hex.EncodeToString(got); h != c.Hex {
+			t.Fatalf("completion %d is\n%s, want\n%s", i, h, c.Hex)
+		}
+	}
+}

@@ -7,12 +7,17 @@ use std::sync::atomic::Ordering;
 
 use hdrhistogram::Histogram;
 
+use crate::measure::placed;
 use crate::measure::{new_histogram, record, TopicTally};
 use crate::run::recorder::Recorder;
 use crate::run::shared::Shared;
 
-/// Bytes per completion record.
-pub(crate) const RECORD: usize = 44;
+/// Bytes per completion record (protocol 2: the acknowledging broker at 44).
+pub(crate) const RECORD: usize = 48;
+
+/// `broker` when the worker's client does not say which broker acknowledged the record.
+#[cfg(test)]
+pub(crate) const NO_BROKER: i32 = -1;
 
 /// `value_bytes` of a tombstone (a record with no value).
 const NO_VALUE: u32 = u32::MAX;
@@ -35,6 +40,9 @@ pub(crate) struct Completion {
     pub flags: u8,
     /// The value's length alone (`NO_VALUE` for a tombstone): the sizes sent, when they vary.
     pub value_bytes: u32,
+    /// The node id of the broker that acknowledged the record (`NO_BROKER` when the client
+    /// does not say, or the record failed).
+    pub broker: i32,
 }
 
 impl Completion {
@@ -53,6 +61,7 @@ impl Completion {
             error: b[38],
             flags: b[39],
             value_bytes: u32_at(40),
+            broker: u32_at(44) as i32,
         }
     }
 
@@ -75,6 +84,7 @@ impl Completion {
         b[38] = self.error;
         b[39] = self.flags;
         b[40..44].copy_from_slice(&self.value_bytes.to_le_bytes());
+        b[44..48].copy_from_slice(&self.broker.to_le_bytes());
         b
     }
 }
@@ -178,7 +188,19 @@ pub(crate) fn absorb(
             }
             acked += 1;
             last_ack = last_ack.max(c.done_ns);
-            rec.acked(c.done_ns, c.intended_ns, u64::from(c.bytes));
+            let latency = rec.acked(c.done_ns, c.intended_ns, u64::from(c.bytes));
+            if let Some(p) = &mut rec.placed {
+                // The partition as the worker's client reported it; the broker that
+                // acknowledged is not in a completion, and is not guessed from the leaders.
+                let interval = rec.intervals.current();
+                p.acked(
+                    c.partition,
+                    placed::NO_BROKER,
+                    latency,
+                    u64::from(c.bytes),
+                    interval,
+                );
+            }
             rec.ack_timeline
                 .acked(c.done_ns.max(rec.ack_timeline.last_ns));
             if rec.paced {
@@ -231,6 +253,7 @@ mod tests {
             error,
             flags,
             value_bytes: 90,
+            broker: 3,
         }
     }
 
@@ -241,6 +264,8 @@ mod tests {
         assert_eq!(Completion::decode(&x.encode()), x);
         x.send_delay_ns = (1 << 31) - 1;
         assert_eq!(Completion::decode(&x.encode()), x);
+        x.broker = NO_BROKER;
+        assert_eq!(Completion::decode(&x.encode()), x);
     }
 
     #[test]
@@ -248,6 +273,7 @@ mod tests {
         let shared = Shared::new(Arc::new(AtomicBool::new(false)));
         let mut rec = Recorder::new(true, 1_000_000_000, false);
         rec.sizes = Some(new_histogram());
+        rec.placed = Some(crate::measure::placed::PlaceRecorder::of_run(1, 3));
         rec.intervals.start(0);
         let mut t = Tally::new(1, true);
         t.kinds[1] = Some("TimeoutException".into());
@@ -277,6 +303,12 @@ mod tests {
         // The two measured records handed to the client, of 90 B each.
         let sizes = rec.sizes.as_ref().expect("sizes recorded");
         assert_eq!((sizes.len(), sizes.max()), (2, 90));
+        // The acked measured record counts for its partition, and for no broker.
+        let placed = rec.placed.as_mut().expect("kept").finish();
+        assert!(placed.brokers.is_empty());
+        let recs: Vec<u64> = placed.partitions.iter().map(|p| p.records).collect();
+        assert_eq!(recs, [0, 0, 1]);
+        assert_eq!(placed.partitions[2].bytes, 100);
         assert!(absorb(&mut rec, &mut t, &body[..RECORD - 1], &shared).is_err());
         let mut unnamed = c(1, 2, 9, 1).encode().to_vec();
         unnamed.truncate(RECORD);

@@ -13,7 +13,7 @@ pub(crate) const MAX_FRAME: usize = 16 << 20;
 
 /// A JSON message (`"msg"` names it).
 pub(crate) const JSON: u8 = b'J';
-/// Completion records, 44 bytes each.
+/// Completion records, 48 bytes each.
 pub(crate) const COMPLETIONS: u8 = b'C';
 /// Read records, 48 bytes each.
 pub(crate) const READS: u8 = b'R';

@@ -15,7 +15,7 @@ use super::super::error::WorkerError;
 use super::frame::{self, FrameReader, Next};
 
 /// The protocol version this kafkabench speaks (clients/PROTOCOL.md).
-pub(crate) const PROTOCOL: u64 = 1;
+pub(crate) const PROTOCOL: u64 = 2;
 /// How many of a worker's last log lines an error shows.
 const LOG_LINES: usize = 12;
 /// How long a worker may take to say hello (a JVM starts in well under a second; a loaded

@@ -241,3 +241,105 @@ fn vectors_agree_with_the_rust_generator() {
         path.display()
     );
 }
+
+/// Completion records as kafkabench reads them (clients/PROTOCOL.md, `C`): the fields and the
+/// 48 bytes a worker must write for them, so every worker's encoder is checked against
+/// kafkabench's decoder (clients/vectors/completions.json).
+fn completions() -> Value {
+    use super::completions::{Completion, NO_BROKER};
+    let records = [
+        // Acknowledged by broker 2; a short send delay in ns.
+        (1_000_000, 4_500_000, 17, 1_500, 0, 120, 0, 0, 1, 100, 2),
+        // A failure: the seq in place of the offset, no partition, no broker, a tombstone.
+        (
+            5_000_000_000,
+            9_000_000_000,
+            42,
+            0,
+            -1,
+            7,
+            3,
+            4,
+            1,
+            u32::MAX,
+            NO_BROKER,
+        ),
+        // A send delay past 2^31 ns, kept in µs; refused by the send call.
+        (
+            u64::MAX - 1,
+            u64::MAX,
+            u64::MAX,
+            5_000_000_000,
+            11,
+            1024,
+            65_535,
+            255,
+            3,
+            1000,
+            -1,
+        ),
+        // A warm-up record of a high partition on a high broker id.
+        (
+            0,
+            1,
+            1 << 40,
+            2_147_483_647,
+            1 << 30,
+            0,
+            1,
+            0,
+            0,
+            0,
+            i32::MAX,
+        ),
+    ];
+    Value::Array(
+        records
+            .iter()
+            .map(|&(i, d, o, s, p, b, t, e, f, v, br)| {
+                let c = Completion {
+                    intended_ns: i,
+                    done_ns: d,
+                    offset_or_seq: o,
+                    send_delay_ns: s,
+                    partition: p,
+                    bytes: b,
+                    topic: t,
+                    error: e,
+                    flags: f,
+                    value_bytes: v,
+                    broker: br,
+                };
+                let bytes = c.encode();
+                assert_eq!(Completion::decode(&bytes), c, "reads back as written");
+                json!({
+                    "intended_ns": i.to_string(), "done_ns": d.to_string(),
+                    "offset_or_seq": o.to_string(), "send_delay_ns": s.to_string(),
+                    "partition": p, "bytes": b, "topic": t, "error": e, "flags": f,
+                    "value_bytes": v, "broker": br, "hex": hex(&bytes),
+                })
+            })
+            .collect(),
+    )
+}
+
+#[test]
+fn completion_vectors_agree_with_the_decoder() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("clients/vectors/completions.json");
+    let want = json!({
+        "about": "completion records (clients/PROTOCOL.md, C, protocol 2) and their bytes as kafkabench decodes them (src/run/worker/vectors.rs writes this file; every worker's build checks its encoder against it)",
+        "completions": completions(),
+    });
+    let text = serde_json::to_string_pretty(&want).expect("serialise") + "\n";
+    if std::env::var_os("KAFKABENCH_WRITE_VECTORS").is_some() {
+        std::fs::write(&path, &text).expect("write the vectors");
+        return;
+    }
+    let have = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        have == text,
+        "{} disagrees with kafkabench's completion decoder: if the record changed on purpose, \
+         write it again with KAFKABENCH_WRITE_VECTORS=1 cargo test --lib vectors",
+        path.display()
+    );
+}

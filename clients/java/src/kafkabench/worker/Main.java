@@ -36,8 +36,8 @@ public final class Main {
         Wire.Out out = null;
         Wire.In in = new Wire.In(System.in);
         // `hello` goes out before the output knows its records' size: a plain JSON frame.
-        Wire.Out hello = new Wire.Out((byte) 'C', 44);
-        hello.json("{\"msg\":\"hello\",\"protocol\":1,\"client\":\"java\",\"version\":"
+        Wire.Out hello = new Wire.Out((byte) 'C', Wire.COMPLETION);
+        hello.json("{\"msg\":\"hello\",\"protocol\":2,\"client\":\"java\",\"version\":"
                 + Json.quote(version) + ",\"roles\":[\"producer\",\"reader\"]}");
         out = hello;
         try {

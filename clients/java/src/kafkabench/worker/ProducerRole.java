@@ -400,8 +400,9 @@ final class ProducerRole {
 
         private void write(long done, long offsetOrSeq, int partition, int error, int f) {
             try {
+                // The client does not say which broker acknowledged the record: unknown.
                 out.completion(intended, done, offsetOrSeq, delay, partition, bytes, topic,
-                        error, f, valueBytes);
+                        error, f, valueBytes, -1);
             } catch (java.io.IOException io) {
                 // kafkabench is gone: the worker ends with its input.
                 System.err.println("kafkabench worker: writing a completion: " + io);

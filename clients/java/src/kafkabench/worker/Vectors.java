@@ -122,12 +122,33 @@ final class Vectors {
                 }
             }
         }
+        checked += completions(dir);
         if (failures > 0) {
             System.err.println("vectors: " + failures + " of " + checked + " disagree");
             return 1;
         }
         System.err.println("vectors: " + checked + " agree");
         return 0;
+    }
+
+    /** The completion records byte for byte as kafkabench decodes them (completions.json). */
+    private static int completions(Path dir) throws Exception {
+        Map<String, Object> v = Json.object(new String(
+                Files.readAllBytes(dir.resolve("completions.json")), StandardCharsets.UTF_8));
+        int checked = 0;
+        for (Map<String, Object> c : maps(v, "completions")) {
+            byte[] b = new byte[Wire.COMPLETION];
+            Wire.putCompletion(b, 0, Json.big(c, "intended_ns"), Json.big(c, "done_ns"),
+                    Json.big(c, "offset_or_seq"),
+                    ProducerRole.delayCode(Json.big(c, "send_delay_ns")),
+                    (int) Json.num(c, "partition"), (int) (long) Json.num(c, "bytes"),
+                    (int) Json.num(c, "topic"), (int) Json.num(c, "error"),
+                    (int) Json.num(c, "flags"), (int) (long) Json.num(c, "value_bytes"),
+                    (int) Json.num(c, "broker"));
+            same("completion " + checked, c.get("hex"), hex(b));
+            checked++;
+        }
+        return checked;
     }
 
     private static long seedOf(Map<String, Object> p) {

@@ -19,6 +19,27 @@ final class Wire {
 
     private Wire() {}
 
+    /** Completion records' size (protocol 2: the acknowledging broker at 44). */
+    static final int COMPLETION = 48;
+
+    /** One completion record's 48 bytes at `at` (clients/PROTOCOL.md, `C`). */
+    static void putCompletion(byte[] b, int at, long intended, long done, long offsetOrSeq,
+            int delay, int partition, int bytes, int topic, int error, int flags, int valueBytes,
+            int broker) {
+        Out.putLong(b, at, intended);
+        Out.putLong(b, at + 8, done);
+        Out.putLong(b, at + 16, offsetOrSeq);
+        Out.putInt(b, at + 24, delay);
+        Out.putInt(b, at + 28, partition);
+        Out.putInt(b, at + 32, bytes);
+        b[at + 36] = (byte) topic;
+        b[at + 37] = (byte) (topic >>> 8);
+        b[at + 38] = (byte) error;
+        b[at + 39] = (byte) flags;
+        Out.putInt(b, at + 40, valueBytes);
+        Out.putInt(b, at + 44, broker);
+    }
+
     /**
      * The worker's standard output. JSON messages go out at once; completion or read records
      * are batched into frames of up to 64 KiB, sent when full, before any JSON message (the
@@ -89,21 +110,10 @@ final class Wire {
 
         /** One completion record (clients/PROTOCOL.md, `C`). */
         synchronized void completion(long intended, long done, long offsetOrSeq, int delay,
-                int partition, int bytes, int topic, int error, int flags, int valueBytes)
-                throws IOException {
-            int at = reserve();
-            byte[] b = records;
-            putLong(b, at, intended);
-            putLong(b, at + 8, done);
-            putLong(b, at + 16, offsetOrSeq);
-            putInt(b, at + 24, delay);
-            putInt(b, at + 28, partition);
-            putInt(b, at + 32, bytes);
-            b[at + 36] = (byte) topic;
-            b[at + 37] = (byte) (topic >>> 8);
-            b[at + 38] = (byte) error;
-            b[at + 39] = (byte) flags;
-            putInt(b, at + 40, valueBytes);
+                int partition, int bytes, int topic, int error, int flags, int valueBytes,
+                int broker) throws IOException {
+            putCompletion(records, reserve(), intended, done, offsetOrSeq, delay, partition, bytes,
+                    topic, error, flags, valueBytes, broker);
         }
 
         /** One read record (clients/PROTOCOL.md, `R`); `stamp` null when the record has none. */
