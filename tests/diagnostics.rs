@@ -27,6 +27,7 @@ macro_rules! each_fixture {
 each_fixture!(
     bad_expectations,
     broker_figures,
+    broker_figures_clients,
     byte_rate,
     capacity_mistakes,
     cascades,

@@ -465,10 +465,66 @@ fn trials_across_shards_are_each_merged_from_every_shard_and_combined_as_on_one_
         machines.iter().all(|m| m["host"].is_object()),
         "{machines:?}"
     );
-    assert!(v["environment"].is_null());
+    // The collector's environment is the cluster's alone.
+    assert!(v["environment"]["host"].is_null(), "{}", v["environment"]);
     assert_eq!(
         topics_with(&id),
         Vec::<String>::new(),
         "no trial's topic left behind"
     );
+}
+
+/// Per partition, a sharded run's merged records are the partition's log end offset
+/// (GetOffsetShell: no warm-up, idempotent, so every acked record is one offset and nothing
+/// else is), summing to the acked count; and its file keeps the brokers' configs as an
+/// unsharded run's does, asked once by the collector.
+#[test]
+fn a_sharded_run_counts_each_partition_exactly_and_keeps_the_brokers_configs() {
+    common::require_broker();
+    let id = run_id("sp");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("placed.json");
+    let extra = ["--json", out.to_str().unwrap(), "--keep-topics"];
+    let collector = collector("shards/placed.kbs", &id, 2, "2m", &extra);
+    let shards: Vec<Child> = (0..2)
+        .map(|i| shard("shards/placed.kbs", i, 2, &id))
+        .collect();
+    for (i, s) in shards.into_iter().enumerate() {
+        let (code, stdout, stderr, _) = wait_bounded(s, Duration::from_secs(150));
+        assert_eq!(code, 0, "shard {i}:\n{stdout}\n{stderr}");
+    }
+    let (code, stdout, stderr, _) = wait_bounded(collector, Duration::from_secs(150));
+    assert_eq!(code, 0, "collector:\n{stdout}\n{stderr}");
+    let v = json(&out);
+    let r = &v["runs"][0];
+    let topic = r["topic"].as_str().expect("the run's topic").to_string();
+    let leo = common::reader::offset_shell(&common::bootstrap(), &topic, -1);
+    for t in topics_with(&id) {
+        common::reader::delete_topic(&common::bootstrap(), &t);
+    }
+    assert_eq!(r["acked"], 4000, "{r}");
+    let parts = r["partitions"].as_array().expect("figures per partition");
+    let counted: Vec<(i64, i64)> = parts
+        .iter()
+        .map(|p| (p["id"].as_i64().unwrap(), p["records"].as_i64().unwrap()))
+        .collect();
+    let kafka: Vec<(i64, i64)> = leo.iter().map(|&(p, o)| (i64::from(p), o)).collect();
+    assert_eq!(
+        counted, kafka,
+        "records per partition against GetOffsetShell"
+    );
+    let brokers: i64 = (r["brokers"].as_array().expect("figures per broker").iter())
+        .map(|b| b["records"].as_i64().unwrap())
+        .sum();
+    assert_eq!(brokers, 4000, "{}", r["brokers"]);
+    // The cluster and its brokers' configs, once; no single machine claimed.
+    let env = &v["environment"];
+    assert!(env["host"].is_null(), "{env}");
+    let configs = &env["cluster"]["configs"]["brokers"];
+    let n = env["cluster"]["brokers"].as_u64().expect("the cluster");
+    assert_eq!(configs.as_array().map(Vec::len), Some(n as usize), "{env}");
+    for b in configs.as_array().unwrap() {
+        assert!(b["note"].is_null() && b["configs"].is_array(), "{b}");
+    }
+    assert_eq!(v["shard_environments"].as_array().map(Vec::len), Some(2));
 }

@@ -4,7 +4,7 @@
 
 use super::Checker;
 use crate::diagnostic::{closest, Diagnostic, Kind};
-use crate::model::{Assertion, BrokerPick, Expr, LatencyKind, Metric, Test};
+use crate::model::{Assertion, BrokerPick, Cell, ClientKind, Expr, LatencyKind, Metric, Test};
 use crate::syntax;
 
 impl Checker<'_> {
@@ -133,6 +133,65 @@ impl Checker<'_> {
                 )),
         );
         false
+    }
+}
+
+/// Why a producer on `client` has no figures per broker, when it has none.
+fn no_broker_figures(client: ClientKind) -> Option<&'static str> {
+    match client {
+        ClientKind::Librdkafka => None,
+        ClientKind::Java => Some("the Java client does not say which broker acknowledged a record (its callback gives the partition and offset only), and kafkabench does not guess it from the leaders; figures per partition are measured, in the report and the result file"),
+        ClientKind::FranzGo => Some("the franz-go worker does not yet say which broker acknowledged a record, and kafkabench does not guess it from the leaders; figures per partition are measured, in the report and the result file"),
+    }
+}
+
+impl Checker<'_> {
+    /// An `of broker` figure read from a run whose producer's client does not say which
+    /// broker acknowledged: refused, where it would only ever be *not measured*. The runs an
+    /// assertion reads are those its `when` admits, each with the selector's coordinates.
+    pub(super) fn broker_clients(&mut self, assertions: &[Assertion], cells: &[Cell]) {
+        for a in assertions {
+            let Expr::Metric {
+                broker: Some(_),
+                select,
+                span,
+                ..
+            } = &a.lhs
+            else {
+                continue;
+            };
+            let read = cells
+                .iter()
+                .filter(|from| a.when.iter().all(|c| c.holds(from)))
+                .filter_map(|from| {
+                    cells.iter().find(|r| {
+                        r.coords
+                            .iter()
+                            .all(|c| match select.iter().find(|(d, _)| *d == c.dim) {
+                                Some((_, v)) => c.value == *v,
+                                None => from.coord(&c.dim).is_some_and(|b| b.value == c.value),
+                            })
+                    })
+                });
+            let Some((run, why)) = read
+                .filter_map(|r| Some((r, no_broker_figures(r.spec.producer_client)?)))
+                .next()
+            else {
+                continue;
+            };
+            self.err(
+                Diagnostic::new(
+                    Kind::ClientUnsupported,
+                    *span,
+                    format!(
+                        "figures per broker are not measured on a {} producer",
+                        run.spec.producer_client
+                    ),
+                )
+                .label(format!("reads run `{}`", run.label()))
+                .help(why),
+            );
+        }
     }
 }
 

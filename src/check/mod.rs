@@ -267,6 +267,7 @@ impl Checker<'_> {
         if !written(sections.capacity.is_some()) {
             self.capacity_unsearched(&assertions, &cells);
         }
+        self.broker_clients(&assertions, &cells);
 
         let dims = axes
             .iter()

@@ -117,10 +117,17 @@ pub(crate) fn merge(shards: &[&RunResult], schedule: &Planned) -> Result<RunResu
     for (k, (s, i)) in shards.iter().zip(intervals).enumerate() {
         all.absorb(&recording(s, i).map_err(|p| p.at(k))?);
     }
-    // A shard that acknowledged records without keeping them by broker (a worker client, an
-    // older kafkabench) would leave the merged brokers short: none are shown rather than part.
-    if shards.iter().any(|s| s.acked > 0 && s.brokers.is_empty()) {
-        all.placed = None;
+    // A shard that acknowledged records without keeping them by broker (the Java client, an
+    // older kafkabench), or by partition, would leave the merged figures short: none are
+    // shown rather than part. Each is judged alone: the Java client keeps partitions only.
+    if let Some(p) = all.placed.as_mut() {
+        let lacks = |none: fn(&RunResult) -> bool| shards.iter().any(|s| s.acked > 0 && none(s));
+        if lacks(|s| s.brokers.is_empty()) {
+            p.brokers.clear();
+        }
+        if lacks(|s| s.partitions.is_empty()) {
+            p.partitions.clear();
+        }
     }
     // The whole schedule, not a shard's share: the target is the run's.
     all.derive(&mut m, schedule, 1);

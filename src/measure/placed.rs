@@ -19,6 +19,9 @@ use crate::model::{LatencyKind, Metric};
 pub(crate) const PARTITION_DIGITS: u8 = 2;
 /// A broker's histogram keeps the run's own precision: brokers are few.
 pub(crate) const BROKER_DIGITS: u8 = 3;
+/// The broker slot of a record whose client does not say which broker acknowledged it (the
+/// Java client): it counts for its partition only.
+pub(crate) const NO_BROKER: usize = usize::MAX;
 
 /// One broker's or partition's figures, as the result file keeps them: counts and the ack
 /// latency with its histogram, so shards and files merge exactly.
@@ -184,6 +187,8 @@ pub(crate) struct PlaceRecorder {
     brokers: Vec<(i32, Slot)>,
     /// By partition and report interval; None when partitions are not kept.
     over_time: Option<PartitionTimeline>,
+    /// Records acknowledged by no known broker ([`NO_BROKER`]).
+    unplaced: u64,
 }
 
 struct Slot {
@@ -227,7 +232,18 @@ impl PlaceRecorder {
                 .collect(),
             brokers: Vec::with_capacity(16),
             over_time: (partitions > 0).then(|| PartitionTimeline::new(partitions)),
+            unplaced: 0,
         }
+    }
+
+    /// A producer's recorder for a run over `topics` topics of `partitions` partitions each:
+    /// partitions are kept for a run over one topic (several would mix their numbers).
+    pub(crate) fn of_run(topics: usize, partitions: i32) -> PlaceRecorder {
+        PlaceRecorder::new(if topics == 1 {
+            partitions.max(0) as usize
+        } else {
+            0
+        })
     }
 
     /// The slot of broker `id`, made when first met (once per broker per thread).
@@ -242,8 +258,8 @@ impl PlaceRecorder {
         }
     }
 
-    /// One acknowledged measured record, on broker slot `broker` (from [`Self::broker`]), in
-    /// report interval `interval`.
+    /// One acknowledged measured record, on broker slot `broker` (from [`Self::broker`], or
+    /// [`NO_BROKER`]), in report interval `interval`.
     #[inline]
     pub(crate) fn acked(
         &mut self,
@@ -259,17 +275,20 @@ impl PlaceRecorder {
                 t.add(partition as usize, interval);
             }
         }
-        if let Some((_, s)) = self.brokers.get_mut(broker) {
-            s.record(latency_ns, bytes);
+        match self.brokers.get_mut(broker) {
+            Some((_, s)) => s.record(latency_ns, bytes),
+            None => self.unplaced += 1,
         }
     }
 
-    /// What was recorded: brokers that acknowledged something and every partition slot.
+    /// What was recorded: brokers that acknowledged something and every partition slot. No
+    /// brokers when any record's broker was not known: the brokers' figures would be short.
     pub(crate) fn finish(&mut self) -> Placed {
+        let whole = self.unplaced == 0;
         let mut brokers: Vec<PlaceSums> = self
             .brokers
             .iter_mut()
-            .filter(|(_, s)| s.records > 0)
+            .filter(|(_, s)| whole && s.records > 0)
             .map(|(id, s)| s.sums(*id))
             .collect();
         brokers.sort_by_key(|b| b.id);
@@ -329,6 +348,25 @@ mod tests {
         assert_eq!(back.brokers.len(), 2);
         assert_eq!(back.brokers[1].ack, placed.brokers[1].ack);
         assert_eq!(back.partitions[2].records, 1);
+    }
+
+    #[test]
+    fn a_record_of_no_known_broker_counts_for_its_partition_only() {
+        let mut r = PlaceRecorder::of_run(1, 3);
+        r.acked(1, NO_BROKER, 2_000_000, 100, 0);
+        let p = r.finish();
+        assert!(p.brokers.is_empty());
+        let recs: Vec<u64> = p.partitions.iter().map(|s| s.records).collect();
+        assert_eq!(recs, [0, 1, 0]);
+        assert!(PlaceRecorder::of_run(2, 3).finish().partitions.is_empty());
+        // One record of a known broker among unknown ones: no broker's figures, not short ones.
+        let mut r = PlaceRecorder::of_run(1, 3);
+        let b = r.broker(2);
+        r.acked(0, b, 1_000, 100, 0);
+        r.acked(1, NO_BROKER, 1_000, 100, 0);
+        let p = r.finish();
+        assert!(p.brokers.is_empty());
+        assert_eq!(p.partitions.iter().map(|s| s.records).sum::<u64>(), 2);
     }
 
     #[test]

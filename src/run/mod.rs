@@ -238,9 +238,32 @@ pub(crate) async fn execute(
             ));
         }
         r.label = runs[k].label.clone();
+        if let Some(why) = no_broker_figures(runs[k], &r) {
+            exec.notes.push(why);
+        }
         exec.results.push(r);
     }
     // A drain beside the same seconds of the run it is compared with: known once both ran.
     crate::measure::pair_drains(&mut exec.results);
     exec
+}
+
+/// Said of a run that acknowledged records on a producer that does not say which broker
+/// acknowledged each (grammar/REFERENCE.md, "Per broker"): its figures per broker are not
+/// measured, where a reader of the file would otherwise look for them.
+fn no_broker_figures(rp: &RunPlan, r: &RunResult) -> Option<String> {
+    use crate::model::ClientKind;
+    if rp.producer_client == ClientKind::Librdkafka || r.acked == 0 || !r.brokers.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "run {}: no figures per broker: the {} client does not say which broker acknowledged a record{}",
+        crate::plan::RunNo(rp.index),
+        rp.producer_client,
+        if r.partitions.is_empty() {
+            ""
+        } else {
+            " (figures per partition are measured)"
+        }
+    ))
 }

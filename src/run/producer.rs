@@ -173,13 +173,7 @@ pub(super) fn run(job: ProducerJob) -> ProducerOutcome {
     if job.workload.payload.sizes_vary() {
         recorder.sizes = Some(new_histogram());
     }
-    // Partitions are kept for a run over one topic (several would mix their numbers).
-    let kept = if job.topics.len() == 1 {
-        job.partition_count.max(0) as usize
-    } else {
-        0
-    };
-    recorder.placed = Some(PlaceRecorder::new(kept));
+    recorder.placed = Some(PlaceRecorder::of_run(job.topics.len(), job.partition_count));
     recorder.live = (shared.live.as_ref())
         .and_then(|l| l.ack.get(job.ordinal as usize))
         .cloned();

@@ -131,8 +131,12 @@ pub(crate) async fn collect(
         ..RunOptions::default()
     };
     let mut exec = run::execute(plan, &Selection::all(plan), &opts, interrupt).await;
-    // Many machines measured it: each is its shard's.
-    exec.environment = None;
+    // Many machines measured it: each is its shard's. The cluster is one, asked once by the
+    // collector (its brokers' configs with it), and kept as an unsharded run keeps it.
+    exec.environment = exec
+        .environment
+        .take()
+        .map(|e| crate::measure::Environment { host: None, ..e });
     let c = collector.state.lock().await;
     exec.shard_environments = c.environments.values().cloned().collect();
     let reported = c.reported;

@@ -43,4 +43,19 @@ pub(super) const STATEMENTS: &[Statement] = &[
             },
         ],
     },
+    Statement {
+        quote: "`check` refuses `of broker` and `of every broker` on an assertion that reads such a run (`kb::client-unsupported`)",
+        cases: &[
+            Check {
+                refused: "@T producer { client = java }\nworkload { messages = 10 }\nexpect { ack.p99 of every broker < 1s }",
+                code: "kb::client-unsupported",
+                accepted: "@T producer { client = java }\nworkload { messages = 10 }\nexpect { ack.p99 < 1s }",
+            },
+            Check {
+                refused: "topic \"t-{client}\" { partitions = 3 }\nmatrix { client = [librdkafka, franz-go] }\nproducer { client = {client} }\nworkload { messages = 10 }\nexpect { ack.p99 of broker 1 < 1s }",
+                code: "kb::client-unsupported",
+                accepted: "topic \"t-{client}\" { partitions = 3 }\nmatrix { client = [librdkafka, franz-go] }\nproducer { client = {client} }\nworkload { messages = 10 }\nexpect { ack.p99 of broker 1 < 1s  when client == librdkafka }",
+            },
+        ],
+    },
 ];

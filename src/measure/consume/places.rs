@@ -169,7 +169,7 @@ pub(crate) fn lag_measured(r: &RunResult, backlog: u64) -> bool {
 
 impl RunResult {
     /// The figures by partition of the read side and the counts over time, from the run's
-    /// (or the shards' merged) recordings: `acked` per partition over time (a librdkafka
+    /// (or the shards' merged) recordings: `acked` per partition over time (any client's
     /// producer's), `read` the readers'. The lag per partition needs both, and `lag_measured`.
     pub(crate) fn set_by_partition(
         &mut self,

@@ -498,3 +498,43 @@ fn shards_partitions_merge_exactly_with_the_lag_from_the_merged_counts() {
     assert_eq!(m.read_partitions[0].consumed, 4);
     assert!(m.read_partitions.iter().all(|p| p.lag_max.is_none()));
 }
+
+/// Shard `of` of 2 on partitions p ≡ `of` (mod 2) of 4, `per` records each; with `broker`,
+/// acknowledged by it (librdkafka), else by no known broker (the Java client).
+fn placed_shard(of: i32, per: u64, broker: Option<i32>) -> RunResult {
+    use crate::measure::placed::{PlaceRecorder, NO_BROKER};
+    let mut rec = PlaceRecorder::of_run(1, 4);
+    let slot = broker.map_or(NO_BROKER, |b| rec.broker(b));
+    for p in (of..4).step_by(2) {
+        for i in 0..per {
+            rec.acked(p, slot, MS + i * 1_000, 100, 0);
+        }
+    }
+    let mut r = shard(&vec![MS; 2 * per as usize]);
+    (r.brokers, r.partitions) = rec.finish().figures();
+    r
+}
+
+#[test]
+fn partitions_merge_exactly_across_shards_and_brokers_only_when_every_shard_kept_them() {
+    let (a, b) = (placed_shard(0, 30, None), placed_shard(1, 70, None));
+    let m = merge(&[&a, &b], &unlimited()).unwrap();
+    let recs: Vec<u64> = m.partitions.iter().map(|p| p.records).collect();
+    assert_eq!(
+        recs,
+        [30, 70, 30, 70],
+        "each partition from the shard that owns it"
+    );
+    assert_eq!(recs.iter().sum::<u64>(), m.acked);
+    assert_eq!(m.partitions[1].ack.count, 70);
+    assert!(m.brokers.is_empty(), "no shard said which broker answered");
+    // One shard on librdkafka, one on the Java client: the brokers would be short, the
+    // partitions are whole.
+    let c = placed_shard(1, 70, Some(1));
+    let m = merge(&[&c, &a], &unlimited()).unwrap();
+    assert!(m.brokers.is_empty());
+    assert_eq!(m.partitions.iter().map(|p| p.records).sum::<u64>(), 200);
+    let d = placed_shard(0, 30, Some(1));
+    let m = merge(&[&c, &d], &unlimited()).unwrap();
+    assert_eq!((m.brokers.len(), m.brokers[0].records), (1, 200));
+}

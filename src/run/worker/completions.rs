@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 
 use hdrhistogram::Histogram;
 
+use crate::measure::placed;
 use crate::measure::{new_histogram, record, TopicTally};
 use crate::run::recorder::Recorder;
 use crate::run::shared::Shared;
@@ -187,7 +188,19 @@ pub(crate) fn absorb(
             }
             acked += 1;
             last_ack = last_ack.max(c.done_ns);
-            rec.acked(c.done_ns, c.intended_ns, u64::from(c.bytes));
+            let latency = rec.acked(c.done_ns, c.intended_ns, u64::from(c.bytes));
+            if let Some(p) = &mut rec.placed {
+                // The partition as the worker's client reported it; the broker that
+                // acknowledged is not in a completion, and is not guessed from the leaders.
+                let interval = rec.intervals.current();
+                p.acked(
+                    c.partition,
+                    placed::NO_BROKER,
+                    latency,
+                    u64::from(c.bytes),
+                    interval,
+                );
+            }
             rec.ack_timeline
                 .acked(c.done_ns.max(rec.ack_timeline.last_ns));
             if rec.paced {
@@ -260,6 +273,7 @@ mod tests {
         let shared = Shared::new(Arc::new(AtomicBool::new(false)));
         let mut rec = Recorder::new(true, 1_000_000_000, false);
         rec.sizes = Some(new_histogram());
+        rec.placed = Some(crate::measure::placed::PlaceRecorder::of_run(1, 3));
         rec.intervals.start(0);
         let mut t = Tally::new(1, true);
         t.kinds[1] = Some("TimeoutException".into());
@@ -289,6 +303,12 @@ mod tests {
         // The two measured records handed to the client, of 90 B each.
         let sizes = rec.sizes.as_ref().expect("sizes recorded");
         assert_eq!((sizes.len(), sizes.max()), (2, 90));
+        // The acked measured record counts for its partition, and for no broker.
+        let placed = rec.placed.as_mut().expect("kept").finish();
+        assert!(placed.brokers.is_empty());
+        let recs: Vec<u64> = placed.partitions.iter().map(|p| p.records).collect();
+        assert_eq!(recs, [0, 0, 1]);
+        assert_eq!(placed.partitions[2].bytes, 100);
         assert!(absorb(&mut rec, &mut t, &body[..RECORD - 1], &shared).is_err());
         let mut unnamed = c(1, 2, 9, 1).encode().to_vec();
         unnamed.truncate(RECORD);

@@ -15,6 +15,7 @@ use super::internals;
 use super::process::Worker;
 use super::setup::{self, Origin};
 use super::Built;
+use crate::measure::placed::PlaceRecorder;
 use crate::model::{Backlog, RateSpec, Warmup};
 use crate::run::clock::Clock;
 use crate::run::payload::Seeds;
@@ -105,6 +106,9 @@ fn start<'a>(built: &Built, job: &'a ProducerJob) -> Result<Driver<'a>, WorkerEr
     if w.payload.sizes_vary() {
         rec.sizes = Some(crate::measure::new_histogram());
     }
+    // By partition, from each completion's partition; not by broker, which the Java client
+    // does not say (`completions::absorb`).
+    rec.placed = Some(PlaceRecorder::of_run(job.topics.len(), job.partition_count));
     rec.live = (shared.live.as_ref())
         .and_then(|l| l.ack.get(job.ordinal as usize))
         .cloned();
