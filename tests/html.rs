@@ -440,11 +440,13 @@ fn a_real_run_renders_in_chromium_from_run_html_and_from_report() {
                 "linger.ms",
             ],
         );
-        // Per run: percentiles, throughput over time, latency over time; then two across runs.
+        // Per run: percentiles, the partitions' heat map, throughput over time, latency over
+        // time; then two across runs.
         assert_has(&r.dom, &["Throughput over time", "target rate"]);
+        assert_has(&r.dom, &["Records acknowledged per partition over time"]);
         // The terminal table's read-side columns: the runs have a consumer.
         assert_has(&r.dom, &["<th>read/s</th>", "<th>lag max</th>"]);
-        assert_eq!(r.dom.matches("<svg").count(), 2 * 3 + 2);
+        assert_eq!(r.dom.matches("<svg").count(), 2 * 4 + 2);
     }
 }
 
