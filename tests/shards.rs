@@ -50,6 +50,27 @@ fn shard_with(file: &str, i: u32, n: u32, id: &str, extra: &[&str]) -> Child {
     spawn(&args)
 }
 
+/// A collector and `n` shards of `file` run to their end: every process exits 0 within
+/// `bound`; the collector's stdout and stderr.
+fn sharded(
+    file: &str,
+    id: &str,
+    n: u32,
+    deadline: &str,
+    extra: &[&str],
+    bound: Duration,
+) -> (String, String) {
+    let collector = collector(file, id, n, deadline, extra);
+    let shards: Vec<Child> = (0..n).map(|i| shard(file, i, n, id)).collect();
+    for (i, s) in shards.into_iter().enumerate() {
+        let (code, stdout, stderr, _) = wait_bounded(s, bound);
+        assert_eq!(code, 0, "shard {i}:\n{stdout}\n{stderr}");
+    }
+    let (code, stdout, stderr, _) = wait_bounded(collector, bound);
+    assert_eq!(code, 0, "collector:\n{stdout}\n{stderr}");
+    (stdout, stderr)
+}
+
 /// Scrapes `--metrics` on `port` until the process behind it is gone (it waits for one scrape
 /// after its end); the last scrape's text.
 fn scrape_to_the_end(port: u16) -> std::thread::JoinHandle<String> {
@@ -190,16 +211,14 @@ fn three_shards_and_a_collector_give_the_scenarios_totals_judged_once() {
 fn eight_shards_at_a_low_rate_meet_at_both_barriers() {
     common::require_broker();
     let id = run_id("s8");
-    let collector = collector("shards/many.kbs", &id, 8, "2m", &[]);
-    let shards: Vec<Child> = (0..8)
-        .map(|i| shard("shards/many.kbs", i, 8, &id))
-        .collect();
-    for (i, s) in shards.into_iter().enumerate() {
-        let (code, stdout, stderr, _) = wait_bounded(s, Duration::from_secs(150));
-        assert_eq!(code, 0, "shard {i}:\n{stdout}\n{stderr}");
-    }
-    let (code, stdout, stderr, _) = wait_bounded(collector, Duration::from_secs(150));
-    assert_eq!(code, 0, "collector:\n{stdout}\n{stderr}");
+    let (stdout, stderr) = sharded(
+        "shards/many.kbs",
+        &id,
+        8,
+        "2m",
+        &[],
+        Duration::from_secs(150),
+    );
     assert!(stderr.contains("8 shards warmed up"), "{stderr}");
     assert!(stdout.contains("PASS  acked == 2000"), "{stdout}");
     assert_eq!(topics_with(&id), Vec::<String>::new());
@@ -411,22 +430,14 @@ fn trials_across_shards_are_each_merged_from_every_shard_and_combined_as_on_one_
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("trials.json");
     // Only the collector is told --repeat: it names every trial to the shards.
-    let collector = collector(
+    let (stdout, _) = sharded(
         "shards/trials.kbs",
         &id,
         2,
         "3m",
         &["--repeat", "3", "--json", out.to_str().unwrap()],
+        Duration::from_secs(200),
     );
-    let shards: Vec<Child> = (0..2)
-        .map(|i| shard("shards/trials.kbs", i, 2, &id))
-        .collect();
-    for (i, s) in shards.into_iter().enumerate() {
-        let (code, stdout, stderr, _) = wait_bounded(s, Duration::from_secs(200));
-        assert_eq!(code, 0, "shard {i}:\n{stdout}\n{stderr}");
-    }
-    let (code, stdout, stderr, _) = wait_bounded(collector, Duration::from_secs(200));
-    assert_eq!(code, 0, "collector:\n{stdout}\n{stderr}");
     assert!(stdout.contains("merged 2 of 2 shards"), "{stdout}");
     assert!(stdout.contains("PASS  acked == 3600"), "{stdout}");
     let v = json(&out);
@@ -485,16 +496,14 @@ fn a_sharded_run_counts_each_partition_exactly_and_keeps_the_brokers_configs() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("placed.json");
     let extra = ["--json", out.to_str().unwrap(), "--keep-topics"];
-    let collector = collector("shards/placed.kbs", &id, 2, "2m", &extra);
-    let shards: Vec<Child> = (0..2)
-        .map(|i| shard("shards/placed.kbs", i, 2, &id))
-        .collect();
-    for (i, s) in shards.into_iter().enumerate() {
-        let (code, stdout, stderr, _) = wait_bounded(s, Duration::from_secs(150));
-        assert_eq!(code, 0, "shard {i}:\n{stdout}\n{stderr}");
-    }
-    let (code, stdout, stderr, _) = wait_bounded(collector, Duration::from_secs(150));
-    assert_eq!(code, 0, "collector:\n{stdout}\n{stderr}");
+    sharded(
+        "shards/placed.kbs",
+        &id,
+        2,
+        "2m",
+        &extra,
+        Duration::from_secs(150),
+    );
     let v = json(&out);
     let r = &v["runs"][0];
     let topic = r["topic"].as_str().expect("the run's topic").to_string();
