@@ -1,7 +1,7 @@
 //! The run's cluster metadata as the fault timeline reads it when an action fires: a partition's
 //! leader, the brokers' addresses, how many brokers the cluster lists.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rdkafka::admin::AdminClient;
 use rdkafka::client::DefaultClientContext;
@@ -13,9 +13,12 @@ use crate::model::Props;
 use crate::run::admin;
 
 /// One metadata request's bound; a paused broker answers nothing, so a request that picked it
-/// is retried (librdkafka then tends to ask another).
+/// is retried (librdkafka then tends to ask another) until `ASK_FOR` has gone.
 const ASK: Duration = Duration::from_secs(2);
-const TRIES: usize = 4;
+const ASK_FOR: Duration = Duration::from_secs(8);
+/// A refused connection fails at once: the next try waits this long, so the tries span
+/// `ASK_FOR` (a broker just restarted, a loaded machine) rather than end within milliseconds.
+const RETRY_AFTER: Duration = Duration::from_millis(250);
 
 pub(super) struct Meta {
     client: AdminClient<DefaultClientContext>,
@@ -41,12 +44,17 @@ impl Meta {
     }
 
     fn ask(&self, topic: Option<&str>) -> Result<Metadata, FaultError> {
-        let mut tries = 1;
+        let deadline = Instant::now() + ASK_FOR;
         loop {
+            let asked = Instant::now();
             match self.client.inner().fetch_metadata(topic, ASK) {
                 Ok(md) => return Ok(md),
-                Err(e) if tries == TRIES => return Err(FaultError::NoMetadata(e)),
-                Err(_) => tries += 1,
+                Err(e) if Instant::now() >= deadline => return Err(FaultError::NoMetadata(e)),
+                Err(_) => {
+                    if let Some(rest) = RETRY_AFTER.checked_sub(asked.elapsed()) {
+                        std::thread::sleep(rest);
+                    }
+                }
             }
         }
     }
