@@ -278,6 +278,12 @@ fn parse_bootstrap(s: &str) -> Result<String, String> {
 
 /// Runs the command; its outcome is the exit code.
 pub fn main(cli: Cli) -> Outcome {
+    // OpenSSL is initialised here, first, so that it registers no exit handler: the first
+    // initialisation decides, and librdkafka's would register OPENSSL_cleanup. That cleanup
+    // raced the tokio threads left to end after the runtime's background shutdown, which free
+    // their own OpenSSL state as they exit: a SASL_SSL run aborted with "double free or
+    // corruption" once in CI. The process is exiting; the kernel takes the memory back.
+    openssl::init();
     match cli.command {
         Command::Check(a) => check::command(&a),
         Command::Plan(a) => plan::command(&a),
