@@ -5,11 +5,13 @@
 //! `kafkabench::measure::capacity::coverage`.
 //!
 //!   cargo run --profile quick --example capacity_coverage -- [--claims 2000] [--most 60000]
-//!       [--threads 2] [--cutoff K] [--min-slope S] [--steep C] [--seed 1]
+//!       [--threads 2] [--cutoff K] [--floor F] [--min-slope S] [--steep C] [--seed 1]
 //!       [--slopes 1.5,3,6,10] [--lapses 0,0.05] [--explore CUTOFFS:SLOPES:STEEPS]
+//!       [--floors F1,F2]
 //!
-//! `--cutoff`, `--min-slope` and `--steep` replace the calibrated band (`Band`): its deviance
-//! cutoff, the slope the probes must rule out for a claim and by how much.
+//! `--cutoff`, `--floor`, `--min-slope` and `--steep` replace the calibrated band (`BandRule`):
+//! its deviance cutoff, its slope floor, the slope the probes must rule out for a claim and by
+//! how much. `--floors` answers every explored search again at each floor too.
 //!
 //! `--explore 5,6,7:1.5,2:2.71,3.84` calibrates: each search runs once (with the band given, or
 //! the calibrated one) and its final probes are answered again at every combination listed,
@@ -39,6 +41,8 @@ struct Args {
     lapses: Vec<f64>,
     /// Cutoffs, least slopes and steepness cutoffs to answer every search again at.
     explore: Option<[Vec<f64>; 3]>,
+    /// Slope floors to answer every search again at (`--floors`, with `--explore`).
+    floors: Vec<f64>,
 }
 
 fn list(s: &str) -> Vec<f64> {
@@ -57,8 +61,9 @@ fn args() -> Args {
         slopes: vec![1.5, 3.0, 6.0, 10.0],
         lapses: vec![0.0, 0.05],
         explore: None,
+        floors: vec![0.0],
     };
-    let (mut cutoff, mut min_slope, mut steep) = (None, None, None);
+    let (mut cutoff, mut min_slope, mut steep, mut floor) = (None, None, None, None);
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
         let v = it.next().unwrap_or_else(|| panic!("{k} needs a value"));
@@ -69,9 +74,11 @@ fn args() -> Args {
             "--cutoff" => cutoff = Some(v.parse().expect("a number")),
             "--min-slope" => min_slope = Some(v.parse().expect("a number")),
             "--steep" => steep = Some(v.parse().expect("a number")),
+            "--floor" => floor = Some(v.parse().expect("a number")),
             "--seed" => a.seed = v.parse().expect("a number"),
             "--slopes" => a.slopes = list(&v),
             "--lapses" => a.lapses = list(&v),
+            "--floors" => a.floors = list(&v),
             "--explore" => {
                 let parts: Vec<Vec<f64>> = v.split(':').map(list).collect();
                 let [k, s, c] = <[Vec<f64>; 3]>::try_from(parts).expect("CUTOFFS:SLOPES:STEEPS");
@@ -80,12 +87,13 @@ fn args() -> Args {
             _ => panic!("unknown argument {k}"),
         }
     }
-    if cutoff.is_some() || min_slope.is_some() || steep.is_some() {
+    if cutoff.is_some() || min_slope.is_some() || steep.is_some() || floor.is_some() {
         let d = BandRule::default();
         a.band = Some(BandRule {
             cutoff: cutoff.unwrap_or(d.cutoff),
             min_slope: min_slope.unwrap_or(d.min_slope),
             steep_cutoff: steep.unwrap_or(d.steep_cutoff),
+            floor: floor.unwrap_or(d.floor),
         });
     }
     a
@@ -133,13 +141,18 @@ fn curve_tally(a: &Args, curve: Curve, k: u64) -> Tally {
 /// `--explore`: every curve's searches, each answered at every combination; one CSV line per
 /// curve and combination.
 fn explore(a: &Args, [cutoffs, slopes, steeps]: &[Vec<f64>; 3]) {
-    println!("slope,lapse,cutoff,min_slope,steep_cutoff,searches,claims,covered,not_narrowed");
-    let combos: Vec<(f64, f64, f64)> = cutoffs
+    println!(
+        "slope,lapse,floor,cutoff,min_slope,steep_cutoff,searches,claims,covered,not_narrowed"
+    );
+    let combos: Vec<(f64, f64, f64, f64)> = a
+        .floors
         .iter()
-        .flat_map(|&k| {
-            slopes
-                .iter()
-                .flat_map(move |&s| steeps.iter().map(move |&c| (k, s, c)))
+        .flat_map(|&f| {
+            cutoffs.iter().flat_map(move |&k| {
+                slopes
+                    .iter()
+                    .flat_map(move |&s| steeps.iter().map(move |&c| (f, k, s, c)))
+            })
         })
         .collect();
     let mut k = 0;
@@ -158,26 +171,31 @@ fn explore(a: &Args, [cutoffs, slopes, steeps]: &[Vec<f64>; 3]) {
                             for _ in 0..a.most / a.threads as u64 {
                                 let sim =
                                     simulate_one(&settings(), a.band, curve, 40_000.0, &mut rng);
-                                // One profile per least slope gives every cutoff's band.
+                                // One profile per floor and least slope gives every cutoff's band.
                                 let mut fits = Vec::new();
-                                for &min_slope in slopes {
-                                    let s = sim.search.clone().with_band(BandRule {
-                                        min_slope,
-                                        ..BandRule::default()
-                                    });
-                                    fits.push(s.fits(cutoffs));
+                                for &floor in &a.floors {
+                                    for &min_slope in slopes {
+                                        let s = sim.search.clone().with_band(BandRule {
+                                            min_slope,
+                                            floor,
+                                            ..BandRule::default()
+                                        });
+                                        fits.push(s.fits(cutoffs));
+                                    }
                                 }
-                                for (i, &(cutoff, min_slope, steep_cutoff)) in
+                                for (i, &(floor, cutoff, min_slope, steep_cutoff)) in
                                     combos.iter().enumerate()
                                 {
                                     let band = BandRule {
                                         cutoff,
                                         min_slope,
                                         steep_cutoff,
+                                        floor,
                                     };
                                     let ki = cutoffs.iter().position(|&k| k == cutoff).unwrap();
+                                    let fi = a.floors.iter().position(|&f| f == floor).unwrap();
                                     let si = slopes.iter().position(|&m| m == min_slope).unwrap();
-                                    let fit = fits[si].as_ref().map(|f| f[ki]);
+                                    let fit = fits[fi * slopes.len() + si].as_ref().map(|f| f[ki]);
                                     let c = &mut counts[i];
                                     match sim.search.clone().with_band(band).answer_with(fit) {
                                         Answer::Capacity { low, high, .. } => {
@@ -196,11 +214,11 @@ fn explore(a: &Args, [cutoffs, slopes, steeps]: &[Vec<f64>; 3]) {
                 handles.into_iter().map(|h| h.join().unwrap()).collect()
             });
             let searches = a.most / a.threads as u64 * a.threads as u64;
-            for (i, (cut, least, steep)) in combos.iter().enumerate() {
+            for (i, (floor, cut, least, steep)) in combos.iter().enumerate() {
                 let (c, v, nn) = per_thread
                     .iter()
                     .fold((0, 0, 0), |m, t| (m.0 + t[i].0, m.1 + t[i].1, m.2 + t[i].2));
-                println!("{slope},{lapse},{cut},{least},{steep},{searches},{c},{v},{nn}");
+                println!("{slope},{lapse},{floor},{cut},{least},{steep},{searches},{c},{v},{nn}");
             }
         }
     }
@@ -214,9 +232,10 @@ fn main() {
     }
     let b = a.band.unwrap_or_default();
     println!(
-        "band cutoff {}, a claim rules out slopes up to {} by {}; stated level {}%; claims \
-         per curve {} (at most {} searches); {} thread(s)",
+        "band cutoff {}, slope floor {}, a claim rules out slopes up to {} by {}; stated level \
+         {}%; claims per curve {} (at most {} searches); {} thread(s)",
         b.cutoff,
+        b.floor,
         b.min_slope,
         b.steep_cutoff,
         LEVEL * 100.0,

@@ -15,6 +15,13 @@
 //! (`coverage.rs`, `bench/capacity-coverage.sh`). The band's ends are the first grid points
 //! outside it, so rounding never narrows it.
 //!
+//! **A slope floor**, being calibrated and off by default ([`FLOOR`]): the band is the union
+//! of its own and that of the same model with the slope capped at the floor, each against its
+//! own best fit, so that a shallow curve whose probes happened to separate cleanly (read as a
+//! step, too high) is still covered. In simulation, floor 4 at Wilks' cutoff covers at 98–100 %
+//! on slopes 6 and 10 where the cutoff of 8 alone covers 81–93 % on slope 6; on the local
+//! broker its bands of a quota were too wide to claim under load (docs/results.md).
+//!
 //! A quiet machine still fails a probe now and then at any rate (a stall, a log flush): one such
 //! failure among passes is read by a pure logistic as a shallow curve through it, and it pulls
 //! the capacity down to where it happened. So the model admits a lapse λ, a share of probes that
@@ -57,6 +64,12 @@ pub const MIN_SLOPE: f64 = 0.0;
 /// for the band to be claimed (0: the rule is off).
 pub const STEEP_CUTOFF: f64 = 0.0;
 
+/// The shallowest curve the band answers for (slope per unit of ln rate), whatever the probes
+/// say of the slope; 0: off, as it is until it is shown on the local broker. The simulation's
+/// choice is 4 with the cutoff at Wilks' 3.84 (`bench/capacity-coverage.sh --floor 4 --cutoff
+/// 3.84`, docs/results.md).
+pub const FLOOR: f64 = 0.0;
+
 /// How a fit is made: the reliability, the slope cap and the grid of θ.
 #[derive(Clone, Copy, Debug)]
 pub struct Model {
@@ -74,6 +87,10 @@ pub struct Model {
     /// and the deviance that shows it ([`STEEP_CUTOFF`]).
     pub min_slope: f64,
     pub steep_cutoff: f64,
+    /// The shallowest slope the band answers for whatever the probes say of the slope (0:
+    /// off): the band is the union of this model's band and the band of the same model with
+    /// its slope capped here, each against its own best fit.
+    pub floor: f64,
 }
 
 /// A fit: θ's estimate and band, in rates (records per second).
@@ -95,9 +112,35 @@ pub struct Fit {
     /// of the best such curve from the best fit (a likelihood-ratio statistic, 0 when the
     /// best fit is that shallow).
     pub steepness: f64,
+    /// The width (high ÷ low) of the model's own band, before the floor's widens it: how
+    /// narrowly the probes locate the edge. The stopping rule reads it, since no number of
+    /// probes narrows the floor's part.
+    pub edge: f64,
 }
 
 impl Fit {
+    /// This fit with its band widened to cover `other`'s too: both ends, since with the floor
+    /// at Wilks' cutoff the misses lay on both sides (docs/results.md).
+    fn union(&self, other: &Fit) -> Fit {
+        let (low, low_open) = if other.low < self.low {
+            (other.low, other.low_open)
+        } else {
+            (self.low, self.low_open)
+        };
+        let (high, high_open) = if other.high > self.high {
+            (other.high, other.high_open)
+        } else {
+            (self.high, self.high_open)
+        };
+        Fit {
+            low,
+            high,
+            low_open,
+            high_open,
+            ..*self
+        }
+    }
+
     /// The band's width as a ratio (high / low).
     pub fn ratio(&self) -> f64 {
         self.high / self.low
@@ -135,6 +178,7 @@ impl Model {
             cutoff: CUTOFF,
             min_slope: MIN_SLOPE,
             steep_cutoff: STEEP_CUTOFF,
+            floor: FLOOR,
         }
     }
 
@@ -396,9 +440,25 @@ impl Model {
                 slope: top.b,
                 lapse: top.lapse,
                 steepness: (2.0 * (best - shallow)).max(0.0),
+                edge: (theta_at((last + 1).min(n - 1)) - theta_at(first.saturating_sub(1))).exp(),
             }
         };
-        Some(cutoffs.iter().map(|&c| band(c)).collect())
+        let fits: Vec<Fit> = cutoffs.iter().map(|&c| band(c)).collect();
+        if self.floor <= 0.0 || self.floor >= self.max_slope {
+            return Some(fits);
+        }
+        let capped = Model {
+            max_slope: self.floor,
+            floor: 0.0,
+            ..*self
+        }
+        .fits_with(obs, (lo, hi, step), cutoffs)?;
+        Some(
+            fits.into_iter()
+                .zip(capped)
+                .map(|(f, c)| f.union(&c))
+                .collect(),
+        )
     }
 
     /// The rate among `candidates` whose probe is expected to leave the narrowest band: each

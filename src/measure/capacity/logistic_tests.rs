@@ -144,3 +144,37 @@ fn the_next_probe_goes_inside_the_band() {
     let next = m.most_telling(&obs, &f, (lo, hi), &candidates).unwrap();
     assert!(f.low <= next && next <= f.high, "{next} outside {f:?}");
 }
+
+#[test]
+fn a_slope_floor_widens_a_steps_band_down_to_where_a_curve_that_shallow_reaches_80_percent() {
+    // The floor (off by default, docs/results.md): the same step as above, at Wilks' cutoff.
+    let m = Model {
+        floor: 4.0,
+        cutoff: CHI2_95,
+        ..Model::new(0.8, 0.02)
+    };
+    let obs: Vec<Obs> = spread(30_000.0, 70_000.0, 30)
+        .iter()
+        .map(|&r| Obs {
+            x: r.ln(),
+            pass: r < 50_000.0,
+        })
+        .collect();
+    let (lo, hi) = (15_000f64.ln(), 140_000f64.ln());
+    let f = m.fit(&obs, lo, hi).unwrap();
+    let own = Model { floor: 0.0, ..m }.fit(&obs, lo, hi).unwrap();
+    // The estimate and the edge are the model's own; only the band widens.
+    assert_eq!(
+        (f.estimate, f.edge),
+        (own.estimate, own.edge),
+        "{f:?} {own:?}"
+    );
+    assert!(own.low >= 45_000.0 && f.high >= own.high, "{own:?} {f:?}");
+    // A slope-4 curve reaches 80 % ln 4 ÷ 4 below its 50 % point (29 % lower); the band
+    // reaches there, less its own width.
+    let floor_point = 50_000.0 * (-(4f64.ln()) / 4.0).exp();
+    assert!(
+        f.low <= floor_point * 1.05 && f.low >= floor_point * 0.7,
+        "{f:?}"
+    );
+}

@@ -13,8 +13,9 @@
 //!    and it ends at the next failure. An overload (a probe that did not carry its rate) ends
 //!    the bracket at once, as does `to`.
 //! 2. **Refine.** Fit the pass probability over every probe so far and probe the rate whose
-//!    outcome is expected to narrow the band most, until the band is within `precision` or the
-//!    probe budget is spent. No candidate lies at or above the lowest overload. Each rate
+//!    outcome is expected to narrow the band most, until the probes locate the edge within
+//!    `precision` (the model's own band, `Fit::edge`: the floor's part of the band is no
+//!    narrower for more probes) or the probe budget is spent. No candidate lies at or above the lowest overload. Each rate
 //!    chosen gets `trials` probes in a row. A rate that failed its only probe and bounds the
 //!    band from above is probed once more first: one sporadic failure must not stand for the
 //!    edge. An overload is not sporadic, and is not probed again.
@@ -51,16 +52,18 @@ pub struct BandRule {
     pub cutoff: f64,
     pub min_slope: f64,
     pub steep_cutoff: f64,
+    pub floor: f64,
 }
 
 impl Default for BandRule {
     /// The calibrated band.
     fn default() -> BandRule {
-        use super::logistic::{CUTOFF, MIN_SLOPE, STEEP_CUTOFF};
+        use super::logistic::{CUTOFF, FLOOR, MIN_SLOPE, STEEP_CUTOFF};
         BandRule {
             cutoff: CUTOFF,
             min_slope: MIN_SLOPE,
             steep_cutoff: STEEP_CUTOFF,
+            floor: FLOOR,
         }
     }
 }
@@ -196,6 +199,7 @@ impl Search {
         self.model.cutoff = band.cutoff;
         self.model.min_slope = band.min_slope;
         self.model.steep_cutoff = band.steep_cutoff;
+        self.model.floor = band.floor;
         self
     }
 
@@ -376,8 +380,8 @@ impl Search {
         self.run = 0;
     }
 
-    /// The next rate from the fit, or the end: nothing passed, nothing failed, or the band is
-    /// as narrow as asked (and may be claimed).
+    /// The next rate from the fit, or the end: nothing passed, nothing failed, or the edge is
+    /// located as narrowly as asked.
     fn refine(&mut self) {
         let (passes, fails) = self.counts();
         let Some(f) = self.fit().filter(|_| passes > 0 && fails > 0) else {
@@ -389,7 +393,7 @@ impl Search {
             self.choose(r);
             return;
         }
-        if !f.low_open && !f.high_open && f.ratio() <= 1.0 + self.precision && self.steep(&f) {
+        if !f.low_open && !f.high_open && f.edge <= 1.0 + self.precision && self.steep(&f) {
             self.phase = Phase::Done;
             return;
         }
