@@ -360,7 +360,9 @@ fn stamp(producer: u32, seq: u64) -> [u8; 21] {
 
 /// A record arriving ahead of its predecessors, as a pipeline that replays or forwards records
 /// out of order writes it: while the run writes, the test reads the last record of the
-/// partition and writes a copy of the record 1000 sequences later. Every record of the run that
+/// partition and writes a copy of the record 6000 sequences later (3 s at the run's rate, so that
+/// a busy machine still writes the copy before the run reaches its original; at 1000 one run
+/// got there first, and the copy was only a duplicate). Every record of the run that
 /// the consumer then reads with a lower sequence comes after a later one (reordered), and the
 /// original of the copy, when it comes, is a duplicate. The counts depend on where the run was
 /// when the copy landed; the reader must find exactly the same.
@@ -403,7 +405,7 @@ scenario "ahead" {
         .spawn()
         .unwrap();
 
-    // Once the run has written 2000 records: the last one's sequence, and a copy 1000 ahead.
+    // Once the run has written 2000 records: the last one's sequence, and a copy 6000 ahead.
     let c: BaseConsumer = rdkafka::ClientConfig::new()
         .set("bootstrap.servers", &bootstrap)
         .set("group.id", "kafkabench-test-ahead")
@@ -435,7 +437,7 @@ scenario "ahead" {
             break u64::from_le_bytes(v[12..20].try_into().unwrap());
         }
     };
-    let copy = stamp(0, last + 1000);
+    let copy = stamp(0, last + 6000);
     let p: BaseProducer = rdkafka::ClientConfig::new()
         .set("bootstrap.servers", &bootstrap)
         .create()

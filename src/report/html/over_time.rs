@@ -1,7 +1,8 @@
 //! The plots over time: throughput and latency per interval of the series, and what each does
 //! with the last interval, which ends with the run's last record and so covers only part of
 //! its width. Counts become rates over the time an interval covered (`span_secs`), never over
-//! its width; a last interval too short to make a rate is left out, and the caption says so.
+//! its width; a last interval too short to make a rate is left out, and so is one that only
+//! drained the run after its schedule ended (nothing was due in it), and the caption says so.
 
 use super::plots::{Chart, Line, ACK, E2E, TARGET};
 use super::svg::{esc, Kind};
@@ -17,8 +18,19 @@ const SHORTEST_SHARE: f64 = 0.1;
 struct Covered<'a> {
     width: f64,
     points: Vec<(&'a SeriesPoint, f64)>,
-    /// The last interval when it was too short to draw, with its span.
-    left_out: Option<(&'a SeriesPoint, f64)>,
+    /// The last interval when it was not drawn, with its span and why.
+    left_out: Option<(&'a SeriesPoint, f64, LeftOut)>,
+}
+
+/// Why the last interval was not drawn.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum LeftOut {
+    /// It covered under [`SHORTEST_SHARE`] of its width.
+    Short,
+    /// Nothing was due in it: it holds only the acknowledgements of records due before the
+    /// schedule ended, however long they took, which as a rate over its span is a burst of the
+    /// run's lateness, not its throughput.
+    Drain,
 }
 
 impl<'a> Covered<'a> {
@@ -42,10 +54,13 @@ impl<'a> Covered<'a> {
             .collect();
         // A lone interval is the whole run: its span makes its rate, unless it has none.
         let short = |span: f64, n: usize| span <= 0.0 || (n > 1 && span < SHORTEST_SHARE * width);
-        let left_out = match points.last() {
-            Some(&(_, span)) if short(span, points.len()) => points.pop(),
+        let drain = |p: &SeriesPoint, n: usize| n > 1 && p.target_rate == Some(0.0);
+        let why = match points.last() {
+            Some(&(p, _)) if drain(p, points.len()) => Some(LeftOut::Drain),
+            Some(&(_, span)) if short(span, points.len()) => Some(LeftOut::Short),
             _ => None,
         };
+        let left_out = why.and_then(|why| points.pop().map(|(p, span)| (p, span, why)));
         Covered {
             width,
             points,
@@ -58,18 +73,29 @@ impl<'a> Covered<'a> {
         p.t_secs + span / 2.0
     }
 
-    /// The sentence naming the interval left out, if one was.
-    fn left_out_sentence(&self, why: &str) -> String {
-        match self.left_out {
-            Some((p, span)) => format!(
-                " The last interval covered only {} of its {} ({}): left out, {why}. Its records \
-                 count in the run's totals and percentiles.",
-                human_duration(span),
-                human_duration(self.width),
-                counted(p)
+    /// The sentence naming the interval left out, if one was; `short`: why a short one is.
+    fn left_out_sentence(&self, short: &str) -> String {
+        let (what, why) = match self.left_out {
+            Some((p, span, LeftOut::Short)) => (
+                format!(
+                    "The last interval covered only {} of its {} ({})",
+                    human_duration(span),
+                    human_duration(self.width),
+                    counted(p)
+                ),
+                short,
             ),
-            None => String::new(),
-        }
+            Some((p, span, LeftOut::Drain)) => (
+                format!(
+                    "The last interval only drained the run after its schedule ended ({} in {})",
+                    counted(p),
+                    human_duration(span)
+                ),
+                "as nothing was due in it",
+            ),
+            None => return String::new(),
+        };
+        format!(" {what}: left out, {why}. Its records count in the run's totals and percentiles.")
     }
 }
 
@@ -257,10 +283,40 @@ mod tests {
         }
         let caption = throughput_over_time(&s, true);
         assert!(
-            caption.contains("The last interval covered only 3ms of its 1s (6 acked, 6 read)"),
+            caption.contains(
+                "The last interval only drained the run after its schedule ended (6 acked, 6 \
+                 read in 3ms): left out"
+            ),
             "{caption}"
         );
         assert!(latency_over_time(&s).contains("left out"));
+        // With no schedule (unpaced), a last interval is left out when it is that short.
+        let mut unpaced = steady(5, 6, 0.003);
+        unpaced.points.iter_mut().for_each(|p| p.target_rate = None);
+        let caption = throughput_over_time(&unpaced, true);
+        assert!(
+            caption.contains("The last interval covered only 3ms of its 1s (6 acked, 6 read)"),
+            "{caption}"
+        );
+    }
+
+    #[test]
+    fn a_drain_after_the_schedule_is_left_out_however_long_it_took() {
+        // A busy machine acknowledged 2 555 records due before the end in 0.2 s after it: as a
+        // rate, 12 775/s on a run at 2000/s.
+        let s = steady(5, 2555, 0.2);
+        let c = Covered::of(&s);
+        assert_eq!(c.points.len(), 5);
+        assert_eq!(last(&throughput_lines(&c, true)[0]).1, 2000.0);
+        let html = throughput_over_time(&s, true);
+        assert!(
+            html.contains("The last interval only drained the run after its schedule ended (2555 acked, 2555 read in 200ms): left out"),
+            "{html}"
+        );
+        // A run cut short had records due in its last interval: drawn over its span.
+        let mut cut = steady(5, 400, 0.2);
+        cut.points[5].target_rate = Some(2000.0);
+        assert_eq!(Covered::of(&cut).points.len(), 6);
     }
 
     #[test]
@@ -298,6 +354,7 @@ mod tests {
         let mut s = steady(3, 2000, 0.0);
         for p in &mut s.points {
             p.span_secs = 0.0;
+            p.target_rate = None;
         }
         let c = Covered::of(&s);
         assert_eq!(c.points.len(), 4);
