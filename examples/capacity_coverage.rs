@@ -16,9 +16,10 @@
 //! `--explore 5,6,7:1.5,2:2.71,3.84` calibrates: each search runs once (with the band given, or
 //! the calibrated one) and its final probes are answered again at every combination listed,
 //! one CSV line per curve and combination (slope, lapse, cutoff, least slope, steepness
-//! cutoff, searches, claims, covered, not narrowed). The band changes a search's course only
-//! through the design's choice of rate and its stopping (searches here spend their 24 probes
-//! whatever it is), so this is close to running each; the chosen one is then run in the loop.
+//! cutoff, searches, claims, covered, not narrowed). The search steers by a band of its own
+//! (`STEERING_CUTOFF`, no floor), so a cutoff or a floor changes what it claims, never its
+//! probes, and answering again is exactly running each; a least slope also changes when it
+//! stops, so there it is close to running each.
 
 use std::time::Instant;
 

@@ -15,12 +15,16 @@
 //! (`coverage.rs`, `bench/capacity-coverage.sh`). The band's ends are the first grid points
 //! outside it, so rounding never narrows it.
 //!
-//! **A slope floor**, being calibrated and off by default ([`FLOOR`]): the band is the union
-//! of its own and that of the same model with the slope capped at the floor, each against its
-//! own best fit, so that a shallow curve whose probes happened to separate cleanly (read as a
-//! step, too high) is still covered. In simulation, floor 4 at Wilks' cutoff covers at 98–100 %
-//! on slopes 6 and 10 where the cutoff of 8 alone covers 81–93 % on slope 6; on the local
-//! broker its bands of a quota were too wide to claim under load (docs/results.md).
+//! **A slope floor**, measured and off ([`FLOOR`]): the band is the union of its own and that
+//! of the same model with the slope capped at the floor, each against its own best fit, so
+//! that a shallow curve whose probes happened to separate cleanly (read as a step, too high)
+//! is still covered. In simulation, floor 4 at Wilks' cutoff covers 98–100 % of claims on
+//! slopes 6 and 10, where the cutoff of 8 alone covers 90 % on slope 6. But it cannot narrow a
+//! limit that is a step: the floor's band reaches above the edge until probes there rule a
+//! slope-4 curve out, and no probe runs above an overload, so a quota of 485/s with 19 passes
+//! up to 484/s and failures from 514/s stayed *not narrowed*, 375–794/s (docs/results.md). The
+//! search steers by a band of its own (`search::STEERING_CUTOFF`, no floor), so a stated band
+//! changes what it claims, never its probes, and the simulation compares bands exactly.
 //!
 //! A quiet machine still fails a probe now and then at any rate (a stall, a log flush): one such
 //! failure among passes is read by a pure logistic as a shallow curve through it, and it pulls
@@ -65,8 +69,8 @@ pub const MIN_SLOPE: f64 = 0.0;
 pub const STEEP_CUTOFF: f64 = 0.0;
 
 /// The shallowest curve the band answers for (slope per unit of ln rate), whatever the probes
-/// say of the slope; 0: off, as it is until it is shown on the local broker. The simulation's
-/// choice is 4 with the cutoff at Wilks' 3.84 (`bench/capacity-coverage.sh --floor 4 --cutoff
+/// say of the slope; 0: off. Off because a step-like limit's band then never narrows (above);
+/// the simulation's best was 4 at Wilks' 3.84 (`bench/capacity-coverage.sh --floor 4 --cutoff
 /// 3.84`, docs/results.md).
 pub const FLOOR: f64 = 0.0;
 
@@ -112,10 +116,6 @@ pub struct Fit {
     /// of the best such curve from the best fit (a likelihood-ratio statistic, 0 when the
     /// best fit is that shallow).
     pub steepness: f64,
-    /// The width (high ÷ low) of the model's own band, before the floor's widens it: how
-    /// narrowly the probes locate the edge. The stopping rule reads it, since no number of
-    /// probes narrows the floor's part.
-    pub edge: f64,
 }
 
 impl Fit {
@@ -431,16 +431,17 @@ impl Model {
             let (first, last) = (inside[0], inside[inside.len() - 1]);
             // The band's edge lies between its last point inside and the next one outside:
             // the one outside is its end, so the grid never narrows it.
+            let low = theta_at(first.saturating_sub(1)).exp();
+            let high = theta_at((last + 1).min(n - 1)).exp();
             Fit {
                 estimate: top.theta.exp(),
-                low: theta_at(first.saturating_sub(1)).exp(),
-                high: theta_at((last + 1).min(n - 1)).exp(),
+                low,
+                high,
                 low_open: first == 0,
                 high_open: last == n - 1,
                 slope: top.b,
                 lapse: top.lapse,
                 steepness: (2.0 * (best - shallow)).max(0.0),
-                edge: (theta_at((last + 1).min(n - 1)) - theta_at(first.saturating_sub(1))).exp(),
             }
         };
         let fits: Vec<Fit> = cutoffs.iter().map(|&c| band(c)).collect();

@@ -14,9 +14,10 @@
 //!    the bracket at once, as does `to`.
 //! 2. **Refine.** Fit the pass probability over every probe so far and probe the rate whose
 //!    outcome is expected to narrow the band most, until the probes locate the edge within
-//!    `precision` (the model's own band, `Fit::edge`: the floor's part of the band is no
-//!    narrower for more probes) or the probe budget is spent. No candidate lies at or above the lowest overload. Each rate
-//!    chosen gets `trials` probes in a row. A rate that failed its only probe and bounds the
+//!    `precision` or the probe budget is spent. It steers by a band of its own
+//!    ([`STEERING_CUTOFF`], no slope floor: no number of probes narrows the floor's part), so
+//!    the band it states changes what it claims, never a probe it runs. No candidate lies at or above the lowest
+//!    overload. Each rate chosen gets `trials` probes in a row. A rate that failed its only probe and bounds the
 //!    band from above is probed once more first: one sporadic failure must not stand for the
 //!    edge. An overload is not sporadic, and is not probed again.
 //! 3. **Hold** (with `hold`): long probes step down from the answer until a rate holds
@@ -44,6 +45,12 @@ use crate::model::CapacitySearch;
 /// while half a doubling still tells a fluke, or a failing region below the capacity, from
 /// the edge.
 pub const LOOK_ABOVE: f64 = std::f64::consts::SQRT_2;
+
+/// The deviance cutoff of the band the search steers by (where to probe next, when the edge
+/// is located), whatever band it states: 8, the cutoff its probes were tested with on the
+/// broker, so a stated band can be calibrated over the same searches (`coverage.rs` answers
+/// each again at every band it explores, exactly).
+pub(crate) const STEERING_CUTOFF: f64 = 8.0;
 
 /// How a band is made and claimed: the deviance cutoff of the band, and the slope the probes
 /// must rule out, by how much (`logistic.rs`).
@@ -384,7 +391,13 @@ impl Search {
     /// located as narrowly as asked.
     fn refine(&mut self) {
         let (passes, fails) = self.counts();
-        let Some(f) = self.fit().filter(|_| passes > 0 && fails > 0) else {
+        let model = self.steering();
+        let (grid_lo, grid_hi) = self.grid();
+        let obs = self.observations();
+        let Some(f) = model
+            .fit(&obs, grid_lo, grid_hi)
+            .filter(|_| passes > 0 && fails > 0)
+        else {
             self.phase = Phase::Done;
             return;
         };
@@ -393,7 +406,7 @@ impl Search {
             self.choose(r);
             return;
         }
-        if !f.low_open && !f.high_open && f.edge <= 1.0 + self.precision && self.steep(&f) {
+        if !f.low_open && !f.high_open && f.ratio() <= 1.0 + self.precision && self.steep(&f) {
             self.phase = Phase::Done;
             return;
         }
@@ -417,9 +430,8 @@ impl Search {
                 round3(ceiling / (1.0 + self.precision))
             }
         };
-        let next = self
-            .model
-            .most_telling(&self.observations(), &f, self.grid(), &candidates)
+        let next = model
+            .most_telling(&obs, &f, (grid_lo, grid_hi), &candidates)
             .unwrap_or_else(|| below(f.estimate));
         self.choose(next);
     }
@@ -465,7 +477,17 @@ impl Search {
         (hi > 0.0).then_some((lo, hi))
     }
 
-    /// The pass probability fitted over every short probe so far.
+    /// The model the search steers by: the stated one at [`STEERING_CUTOFF`] and without the
+    /// slope floor.
+    fn steering(&self) -> Model {
+        Model {
+            floor: 0.0,
+            cutoff: STEERING_CUTOFF,
+            ..self.model
+        }
+    }
+
+    /// The pass probability fitted over every short probe so far: the band the answer states.
     pub fn fit(&self) -> Option<Fit> {
         let (lo, hi) = self.grid();
         self.model.fit(&self.observations(), lo, hi)
