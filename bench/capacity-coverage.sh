@@ -8,8 +8,8 @@
 # No broker; CPU only, on --threads threads (the figures do not depend on how many).
 #
 #   bench/capacity-coverage.sh [--claims 2000] [--most 60000] [--threads 2] [--cutoff K]
-#       [--floor F] [--min-slope S] [--explore CUTOFFS:SLOPES:STEEPS] [--floors F1,F2]
-#       [--no-build] [--out DIR]
+#       [--floor F] [--min-slope S] [--low-margin M] [--explore CUTOFFS:SLOPES:STEEPS]
+#       [--floors F1,F2] [--margins M1,M2] [--no-build] [--out DIR]
 #
 # --cutoff and --min-slope replace the calibrated band (--cutoff 3.84 --min-slope 0: Wilks'
 # cutoff, no slope rule, as before issue 50); --explore answers every search again at each
@@ -21,7 +21,7 @@ out="bench/out/capacity-coverage-$(date +%Y%m%d-%H%M%S)"
 args=()
 while [ $# -gt 0 ]; do
   case "$1" in
-    --claims|--most|--threads|--cutoff|--floor|--floors|--min-slope|--steep|--explore|--seed|--slopes|--lapses)
+    --claims|--most|--threads|--cutoff|--floor|--floors|--low-margin|--margins|--min-slope|--steep|--explore|--seed|--slopes|--lapses)
       args+=("$1" "$2"); shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --no-build) build=0; shift ;;

@@ -7,11 +7,12 @@
 //!   cargo run --profile quick --example capacity_coverage -- [--claims 2000] [--most 60000]
 //!       [--threads 2] [--cutoff K] [--floor F] [--min-slope S] [--steep C] [--seed 1]
 //!       [--slopes 1.5,3,6,10] [--lapses 0,0.05] [--explore CUTOFFS:SLOPES:STEEPS]
-//!       [--floors F1,F2]
+//!       [--floors F1,F2] [--low-margin M] [--margins M1,M2]
 //!
-//! `--cutoff`, `--floor`, `--min-slope` and `--steep` replace the calibrated band (`BandRule`):
-//! its deviance cutoff, its slope floor, the slope the probes must rule out for a claim and by
-//! how much. `--floors` answers every explored search again at each floor too.
+//! `--cutoff`, `--floor`, `--min-slope`, `--steep` and `--low-margin` replace the calibrated
+//! band (`BandRule`): its deviance cutoff, its slope floor, the slope the probes must rule out
+//! for a claim and by how much, and how much lower its low end is stated. `--floors` and
+//! `--margins` answer every explored search again at each floor and margin too.
 //!
 //! `--explore 5,6,7:1.5,2:2.71,3.84` calibrates: each search runs once (with the band given, or
 //! the calibrated one) and its final probes are answered again at every combination listed,
@@ -44,6 +45,8 @@ struct Args {
     explore: Option<[Vec<f64>; 3]>,
     /// Slope floors to answer every search again at (`--floors`, with `--explore`).
     floors: Vec<f64>,
+    /// Low-end margins to answer every search again at (`--margins`, with `--explore`).
+    margins: Vec<f64>,
 }
 
 fn list(s: &str) -> Vec<f64> {
@@ -63,8 +66,10 @@ fn args() -> Args {
         lapses: vec![0.0, 0.05],
         explore: None,
         floors: vec![0.0],
+        margins: vec![BandRule::default().low_margin],
     };
-    let (mut cutoff, mut min_slope, mut steep, mut floor) = (None, None, None, None);
+    let (mut cutoff, mut min_slope, mut steep, mut floor, mut margin) =
+        (None, None, None, None, None);
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
         let v = it.next().unwrap_or_else(|| panic!("{k} needs a value"));
@@ -80,6 +85,8 @@ fn args() -> Args {
             "--slopes" => a.slopes = list(&v),
             "--lapses" => a.lapses = list(&v),
             "--floors" => a.floors = list(&v),
+            "--low-margin" => margin = Some(v.parse().expect("a number")),
+            "--margins" => a.margins = list(&v),
             "--explore" => {
                 let parts: Vec<Vec<f64>> = v.split(':').map(list).collect();
                 let [k, s, c] = <[Vec<f64>; 3]>::try_from(parts).expect("CUTOFFS:SLOPES:STEEPS");
@@ -88,13 +95,15 @@ fn args() -> Args {
             _ => panic!("unknown argument {k}"),
         }
     }
-    if cutoff.is_some() || min_slope.is_some() || steep.is_some() || floor.is_some() {
+    let given = [cutoff, min_slope, steep, floor, margin];
+    if given.iter().any(Option::is_some) {
         let d = BandRule::default();
         a.band = Some(BandRule {
             cutoff: cutoff.unwrap_or(d.cutoff),
             min_slope: min_slope.unwrap_or(d.min_slope),
             steep_cutoff: steep.unwrap_or(d.steep_cutoff),
             floor: floor.unwrap_or(d.floor),
+            low_margin: margin.unwrap_or(d.low_margin),
         });
     }
     a
@@ -143,16 +152,19 @@ fn curve_tally(a: &Args, curve: Curve, k: u64) -> Tally {
 /// curve and combination.
 fn explore(a: &Args, [cutoffs, slopes, steeps]: &[Vec<f64>; 3]) {
     println!(
-        "slope,lapse,floor,cutoff,min_slope,steep_cutoff,searches,claims,covered,not_narrowed"
+        "slope,lapse,floor,margin,cutoff,min_slope,steep_cutoff,searches,claims,covered,\
+         not_narrowed"
     );
-    let combos: Vec<(f64, f64, f64, f64)> = a
+    // (floor, margin, cutoff, least slope, steepness cutoff)
+    let combos: Vec<[f64; 5]> = a
         .floors
         .iter()
-        .flat_map(|&f| {
+        .flat_map(|&f| a.margins.iter().map(move |&m| (f, m)))
+        .flat_map(|(f, m)| {
             cutoffs.iter().flat_map(move |&k| {
                 slopes
                     .iter()
-                    .flat_map(move |&s| steeps.iter().map(move |&c| (f, k, s, c)))
+                    .flat_map(move |&s| steeps.iter().map(move |&c| [f, m, k, s, c]))
             })
         })
         .collect();
@@ -172,19 +184,23 @@ fn explore(a: &Args, [cutoffs, slopes, steeps]: &[Vec<f64>; 3]) {
                             for _ in 0..a.most / a.threads as u64 {
                                 let sim =
                                     simulate_one(&settings(), a.band, curve, 40_000.0, &mut rng);
-                                // One profile per floor and least slope gives every cutoff's band.
+                                // One profile per floor, margin and least slope gives every
+                                // cutoff's band.
                                 let mut fits = Vec::new();
                                 for &floor in &a.floors {
-                                    for &min_slope in slopes {
-                                        let s = sim.search.clone().with_band(BandRule {
-                                            min_slope,
-                                            floor,
-                                            ..BandRule::default()
-                                        });
-                                        fits.push(s.fits(cutoffs));
+                                    for &low_margin in &a.margins {
+                                        for &min_slope in slopes {
+                                            let s = sim.search.clone().with_band(BandRule {
+                                                min_slope,
+                                                floor,
+                                                low_margin,
+                                                ..BandRule::default()
+                                            });
+                                            fits.push(s.fits(cutoffs));
+                                        }
                                     }
                                 }
-                                for (i, &(floor, cutoff, min_slope, steep_cutoff)) in
+                                for (i, &[floor, low_margin, cutoff, min_slope, steep_cutoff]) in
                                     combos.iter().enumerate()
                                 {
                                     let band = BandRule {
@@ -192,11 +208,15 @@ fn explore(a: &Args, [cutoffs, slopes, steeps]: &[Vec<f64>; 3]) {
                                         min_slope,
                                         steep_cutoff,
                                         floor,
+                                        low_margin,
                                     };
                                     let ki = cutoffs.iter().position(|&k| k == cutoff).unwrap();
                                     let fi = a.floors.iter().position(|&f| f == floor).unwrap();
+                                    let mi =
+                                        a.margins.iter().position(|&m| m == low_margin).unwrap();
                                     let si = slopes.iter().position(|&m| m == min_slope).unwrap();
-                                    let fit = fits[fi * slopes.len() + si].as_ref().map(|f| f[ki]);
+                                    let at = (fi * a.margins.len() + mi) * slopes.len() + si;
+                                    let fit = fits[at].as_ref().map(|f| f[ki]);
                                     let c = &mut counts[i];
                                     match sim.search.clone().with_band(band).answer_with(fit) {
                                         Answer::Capacity { low, high, .. } => {
@@ -215,11 +235,13 @@ fn explore(a: &Args, [cutoffs, slopes, steeps]: &[Vec<f64>; 3]) {
                 handles.into_iter().map(|h| h.join().unwrap()).collect()
             });
             let searches = a.most / a.threads as u64 * a.threads as u64;
-            for (i, (floor, cut, least, steep)) in combos.iter().enumerate() {
+            for (i, [floor, margin, cut, least, steep]) in combos.iter().enumerate() {
                 let (c, v, nn) = per_thread
                     .iter()
                     .fold((0, 0, 0), |m, t| (m.0 + t[i].0, m.1 + t[i].1, m.2 + t[i].2));
-                println!("{slope},{lapse},{floor},{cut},{least},{steep},{searches},{c},{v},{nn}");
+                println!(
+                    "{slope},{lapse},{floor},{margin},{cut},{least},{steep},{searches},{c},{v},{nn}"
+                );
             }
         }
     }
@@ -233,10 +255,11 @@ fn main() {
     }
     let b = a.band.unwrap_or_default();
     println!(
-        "band cutoff {}, slope floor {}, a claim rules out slopes up to {} by {}; stated level \
-         {}%; claims per curve {} (at most {} searches); {} thread(s)",
+        "band cutoff {}, slope floor {}, low end's margin {}, a claim rules out slopes up to {} \
+         by {}; stated level {}%; claims per curve {} (at most {} searches); {} thread(s)",
         b.cutoff,
         b.floor,
+        b.low_margin,
         b.min_slope,
         b.steep_cutoff,
         LEVEL * 100.0,

@@ -23,9 +23,17 @@ fn spread(lo: f64, hi: f64, n: usize) -> Vec<f64> {
         .collect()
 }
 
+/// The model with the profile's own band: no margin below it.
+fn profile_only(reliability: f64, precision: f64) -> Model {
+    Model {
+        low_margin: 0.0,
+        ..Model::new(reliability, precision)
+    }
+}
+
 #[test]
 fn the_band_covers_the_true_capacity_about_as_often_as_it_says() {
-    let m = Model::new(0.8, 0.05);
+    let m = profile_only(0.8, 0.05);
     let c = 40_000.0;
     let rates: Vec<f64> = spread(20_000.0, 80_000.0, 12)
         .into_iter()
@@ -47,7 +55,7 @@ fn the_band_covers_the_true_capacity_about_as_often_as_it_says() {
 
 #[test]
 fn a_step_is_located_between_the_highest_pass_and_the_lowest_failure() {
-    let m = Model::new(0.8, 0.02);
+    let m = profile_only(0.8, 0.02);
     // Certain below 50k, impossible above: the band's top is the lowest failure, and passes
     // close below it close the band from below.
     let rates = spread(30_000.0, 70_000.0, 30);
@@ -151,7 +159,7 @@ fn a_slope_floor_widens_a_steps_band_down_to_where_a_curve_that_shallow_reaches_
     let m = Model {
         floor: 4.0,
         cutoff: CHI2_95,
-        ..Model::new(0.8, 0.02)
+        ..profile_only(0.8, 0.02)
     };
     let obs: Vec<Obs> = spread(30_000.0, 70_000.0, 30)
         .iter()
@@ -173,4 +181,29 @@ fn a_slope_floor_widens_a_steps_band_down_to_where_a_curve_that_shallow_reaches_
         f.low <= floor_point * 1.05 && f.low >= floor_point * 0.7,
         "{f:?}"
     );
+}
+
+#[test]
+fn the_stated_low_end_lies_the_margin_below_the_profiles() {
+    // A search's claimed band sits too high more often than too low (LOW_MARGIN): the stated
+    // low end is the profile's divided by 1 + the margin; the estimate and the high end stay.
+    let obs: Vec<Obs> = spread(30_000.0, 70_000.0, 30)
+        .iter()
+        .map(|&r| Obs {
+            x: r.ln(),
+            pass: r < 50_000.0,
+        })
+        .collect();
+    let (lo, hi) = (15_000f64.ln(), 140_000f64.ln());
+    let profile = profile_only(0.8, 0.02).fit(&obs, lo, hi).unwrap();
+    let m = Model {
+        low_margin: 0.1,
+        ..Model::new(0.8, 0.02)
+    };
+    let f = m.fit(&obs, lo, hi).unwrap();
+    assert!(
+        (f.low * 1.1 - profile.low).abs() < 1e-6,
+        "{f:?} {profile:?}"
+    );
+    assert_eq!((f.estimate, f.high), (profile.estimate, profile.high));
 }

@@ -15,8 +15,8 @@
 //! 2. **Refine.** Fit the pass probability over every probe so far and probe the rate whose
 //!    outcome is expected to narrow the band most, until the probes locate the edge within
 //!    `precision` or the probe budget is spent. It steers by a band of its own
-//!    ([`STEERING_CUTOFF`], no slope floor: no number of probes narrows the floor's part), so
-//!    the band it states changes what it claims, never a probe it runs. No candidate lies at or above the lowest
+//!    ([`STEERING_CUTOFF`], no slope floor and no margin: no number of probes narrows those),
+//!    so the band it states changes what it claims, never a probe it runs. No candidate lies at or above the lowest
 //!    overload. Each rate chosen gets `trials` probes in a row. A rate that failed its only probe and bounds the
 //!    band from above is probed once more first: one sporadic failure must not stand for the
 //!    edge. An overload is not sporadic, and is not probed again.
@@ -60,17 +60,19 @@ pub struct BandRule {
     pub min_slope: f64,
     pub steep_cutoff: f64,
     pub floor: f64,
+    pub low_margin: f64,
 }
 
 impl Default for BandRule {
     /// The calibrated band.
     fn default() -> BandRule {
-        use super::logistic::{CUTOFF, FLOOR, MIN_SLOPE, STEEP_CUTOFF};
+        use super::logistic::{CUTOFF, FLOOR, LOW_MARGIN, MIN_SLOPE, STEEP_CUTOFF};
         BandRule {
             cutoff: CUTOFF,
             min_slope: MIN_SLOPE,
             steep_cutoff: STEEP_CUTOFF,
             floor: FLOOR,
+            low_margin: LOW_MARGIN,
         }
     }
 }
@@ -207,6 +209,7 @@ impl Search {
         self.model.min_slope = band.min_slope;
         self.model.steep_cutoff = band.steep_cutoff;
         self.model.floor = band.floor;
+        self.model.low_margin = band.low_margin;
         self
     }
 
@@ -477,11 +480,12 @@ impl Search {
         (hi > 0.0).then_some((lo, hi))
     }
 
-    /// The model the search steers by: the stated one at [`STEERING_CUTOFF`] and without the
-    /// slope floor.
+    /// The model the search steers by: the stated one at [`STEERING_CUTOFF`], without the
+    /// slope floor and the low end's margin.
     fn steering(&self) -> Model {
         Model {
             floor: 0.0,
+            low_margin: 0.0,
             cutoff: STEERING_CUTOFF,
             ..self.model
         }
