@@ -278,7 +278,9 @@ fn a_search_under_a_quota_finds_it_and_fixed_runs_confirm_the_answer() {
 /// A capacity search run as three `run --shard I/3` processes and a `collect`, under a quota
 /// of its own client id.
 struct ShardedSearch {
-    collector: std::process::Child,
+    /// Taken by `finish`; whatever is left when the test fails is killed on drop, so that a
+    /// failed test leaves no shard behind to load the machine for the tests after it.
+    collector: Option<std::process::Child>,
     shards: Vec<std::process::Child>,
     json: std::path::PathBuf,
     _quota: QuotaGuard,
@@ -321,7 +323,7 @@ impl ShardedSearch {
             })
             .collect();
         ShardedSearch {
-            collector,
+            collector: Some(collector),
             shards,
             json,
             _quota: guard,
@@ -329,16 +331,27 @@ impl ShardedSearch {
     }
 
     /// Waits for every process (each exits 0) and reads the collector's result file.
-    fn finish(self) -> serde_json::Value {
+    fn finish(mut self) -> serde_json::Value {
         let limit = Duration::from_secs(700);
-        for (i, s) in self.shards.into_iter().enumerate() {
-            let (code, stdout, stderr, _) = common::wait_bounded(s, limit);
+        for i in 0..self.shards.len() {
+            // One at a time out of `self`: a failure leaves the rest to be killed on drop.
+            let (code, stdout, stderr, _) = common::wait_bounded(self.shards.remove(0), limit);
             assert_eq!(code, 0, "shard {i}:\n{stdout}\n{stderr}");
         }
-        let (code, stdout, stderr, _) = common::wait_bounded(self.collector, limit);
+        let collector = self.collector.take().expect("finished once");
+        let (code, stdout, stderr, _) = common::wait_bounded(collector, limit);
         assert_eq!(code, 0, "collector:\n{stdout}\n{stderr}");
         assert!(stdout.contains("merged 3 of 3 shards"), "{stdout}");
         serde_json::from_slice(&std::fs::read(&self.json).expect("a result file")).unwrap()
+    }
+}
+
+impl Drop for ShardedSearch {
+    fn drop(&mut self) {
+        for c in self.shards.iter_mut().chain(self.collector.as_mut()) {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
     }
 }
 

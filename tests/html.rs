@@ -540,9 +540,13 @@ fn a_steady_runs_throughput_plot_ends_at_its_rate_not_in_a_drop() {
     expect_exit(&out, 0);
     let page = std::fs::read_to_string(&html).unwrap();
     let (x, acked) = last_point(chart(&page, "Throughput over time"), "#0072b2");
-    // Generous: a busy machine sends in bursts and acknowledges late, never at a tenth.
+    // The drain after the schedule (nothing due) is not drawn: the last point is the middle of
+    // an interval within the 5 s. Generous on its rate: a busy machine acknowledges late, so
+    // its last second's acks spill into the drain (807/s at load 16) or the drain's come in a
+    // burst (12 775/s over 0.2 s, when it was drawn), but a drain drawn over a whole interval
+    // is a few records a second.
     assert!(
-        (1000.0..=4000.0).contains(&acked),
+        x <= 5.0 && (400.0..=4000.0).contains(&acked),
         "the plot ends at {acked:.0}/s (at {x:.2} s) on a run at 2000/s"
     );
     let r = open(&html, &keep_dir().join("steady.png"));
