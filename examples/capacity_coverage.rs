@@ -16,11 +16,11 @@
 //!
 //! `--explore 5,6,7:1.5,2:2.71,3.84` calibrates: each search runs once (with the band given, or
 //! the calibrated one) and its final probes are answered again at every combination listed,
-//! one CSV line per curve and combination (slope, lapse, cutoff, least slope, steepness
-//! cutoff, searches, claims, covered, not narrowed). The search steers by a band of its own
-//! (`STEERING_CUTOFF`, no floor), so a cutoff or a floor changes what it claims, never its
-//! probes, and answering again is exactly running each; a least slope also changes when it
-//! stops, so there it is close to running each.
+//! one CSV line per curve and combination (slope, lapse, floor, margin, cutoff, least slope,
+//! steepness cutoff, searches, claims, covered, not narrowed). The search steers by a band of
+//! its own (`STEERING_CUTOFF`, no floor, no margin), so a cutoff, a floor or a margin changes
+//! what it claims, never its probes, and answering again is exactly running each; a least
+//! slope also changes when it stops, so there it is close to running each.
 
 use std::time::Instant;
 

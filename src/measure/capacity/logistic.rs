@@ -114,7 +114,8 @@ pub struct Model {
 pub struct Fit {
     /// The rate at which the SLO holds with the reliability: the likeliest θ.
     pub estimate: f64,
-    /// The band's ends: the grid's first points outside it (at its ends when it is open).
+    /// The band's ends: the grid's first points outside it (at its ends when it is open), the
+    /// low one less `Model::low_margin`.
     pub low: f64,
     pub high: f64,
     /// The band reached the grid's lower (upper) end: the probes cannot bound it there.

@@ -16,10 +16,11 @@
 //!    outcome is expected to narrow the band most, until the probes locate the edge within
 //!    `precision` or the probe budget is spent. It steers by a band of its own
 //!    ([`STEERING_CUTOFF`], no slope floor and no margin: no number of probes narrows those),
-//!    so the band it states changes what it claims, never a probe it runs. No candidate lies at or above the lowest
-//!    overload. Each rate chosen gets `trials` probes in a row. A rate that failed its only probe and bounds the
-//!    band from above is probed once more first: one sporadic failure must not stand for the
-//!    edge. An overload is not sporadic, and is not probed again.
+//!    so the band it states changes what it claims, never a probe it runs. No candidate lies
+//!    at or above the lowest overload. Each rate chosen gets `trials` probes in a row. A rate
+//!    that failed its only probe and bounds the band from above is probed once more first:
+//!    one sporadic failure must not stand for the edge. An overload is not sporadic, and is
+//!    not probed again.
 //! 3. **Hold** (with `hold`): long probes step down from the answer until a rate holds
 //!    (`hold.rs`). They measure something else than the short ones, so the fit never sees
 //!    them.
