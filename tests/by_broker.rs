@@ -1,5 +1,7 @@
 //! Figures per broker and per partition (issue 52 item 3), on the tests' own 3-node cluster
-//! (tests/common/cluster.rs; scripts/test runs this module in its cluster lane):
+//! (tests/common/cluster.rs; scripts/test runs this module in its cluster lane, and the pause
+//! test alone, after the others: it compares brokers' latencies, which a loaded machine
+//! delays by seconds on every broker):
 //! - broker 2 paused for 2 s fails `ack.p99 of every broker < 200ms`, and the failure names
 //!   broker 2;
 //! - with idempotence, no warm-up and no leader moving, each broker's record count is the sum
