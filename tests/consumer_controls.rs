@@ -234,7 +234,7 @@ fn rebalances_are_the_generations_the_group_coordinator_logged() {
         return;
     };
     let all = reader::group_generations(&log, &group);
-    let gens: Vec<_> = all.iter().filter(|g| g.completed).collect();
+    let (surely, maybe) = reader::given_bounds(&all);
     let c = &r["consume"];
     eprintln!(
         "kafkabench rebalances {}, partition stalls {}, longest {}s, stalled {}s | \
@@ -244,9 +244,16 @@ fn rebalances_are_the_generations_the_group_coordinator_logged() {
     // The join, two leaves and two rejoins make five when each settles before the next; on a
     // busy machine a rejoin still settling when the next member leaves folds them into one
     // generation (seen: 2, 3, 4 completed, 5 superseded). The event this test needs is the
-    // join and at least one leave: three completed generations.
-    assert!(gens.len() >= 3, "the coordinator logged {all:?}");
-    assert_eq!(u(&c["rebalances"]), gens.len() as u64);
+    // join and at least one leave: three completed generations. A join split in two (the
+    // first member alone in generation 1, the second joining 3 ms after its assignment) may
+    // end generation 1 before any member got it: then it is no rebalance a member saw, and
+    // only the bounds hold.
+    assert!(surely >= 3, "the coordinator logged {all:?}");
+    let counted = u(&c["rebalances"]);
+    assert!(
+        (surely..=maybe).contains(&counted),
+        "{counted} rebalances, the coordinator's {surely}..={maybe}: {all:?}"
+    );
     assert!(
         u(&c["rebalance"]["count"]) >= 6,
         "every partition stalls at the join: {c}"
@@ -373,12 +380,7 @@ fn rows_add_up_to_stalled(r: &Value) {
 fn logged_rebalances(log: &str, group: &str) -> Vec<(f64, String)> {
     let prepare = format!("Preparing to rebalance group {group} ");
     let stable = format!("Stabilized group {group} generation ");
-    let ms = |l: &str| -> Option<u64> {
-        let (hms, milli) = l.get(12..24)?.split_once(',')?;
-        let mut t = hms.split(':').map(|x| x.parse::<u64>().ok());
-        let (h, m, s) = (t.next()??, t.next()??, t.next()??);
-        Some(((h * 60 + m) * 60 + s) * 1000 + milli.parse::<u64>().ok()?)
-    };
+    let ms = reader::log_ms;
     let mut open: Option<(u64, String)> = None;
     let mut out = Vec::new();
     for l in log.lines() {

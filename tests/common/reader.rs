@@ -354,6 +354,41 @@ pub(crate) struct Generation {
     /// member's first JoinGroup is only given a member id, so a "joins group G in
     /// CompletingRebalance state" line alone says nothing.
     pub completed: bool,
+    /// Milliseconds from the leader's assignment to the next rebalance ("Preparing to
+    /// rebalance group G … with old generation N"), when one followed. The coordinator logs
+    /// the assignment when it receives it, and gives it to the members only once it has
+    /// stored it (a write to `__consumer_offsets`); a member that joins before then ends the
+    /// generation with nothing given to anyone (Kafka 4's GroupMetadataManager, "Another
+    /// member may have joined the group while we were awaiting this callback"). Seen: the
+    /// second member joined 3 ms after generation 1's assignment.
+    pub superseded_ms: Option<u64>,
+}
+
+/// How long storing a generation's assignment may take on a busy machine: a generation
+/// superseded sooner may or may not have reached its members.
+pub(crate) const STORE_MS: u64 = 1000;
+
+impl Generation {
+    /// Its members surely got their assignment: completed, and not superseded while the
+    /// coordinator may still have been storing it.
+    pub(crate) fn surely_given(&self) -> bool {
+        self.completed && self.superseded_ms.is_none_or(|ms| ms > STORE_MS)
+    }
+}
+
+/// The generations whose members surely got an assignment, and those that may have: the
+/// bounds an outside count puts on the rebalances a group's members saw.
+pub(crate) fn given_bounds(gens: &[Generation]) -> (u64, u64) {
+    let count = |f: fn(&Generation) -> bool| gens.iter().filter(|g| f(g)).count() as u64;
+    (count(Generation::surely_given), count(|g| g.completed))
+}
+
+/// A broker log line's time in milliseconds of the day (`[YYYY-MM-DD HH:MM:SS,mmm]`).
+pub(crate) fn log_ms(l: &str) -> Option<u64> {
+    let (hms, milli) = l.get(12..24)?.split_once(',')?;
+    let mut f = hms.split(':').map(|x| x.parse::<u64>().ok());
+    let (h, m, s) = (f.next()??, f.next()??, f.next()??);
+    Some(((h * 60 + m) * 60 + s) * 1000 + milli.parse::<u64>().ok()?)
 }
 
 /// The log files of the local broker (kafka-local's `node*.log`) when `bootstrap` is the
@@ -392,6 +427,7 @@ pub(crate) fn group_generations(log: &str, group: &str) -> Vec<Generation> {
     let joins = format!(" joins group {group} in ");
     let assigned = format!(" for group {group} for generation ");
     let left = format!("[Group {group}] Member ");
+    let prepare = format!("Preparing to rebalance group {group} ");
     let lines: Vec<&str> = log.lines().collect();
     let last_join = lines.iter().rposition(|l| l.contains(&joins));
     let end = lines
@@ -402,8 +438,22 @@ pub(crate) fn group_generations(log: &str, group: &str) -> Vec<Generation> {
         })
         .unwrap_or(lines.len());
     let mut v: Vec<Generation> = Vec::new();
+    // When each generation's assignment was received.
+    let mut received: Vec<(i32, Option<u64>)> = Vec::new();
     for l in &lines[..end] {
-        if let Some(i) = l.find(&stable) {
+        if let Some(i) = l.find(&prepare) {
+            let old = l[i..]
+                .split(" with old generation ")
+                .nth(1)
+                .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
+                .and_then(|n| n.parse::<i32>().ok());
+            if let Some((_, Some(at))) = received.iter().find(|(g, _)| Some(*g) == old) {
+                let gap = log_ms(l).map(|t| t.saturating_sub(*at));
+                v.iter_mut()
+                    .filter(|g| Some(g.generation) == old && g.superseded_ms.is_none())
+                    .for_each(|g| g.superseded_ms = gap);
+            }
+        } else if let Some(i) = l.find(&stable) {
             let mut f = l[i + stable.len()..].split_whitespace();
             let (Some(n), Some("with"), Some(m)) = (f.next(), f.next(), f.next()) else {
                 continue;
@@ -413,6 +463,7 @@ pub(crate) fn group_generations(log: &str, group: &str) -> Vec<Generation> {
                     generation,
                     members,
                     completed: false,
+                    superseded_ms: None,
                 });
             }
         } else if let Some(i) = l
@@ -424,6 +475,7 @@ pub(crate) fn group_generations(log: &str, group: &str) -> Vec<Generation> {
                 v.iter_mut()
                     .filter(|g| g.generation == n)
                     .for_each(|g| g.completed = true);
+                received.push((n, log_ms(l)));
             }
         }
     }
@@ -436,21 +488,13 @@ pub(crate) fn group_generations(log: &str, group: &str) -> Vec<Generation> {
 pub(crate) fn longest_group_rebalance(log: &str, group: &str) -> Option<f64> {
     let prepare = format!("Preparing to rebalance group {group} ");
     let stable = format!("Stabilized group {group} generation ");
-    let ms = |l: &str| -> Option<u64> {
-        // [YYYY-MM-DD HH:MM:SS,mmm]
-        let t = l.get(12..24)?;
-        let (hms, milli) = t.split_once(',')?;
-        let mut f = hms.split(':').map(|x| x.parse::<u64>().ok());
-        let (h, m, s) = (f.next()??, f.next()??, f.next()??);
-        Some(((h * 60 + m) * 60 + s) * 1000 + milli.parse::<u64>().ok()?)
-    };
     let mut from = None;
     let mut longest: Option<u64> = None;
     for l in log.lines() {
         if l.contains(&prepare) && from.is_none() {
-            from = ms(l);
+            from = log_ms(l);
         } else if l.contains(&stable) {
-            if let (Some(a), Some(b)) = (from.take(), ms(l)) {
+            if let (Some(a), Some(b)) = (from.take(), log_ms(l)) {
                 longest = Some(longest.unwrap_or(0).max(b.saturating_sub(a)));
             }
         }
