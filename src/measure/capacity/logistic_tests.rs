@@ -23,6 +23,17 @@ fn spread(lo: f64, hi: f64, n: usize) -> Vec<f64> {
         .collect()
 }
 
+/// Probes of a step at 50 000/s: every rate below it passes, every one above fails.
+fn step(rates: &[f64]) -> Vec<Obs> {
+    rates
+        .iter()
+        .map(|&r| Obs {
+            x: r.ln(),
+            pass: r < 50_000.0,
+        })
+        .collect()
+}
+
 /// The model with the profile's own band: no margin below it.
 fn profile_only(reliability: f64, precision: f64) -> Model {
     Model {
@@ -59,13 +70,7 @@ fn a_step_is_located_between_the_highest_pass_and_the_lowest_failure() {
     // Certain below 50k, impossible above: the band's top is the lowest failure, and passes
     // close below it close the band from below.
     let rates = spread(30_000.0, 70_000.0, 30);
-    let obs: Vec<Obs> = rates
-        .iter()
-        .map(|&r| Obs {
-            x: r.ln(),
-            pass: r < 50_000.0,
-        })
-        .collect();
+    let obs = step(&rates);
     let f = m.fit(&obs, 15_000f64.ln(), 140_000f64.ln()).unwrap();
     let highest_pass = rates
         .iter()
@@ -161,13 +166,7 @@ fn a_slope_floor_widens_a_steps_band_down_to_where_a_curve_that_shallow_reaches_
         cutoff: CHI2_95,
         ..profile_only(0.8, 0.02)
     };
-    let obs: Vec<Obs> = spread(30_000.0, 70_000.0, 30)
-        .iter()
-        .map(|&r| Obs {
-            x: r.ln(),
-            pass: r < 50_000.0,
-        })
-        .collect();
+    let obs = step(&spread(30_000.0, 70_000.0, 30));
     let (lo, hi) = (15_000f64.ln(), 140_000f64.ln());
     let f = m.fit(&obs, lo, hi).unwrap();
     let own = Model { floor: 0.0, ..m }.fit(&obs, lo, hi).unwrap();
@@ -187,13 +186,7 @@ fn a_slope_floor_widens_a_steps_band_down_to_where_a_curve_that_shallow_reaches_
 fn the_stated_low_end_lies_the_margin_below_the_profiles() {
     // A search's claimed band sits too high more often than too low (LOW_MARGIN): the stated
     // low end is the profile's divided by 1 + the margin; the estimate and the high end stay.
-    let obs: Vec<Obs> = spread(30_000.0, 70_000.0, 30)
-        .iter()
-        .map(|&r| Obs {
-            x: r.ln(),
-            pass: r < 50_000.0,
-        })
-        .collect();
+    let obs = step(&spread(30_000.0, 70_000.0, 30));
     let (lo, hi) = (15_000f64.ln(), 140_000f64.ln());
     let profile = profile_only(0.8, 0.02).fit(&obs, lo, hi).unwrap();
     let m = Model {
