@@ -372,7 +372,7 @@ impl Generation {
     /// Its members surely got their assignment: completed, and not superseded while the
     /// coordinator may still have been storing it.
     pub(crate) fn surely_given(&self) -> bool {
-        self.completed && self.superseded_ms.is_none_or(|ms| ms > STORE_MS)
+        self.completed && !matches!(self.superseded_ms, Some(ms) if ms <= STORE_MS)
     }
 }
 
