@@ -96,7 +96,7 @@ fn on_a_noisy_system_the_answer_holds_at_nine_tenths_and_not_at_six_fifths() {
         "answered {answered} of {runs}; held at 0.9 C and not at 1.2 C (or unstable): {good}"
     );
     // The calibrated band is wide enough to cover as it says, so most searches of this curve
-    // end not narrowed (three in four in docs/results.md, "The band's coverage"; 42 of 60 here).
+    // claim none (three in four in docs/results.md, "The band's coverage"; 42 of 60 here).
     assert!(answered >= runs / 4, "answered {answered} of {runs}");
     assert!(good >= runs * 9 / 10, "good {good} of {runs}");
 }
